@@ -1,0 +1,161 @@
+"""The claims ledger: each paper's claims beside what this book measured, per profile.
+
+The paper side is ``data/claims/<work>.csv`` (one row per claim id: kind, source, statement,
+the paper's value and the criterion that decides reproduction). The measured side is one
+JSON file per claim (and part) and profile under ``data/claims/results/<profile>/``, written
+by :func:`record` from a notebook, carrying the run that produced it. A claim no run has
+touched is ``not run``; there is no default pass.
+"""
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import AttnbookError
+from .store import _atomic_write, jsonable
+
+__all__ = ["PROFILES", "STATUSES", "load_ledger", "record", "status_table", "verdict_line"]
+
+PROFILES = ("ci", "cpu", "full")
+STATUSES = ("reproduced", "not reproduced", "not run")
+LEDGER_COLUMNS = ["id", "kind", "source", "statement", "paper_value", "criterion"]
+
+
+def _claims_dir() -> Path:
+    from . import paths
+
+    return paths.CLAIMS
+
+
+@lru_cache(maxsize=4)
+def _load_ledger(claims_dir: Path) -> pd.DataFrame:
+    frames = []
+    for csv in sorted(claims_dir.glob("*.csv")):
+        df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        if list(df.columns) != LEDGER_COLUMNS:
+            raise AttnbookError(f"{csv}: columns must be {LEDGER_COLUMNS}, got {list(df.columns)}")
+        frames.append(df.assign(work=csv.stem))
+    if not frames:
+        raise AttnbookError(f"no ledger files (*.csv) in {claims_dir}")
+    ledger = pd.concat(frames, ignore_index=True)
+    dup = ledger["id"][ledger["id"].duplicated()].tolist()
+    if dup:
+        raise AttnbookError(f"claim ids listed twice in the ledger: {dup}")
+    return ledger
+
+
+def load_ledger(claims_dir: Path | None = None) -> pd.DataFrame:
+    """All claims of all works: id, kind, source, statement, paper_value, criterion, work."""
+    return _load_ledger(Path(claims_dir or _claims_dir())).copy()
+
+
+def _slug(part: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", part).strip("_")
+
+
+def _status(reproduced: bool | None) -> str:
+    return {True: "reproduced", False: "not reproduced", None: "not run"}[reproduced]
+
+
+def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured: str,
+                 part: str | None = None) -> str:
+    """The one rounded line a claim check prints (and nbval compares).
+
+    >>> verdict_line("L-Lem1", "ci", True, "degree 3^L at 12/12 settings")
+    'L-Lem1 [ci] reproduced: degree 3^L at 12/12 settings'
+    """
+    name = f"{claim_id} / {part}" if part else claim_id
+    return f"{name} [{profile}] {_status(reproduced)}: {measured}"
+
+
+def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: str,
+           notebook: str, run: dict, part: str | None = None, details: dict | None = None,
+           claims_dir: Path | None = None) -> dict:
+    """Store the measured side of one claim (or one part of it, e.g. a table cell).
+
+    ``reproduced`` is the verdict of the ledger's criterion on the measured value; ``None``
+    means the check could not run at this profile (the reason goes in ``measured``).
+    """
+    claims_dir = Path(claims_dir or _claims_dir())
+    ledger = load_ledger(claims_dir)
+    if claim_id not in set(ledger["id"]):
+        raise AttnbookError(
+            f"unknown claim id {claim_id!r}: ids are those of data/claims/*.csv "
+            f"({', '.join(ledger['id'])})")
+    if profile not in PROFILES:
+        raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
+    if reproduced not in (True, False, None):
+        raise AttnbookError(f"reproduced must be True, False or None, got {reproduced!r}")
+    entry = {
+        "id": claim_id, "part": part, "profile": profile, "status": _status(reproduced),
+        "measured": str(measured), "notebook": notebook, "details": jsonable(details or {}),
+        "run": jsonable(run),
+    }
+    name = claim_id + (f"__{_slug(part)}" if part else "")
+    _atomic_write(claims_dir / "results" / profile / f"{name}.json",
+                  json.dumps(entry, indent=1, sort_keys=True))
+    return entry
+
+
+def _results(claims_dir: Path, profiles) -> list[dict]:
+    out = []
+    for profile in profiles:
+        for f in sorted((claims_dir / "results" / profile).glob("*.json")):
+            out.append(json.loads(f.read_text()))
+    return out
+
+
+def status_table(profile: str | None = None, *, parts: bool = False,
+                 claims_dir: Path | None = None) -> pd.DataFrame:
+    """One row per claim id and profile: paper value, status, measured value, notebook, commit.
+
+    A claim with parts is ``reproduced`` only when every recorded part is, ``not run`` when
+    none ran, and ``not reproduced`` otherwise; ``parts=True`` lists the parts as well.
+    """
+    claims_dir = Path(claims_dir or _claims_dir())
+    if profile is not None and profile not in PROFILES:
+        raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
+    profiles = [profile] if profile else list(PROFILES)
+    ledger = load_ledger(claims_dir)
+    results = _results(claims_dir, profiles)
+    rows = []
+    for _, c in ledger.iterrows():
+        for p in profiles:
+            mine = [r for r in results if r["id"] == c["id"] and r["profile"] == p]
+            base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "source": c["source"],
+                    "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"]}
+            if not mine:
+                rows.append({**base, "part": None, "status": "not run", "measured": "",
+                             "notebook": "", "commit": "", "device": "", "time": ""})
+                continue
+            statuses = [r["status"] for r in mine]
+            ran = [s for s in statuses if s != "not run"]
+            if not ran:
+                status = "not run"
+            elif all(s == "reproduced" for s in ran) and len(ran) == len(statuses):
+                status = "reproduced"
+            else:
+                status = "not reproduced"
+            whole = [r for r in mine if r["part"] is None]
+            if whole:
+                measured = whole[0]["measured"]
+            else:
+                k = sum(s == "reproduced" for s in statuses)
+                measured = f"{k}/{len(statuses)} parts reproduced"
+            last = max(mine, key=lambda r: r["run"].get("time", ""))
+            rows.append({**base, "part": None, "status": status, "measured": measured,
+                         "notebook": last["notebook"], "commit": last["run"].get("commit", ""),
+                         "device": last["run"].get("device", ""),
+                         "time": last["run"].get("time", "")})
+            if parts:
+                for r in mine:
+                    if r["part"] is not None:
+                        rows.append({**base, "part": r["part"], "status": r["status"],
+                                     "measured": r["measured"], "notebook": r["notebook"],
+                                     "commit": r["run"].get("commit", ""),
+                                     "device": r["run"].get("device", ""),
+                                     "time": r["run"].get("time", "")})
+    return pd.DataFrame(rows)

@@ -1,0 +1,131 @@
+"""What a notebook calls first: ``run = attnbook.start(notebook, profile=profile, seed=seed)``.
+
+The returned :class:`Run` carries the profile, device and provenance of this execution and is
+the notebook's single door to the cache (``run.cached``, ``run.sweep``), the claims ledger
+(``run.record``) and the figures folder (``run.savefig``). The runner passes its run id and
+``--recompute`` through environment variables; in an interactive session they default to an
+``interactive`` run that reads the cache.
+"""
+
+import os
+import random
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from . import claims as _claims
+from . import paths
+from .device import describe_device, pick_device
+from .errors import AttnbookError, ParameterError
+from .provenance import provenance
+from .store import ResultStore
+
+__all__ = ["Run", "start", "seed_everything"]
+
+ENV_RUN_ID = "ATTNBOOK_RUN_ID"
+ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
+ENV_DEVICE = "ATTNBOOK_DEVICE"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch, and ask torch for deterministic kernels."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed for determinism on CUDA
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+@dataclass
+class Run:
+    """One execution of one notebook at one profile."""
+
+    notebook: str
+    profile: str
+    seed: int
+    device: torch.device
+    run_id: str
+    recompute: bool
+    info: dict = field(default_factory=dict)  # provenance: commit, device, versions, time
+
+    def __post_init__(self):
+        self.store = ResultStore(self.notebook, self.profile, recompute=self.recompute,
+                                 provenance={"run_id": self.run_id, **self.info})
+
+    # -- cache ---------------------------------------------------------------------------
+    def cached(self, name: str, params: dict, compute):
+        """A table computed once per (profile, params) and re-read after: see ResultStore."""
+        return self.store.cached(name, params, compute)
+
+    def sweep(self, name: str) -> "Sweep":
+        """A resumable per-configuration cache for the sweep called ``name``."""
+        return Sweep(self.store, name)
+
+    # -- ledger ----------------------------------------------------------------------------
+    def record(self, claim_id: str, reproduced: bool | None, measured: str, *,
+               part: str | None = None, details: dict | None = None) -> str:
+        """Record a claim's measured value and verdict in the ledger, print the verdict line."""
+        if reproduced is not None:
+            reproduced = bool(reproduced)
+        _claims.record(claim_id, reproduced, measured, profile=self.profile,
+                       notebook=self.notebook, part=part, details=details,
+                       run={"run_id": self.run_id, "seed": self.seed, **self.info})
+        line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part)
+        print(line)
+        return line
+
+    # -- figures ---------------------------------------------------------------------------
+    def savefig(self, fig, name: str, source: str = ""):
+        """Save ``fig`` as figures/<name>.png and .pdf, footed with its source and profile."""
+        from .plotting import save_figure
+
+        return save_figure(fig, name, footer=f"{source} · profile {self.profile}".strip(" ·"))
+
+
+@dataclass
+class Sweep:
+    """Per-configuration cache of one sweep (finished configurations survive interruption)."""
+
+    store: ResultStore
+    name: str
+
+    def missing(self, configs):
+        return self.store.missing(self.name, configs)
+
+    def get(self, config):
+        return self.store.get(self.name, config)
+
+    def put(self, config, result, wall_s=None):
+        self.store.put(self.name, config, result, wall_s)
+
+    def frame(self, configs):
+        return self.store.frame(self.name, configs)
+
+
+def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None = None) -> Run:
+    """Begin a notebook run: check the profile, seed everything, pick the device, print a header.
+
+    >>> run = start("doctest_example", profile="ci")  # doctest: +ELLIPSIS
+    attnbook ... · doctest_example · profile ci · seed 0 · cpu: ...
+    """
+    if profile not in _claims.PROFILES:
+        raise ParameterError("profile", profile, ", ".join(_claims.PROFILES))
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", notebook):
+        raise AttnbookError(f"notebook name {notebook!r} must be a file stem (letters, digits, _.-)")
+    if not isinstance(seed, int) or seed < 0:
+        raise ParameterError("seed", seed, "an integer >= 0")
+    seed_everything(seed)
+    dev = pick_device(device or os.environ.get(ENV_DEVICE, "auto"))
+    run_id = os.environ.get(ENV_RUN_ID) or f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-" \
+                                            f"{uuid.uuid4().hex[:6]}"
+    recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
+    from . import __version__
+
+    print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
+          f"{describe_device(dev)}")
+    _ = paths  # the paths module is where every file lives; see attnbook.paths
+    return Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev))
