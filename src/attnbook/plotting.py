@@ -1,8 +1,14 @@
 """Shared figure style and saving: one figure, one file, named for the paper figure it redraws."""
 
+import os
+import sys
+
 import matplotlib
 
-matplotlib.use("Agg")  # non-interactive: the book and CI have no screen; inline display still works
+# Scripts and tests have no screen: use Agg. Inside a Jupyter kernel keep its inline backend,
+# so figures still show in the executed notebooks.
+if "ipykernel" not in sys.modules and not os.environ.get("MPLBACKEND"):
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import paths  # noqa: E402
