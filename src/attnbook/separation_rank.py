@@ -1,0 +1,493 @@
+"""Separation rank of self-attention networks, measured through grid tensors, and its bounds.
+
+The separation rank sep(y; P, Q) of a function of N inputs is the least number of products
+g(inputs in P) g'(inputs in Q) that sum to y (wies2021 section 3). Claim 1 of levine2020 and
+wies2021 (appendix B.1.2) makes it measurable from below: evaluate y on the grid of Z
+template inputs at every one of the N positions (the grid tensor A, Z^N values), arrange A
+as a Z^(N/2) x Z^(N/2) matrix [[A]]_{P,Q} (rows: the inputs at P, columns: those at Q); then
+
+    sep(y; P, Q) >= rank [[A]]_{P,Q}.
+
+Claim 2 of levine2020 (after Sharir et al. 2016) adds that the rank reached by one draw of
+the weights is reached for all weights but a set of measure zero, so random weights measure
+the generic rank. This module computes grid tensors in batched torch code (no Python loop
+over grid points), matricizes them for any balanced partition, takes a float64 numerical
+rank with a stated tolerance, and evaluates the papers' bounds as exact Python integers:
+
+* wies2021 Theorem 3, eq. (9): sep <= ((r+r_e, 3^L)) ((4, 3^L)) (3^L+1)^(r+r_e);
+* wies2021 Corollary 1, eq. (14): sep >= (((r-H)/2, 3^(L-2))) for generic weights;
+* levine2020 Theorem 1: sep <= (H (d_a+1))^C(L), Theorem 2, eq. (8): sep <= d_x (C(L)+1)
+  ((d_x, 2C(L))) (2C(L)/d_x + 1)^d_x, and their residual versions, Theorems 3-4;
+
+with ((n, k)) = binom(n+k-1, k) the multiset coefficient and C(L) = (3^L-1)/2 (Lemma 1).
+"""
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import torch
+
+from .errors import AttnbookError, ParameterError
+from .polynomial import attention_factor_count
+
+__all__ = ["balanced_partitions", "check_partition", "grid_points", "grid_tensor", "matricize",
+           "numerical_rank", "RankResult", "multiset",
+           "wies2021_upper_bound", "wies2021_lower_bound",
+           "levine2020_theorem1_bound", "levine2020_theorem2_bound",
+           "levine2020_theorem3_bound", "levine2020_theorem4_bound",
+           "GridSetting", "setting_grid_tensor", "measure_rank", "rank_sweep",
+           "add_bounds", "worked_example"]
+
+
+# -- partitions -----------------------------------------------------------------------------
+
+def check_partition(P, Q, N: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Validate a balanced partition (P, Q) of the positions 0..N-1; return sorted tuples.
+
+    >>> check_partition([2, 0], None, 4)
+    ((0, 2), (1, 3))
+    >>> check_partition([0, 1], [1, 2], 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attnbook.errors.ParameterError: parameter (P, Q) = ([0, 1], [1, 2]) is not a partition: ...
+    """
+    if not isinstance(N, int) or N < 2 or N % 2:
+        raise ParameterError("N", N, "an even integer >= 2 (a balanced partition needs N/2 "
+                                     "positions on each side)")
+    allowed = f"disjoint P, Q of size N/2 = {N // 2} whose union is 0..{N - 1}"
+    try:
+        Ps = tuple(sorted(int(p) for p in P))
+        Qs = tuple(sorted(set(range(N)) - set(Ps))) if Q is None else \
+            tuple(sorted(int(q) for q in Q))
+    except (TypeError, ValueError):
+        raise ParameterError("(P, Q)", (P, Q), allowed, problem="is not a partition") from None
+    if (len(Ps) != N // 2 or len(Qs) != N // 2 or len(set(Ps) | set(Qs)) != N
+            or set(Ps) | set(Qs) != set(range(N))):
+        raise ParameterError("(P, Q)", (P, Q), allowed, problem="is not a partition")
+    return Ps, Qs
+
+
+def balanced_partitions(N: int) -> list[tuple[int, ...]]:
+    """Every balanced partition of 0..N-1, each named by its side P holding position 0.
+
+    (P, Q) and (Q, P) give transposed matrices of the same rank, so half of the
+    binom(N, N/2) subsets suffice.
+
+    >>> balanced_partitions(4)
+    [(0, 1), (0, 2), (0, 3)]
+    """
+    check_partition(range(N // 2), None, N)
+    return [(0, *rest) for rest in itertools.combinations(range(1, N), N // 2 - 1)]
+
+
+# -- grid tensors ---------------------------------------------------------------------------
+
+def grid_points(Z: int, N: int, start: int = 0, stop: int | None = None,
+                device=None) -> torch.Tensor:
+    """Grid points start..stop-1 of [Z]^N in row-major order, as template indices (B, N).
+
+    >>> grid_points(2, 3, 5, 8).tolist()  # points 5, 6, 7 of {0,1}^3
+    [[1, 0, 1], [1, 1, 0], [1, 1, 1]]
+    """
+    stop = Z**N if stop is None else stop
+    flat = torch.arange(start, stop, device=device)  # (B,)
+    radix = Z ** torch.arange(N - 1, -1, -1, device=device)  # (N,): Z^(N-1), ..., 1
+    return (flat[:, None] // radix) % Z  # (B, N): digit n is the template at position n
+
+
+@torch.no_grad()
+def grid_tensor(f, Z: int, N: int, *, chunk: int = 1 << 16, device=None,
+                progress: bool = False) -> torch.Tensor:
+    """The grid tensor A[d_1, ..., d_N] = f(d_1, ..., d_N) over [Z]^N (levine2020 B.1.2).
+
+    ``f`` maps template indices of shape (B, N) to values of shape (B,); it is called on
+    batches of ``chunk`` grid points, never point by point.
+
+    >>> A = grid_tensor(lambda d: (d[:, 0] + 1.0) * (d[:, 1] + 1.0), Z=3, N=2)
+    >>> A.shape, A[2, 1].item()
+    (torch.Size([3, 3]), 6.0)
+    """
+    if not isinstance(Z, int) or Z < 1:
+        raise ParameterError("Z", Z, "an integer >= 1 (number of template inputs)")
+    if not isinstance(N, int) or N < 1:
+        raise ParameterError("N", N, "an integer >= 1")
+    total = Z**N
+    if total > 1 << 31:
+        raise ParameterError("Z^N", total, "at most 2^31 grid points")
+    out = []
+    starts = range(0, total, chunk)
+    if progress:
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=f"grid {Z}^{N}", leave=False)
+    for s in starts:
+        d = grid_points(Z, N, s, min(s + chunk, total), device=device)  # (B, N)
+        out.append(f(d).reshape(-1).to(torch.float64).cpu())
+    return torch.cat(out).reshape((Z,) * N)  # (Z, ..., Z)
+
+
+def matricize(A: torch.Tensor, P, Q=None) -> torch.Tensor:
+    """[[A]]_{P,Q}: rows indexed by the modes in P, columns by those in Q (levine2020 B.1.1).
+
+    Row index sum_t d_{p_t} Z^(N/2-t), column index likewise over Q (0-based), as in the
+    paper's definition.
+
+    >>> A = torch.arange(16.).reshape(2, 2, 2, 2)
+    >>> matricize(A, [0, 2]).shape, matricize(A, [0, 2])[1, 2].item()  # A[0, 1, 1, 0]
+    (torch.Size([4, 4]), 6.0)
+    """
+    N = A.dim()
+    Ps, Qs = check_partition(P, Q, N)
+    if len(set(A.shape)) != 1:
+        raise ParameterError("A.shape", tuple(A.shape), "equal dimension Z in every mode")
+    Z = A.shape[0]
+    half = Z ** (N // 2)
+    return A.permute(*Ps, *Qs).reshape(half, half)  # (Z^(N/2), Z^(N/2))
+
+
+# -- numerical rank -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RankResult:
+    """Numerical rank of a matrix, with the evidence that decides it."""
+
+    rank: int  # number of singular values above tol
+    tol: float  # sigma_1 * max(m, n) * eps * safety
+    sigma: np.ndarray  # all singular values, descending
+    gap: float  # sigma_rank / sigma_(rank+1): the jump the rank sits on (inf if none below)
+
+    @property
+    def gap_decades(self) -> float:
+        """log10 of the gap: how many orders of magnitude separate signal from rounding."""
+        return float(np.log10(self.gap)) if np.isfinite(self.gap) else float("inf")
+
+
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+def numerical_rank(M, *, safety: float = 1.0) -> RankResult:
+    """Rank of M from a float64 SVD, counting singular values above sigma_1 max(m, n) eps.
+
+    The tolerance is scale-aware (relative to sigma_1, so rescaling M does not change the
+    rank) and is the rounding level of a float64 SVD of M (the LAPACK / NumPy default of
+    ``matrix_rank``); ``safety`` multiplies it. It is only as good as the entries: the
+    returned ``gap`` is the ratio of the last kept to the first dropped singular value, and
+    a rank is trustworthy when that gap spans many decades (see ``gap_decades``).
+
+    >>> r = numerical_rank(np.diag([1.0, 1e-3, 1e-20]))  # tol = 1 * 3 * 2.2e-16
+    >>> r.rank, round(r.gap_decades, 1)  # 1e-3 / 1e-20
+    (2, 17.0)
+    >>> numerical_rank(np.outer([1., 2.], [3., 4.])).rank
+    1
+    """
+    M = torch.as_tensor(M).detach().to("cpu", torch.float64)
+    if M.dim() != 2 or M.numel() == 0:
+        raise ParameterError("M.shape", tuple(M.shape), "a non-empty matrix")
+    if not torch.isfinite(M).all():
+        raise AttnbookError("the matrix has non-finite entries (inf/nan): the grid values "
+                            "overflowed; use smaller weights or a shallower network")
+    sigma = torch.linalg.svdvals(M).numpy()
+    if sigma[0] == 0:
+        return RankResult(0, 0.0, sigma, float("inf"))
+    tol = float(sigma[0]) * max(M.shape) * EPS64 * safety
+    rank = int((sigma > tol).sum())
+    gap = float(sigma[rank - 1] / sigma[rank]) if rank < len(sigma) and sigma[rank] > 0 \
+        else float("inf")
+    return RankResult(rank, tol, sigma, gap)
+
+
+# -- bounds (exact integers) ----------------------------------------------------------------
+
+def _nat(name, v, lo=0):
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+        raise ParameterError(name, v, f"an integer >= {lo}")
+
+
+def multiset(n: int, k: int) -> int:
+    """The multiset coefficient ((n, k)) = binom(n+k-1, k): k-element multisets of n symbols.
+
+    >>> multiset(3, 2), multiset(2, 9), multiset(0, 0), multiset(0, 1)
+    (6, 10, 1, 0)
+    """
+    _nat("n", n)
+    _nat("k", k)
+    if n == 0:
+        return 1 if k == 0 else 0
+    return math.comb(n + k - 1, k)
+
+
+def wies2021_upper_bound(L: int, r: int, r_e: int = 0) -> int:
+    """wies2021 Theorem 3, eq. (9): sep <= ((r+r_e, 3^L)) ((4, 3^L)) (3^L+1)^(r+r_e).
+
+    Independent of N, d_x and H: width enters only through r <= d_x. In the appendix text the
+    double brackets of the multiset coefficients are printed as plain binomials; the proof
+    (the power-counting argument before eq. (9)) shows they are multisets.
+
+    >>> wies2021_upper_bound(1, 1)  # ((1,3)) ((4,3)) 4^1 = 1 * 20 * 4
+    80
+    """
+    _nat("L", L, 1)
+    _nat("r", r, 1)
+    _nat("r_e", r_e)
+    D = 3**L  # the degree of Lemma 1
+    return multiset(r + r_e, D) * multiset(4, D) * (D + 1) ** (r + r_e)
+
+
+def wies2021_lower_bound(L: int, r: int, H: int) -> int:
+    """wies2021 Corollary 1, eq. (14): sep >= ((floor((r-H)/2), 3^(L-2))) for generic weights.
+
+    Needs L >= 2 (the exponent 3^(L-2) is an integer) and H < r (Theorem 2); the floor is the
+    paper's footnote 3. The corollary's other premise (V >= 2 ((., .)) + 1 tokens, or N large)
+    is about whether a grid can show it; see the chapter.
+
+    >>> wies2021_lower_bound(3, 8, 2)  # ((3, 3)) = binom(5, 3)
+    10
+    """
+    _nat("L", L, 2)
+    _nat("r", r, 1)
+    _nat("H", H, 1)
+    if H >= r:
+        raise ParameterError("H", H, f"H < r = {r} (wies2021 Theorem 2)")
+    return multiset((r - H) // 2, 3 ** (L - 2))
+
+
+def levine2020_theorem1_bound(L: int, H: int, d_a: int) -> int:
+    """levine2020 Theorem 1: sep <= (H (d_a + 1))^C(L), C(L) = (3^L-1)/2.
+
+    >>> levine2020_theorem1_bound(2, 1, 1)  # (1 * 2)^4
+    16
+    """
+    _nat("H", H, 1)
+    _nat("d_a", d_a, 1)
+    return (H * (d_a + 1)) ** attention_factor_count(L)
+
+
+def levine2020_theorem2_bound(L: int, d_x: int) -> int:
+    """levine2020 Theorem 2, eq. (8): sep <= d_x (C+1) ((d_x, 2C)) (2C/d_x + 1)^d_x, C = C(L).
+
+    The last factor bounds a product of integers (Lemma 3), so its floor is used.
+
+    >>> levine2020_theorem2_bound(1, 2)  # 2 * 2 * ((2, 2)) * (2/2 + 1)^2 = 2 * 2 * 3 * 4
+    48
+    """
+    _nat("d_x", d_x, 1)
+    C = attention_factor_count(L)
+    return d_x * (C + 1) * multiset(d_x, 2 * C) * ((2 * C + d_x) ** d_x // d_x**d_x)
+
+
+def levine2020_theorem3_bound(L: int, N: int, d_x: int, H: int, form: str = "proof") -> int:
+    """levine2020 Theorem 3 (residual network), from Lemma 2's factor K = N d_x^4 / H.
+
+    ``form="proof"``: the recursion of the proof, sep <= (L+1) s_L with s_1 = K and
+    s_l = K (l s_(l-1))^3. ``form="stated"``: the theorem's closed form,
+    log3 sep <= L log3 L + log3(K) (3^L-1)/2, i.e. sep <= L^L K^C(L). The two differ (the
+    closed form is smaller for L <= 2); the chapter shows this. Returned as floor.
+
+    >>> levine2020_theorem3_bound(1, 2, 1, 1), levine2020_theorem3_bound(1, 2, 1, 1, "stated")
+    (4, 2)
+    """
+    _nat("N", N, 1)
+    _nat("d_x", d_x, 1)
+    _nat("H", H, 1)
+    C = attention_factor_count(L)
+    K = Fraction(N * d_x**4, H)
+    if form == "stated":
+        return math.floor(Fraction(L**L) * K**C)
+    if form != "proof":
+        raise ParameterError("form", form, "'proof' or 'stated'")
+    s = K
+    for l in range(2, L + 1):
+        s = K * (l * s) ** 3
+    return math.floor((L + 1) * s)
+
+
+def levine2020_theorem4_bound(L: int, d_x: int) -> int:
+    """levine2020 Theorem 4 (residual network): (C(L) + 1) times the Theorem 2 bound.
+
+    The proof adds a sum over the C(L) lower-degree branches and one term for the input.
+
+    >>> levine2020_theorem4_bound(1, 2)  # 2 * 48
+    96
+    """
+    return (attention_factor_count(L) + 1) * levine2020_theorem2_bound(L, d_x)
+
+
+# -- measuring a network's grid-tensor rank -------------------------------------------------
+
+@dataclass(frozen=True)
+class GridSetting:
+    """One network + vocabulary embedding + grid, in the papers' symbols.
+
+    The V vocabulary tokens are the Z = V templates, so the grid covers every input sequence
+    of [V]^N: the grid tensor is the whole function and its matricization rank is the
+    separation rank itself (Claim 1 holds with equality on a finite domain).
+    """
+
+    L: int  # depth
+    d_x: int  # width
+    H: int  # heads per layer
+    d_a: int  # attention dimension per head
+    r: int  # rank of the vocabulary matrix M_V, eq. (3)
+    N: int  # sequence length (even: balanced partitions)
+    V: int  # vocabulary size = number of templates Z
+    r_e: int = 0  # rank of the positional embedding (0: none, as in levine2020)
+    residual: bool = False  # levine2020 A.4
+    i: int = 0  # output position (in P, which holds position 0)
+    p: int = 0  # output entry
+
+    def __post_init__(self):
+        for name in ("L", "d_x", "H", "d_a", "r", "N", "V"):
+            _nat(name, getattr(self, name), 1)
+        check_partition(range(self.N // 2), None, self.N)
+        if self.r > min(self.d_x, self.V):
+            raise ParameterError("r", self.r, f"r <= min(d_x, V) = {min(self.d_x, self.V)} "
+                                              "(wies2021 eq. (3))")
+        if not (0 <= self.i < self.N and 0 <= self.p < self.d_x):
+            raise ParameterError("(i, p)", (self.i, self.p), "0 <= i < N, 0 <= p < d_x")
+
+    @property
+    def grid_cap(self) -> int:
+        """Z^(N/2): the side of the matricized grid tensor, a cap on any measurable rank."""
+        return self.V ** (self.N // 2)
+
+    def build(self, seed: int = 0, device=None):
+        """Draw the embedding and network of this setting from ``seed`` (float64)."""
+        from .embeddings import vocabulary_embedding
+        from .models import AttentionNetConfig, SelfAttentionNet
+
+        g = torch.Generator().manual_seed(seed)
+        emb = vocabulary_embedding(self.V, self.d_x, self.r, self.N, self.r_e, generator=g)
+        net = SelfAttentionNet(AttentionNetConfig(self.L, self.d_x, self.H, self.d_a,
+                                                  self.residual), generator=g)
+        if device is not None:
+            net = net.to(device)
+            emb = type(emb)(emb.M_low.to(device), emb.M_vocab.to(device),
+                            emb.positional.to(device))
+        return emb, net
+
+    def function(self, seed: int = 0, device=None):
+        """The scalar function y_p^i of template indices (B, N) -> (B,)."""
+        emb, net = self.build(seed, device)
+        return lambda d: net(emb(d))[:, self.i, self.p]
+
+
+def setting_grid_tensor(s: GridSetting, seed: int = 0, device=None, chunk: int = 1 << 15):
+    """The grid tensor (V,)*N of the setting's y_p^i, evaluated in batches on ``device``."""
+    return grid_tensor(s.function(seed, device), s.V, s.N, chunk=chunk, device=device)
+
+
+def measure_rank(s: GridSetting, seed: int = 0, partitions=None, device=None,
+                 safety: float = 1.0) -> dict:
+    """Numerical rank of [[A]]_{P,Q} for each partition P (default: the first, 0..N/2-1).
+
+    Returns the ranks, the smallest gap (decades) among them and the leading singular
+    values of the first partition (for plotting the gap).
+    """
+    A = setting_grid_tensor(s, seed, device)
+    parts = partitions or [tuple(range(s.N // 2))]
+    results = [numerical_rank(matricize(A, P), safety=safety) for P in parts]
+    first = results[0]
+    return {"rank": first.rank, "ranks": [r.rank for r in results],
+            "gap_decades": min(r.gap_decades for r in results),
+            "sigma_rel": (first.sigma / first.sigma[0]).tolist() if first.sigma[0] else []}
+
+
+def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: str = "first",
+               progress: bool = True):
+    """Measure every setting (resumably when ``sweep`` is a run.sweep) into a DataFrame.
+
+    ``partitions="all"`` measures every balanced partition (Claim 3); ``"first"`` only
+    P = {0, ..., N/2-1}. Rows carry the setting, ``rank`` (first partition), ``ranks``,
+    ``gap_decades`` and ``grid_cap`` = V^(N/2).
+    """
+    import time
+
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    if partitions not in ("first", "all"):
+        raise ParameterError("partitions", partitions, "'first' or 'all'")
+    configs = [{**s.__dict__, "seed": seed, "partitions": partitions} for s in settings]
+    todo = sweep.missing(configs) if sweep is not None else configs
+    results = {}
+    for c in tqdm(todo, desc="grid ranks", disable=not progress or not todo):
+        s = GridSetting(**{k: v for k, v in c.items() if k not in ("seed", "partitions")})
+        parts = balanced_partitions(s.N) if partitions == "all" else None
+        t0 = time.perf_counter()
+        m = measure_rank(s, seed, parts, device)
+        m["sigma_rel"] = m["sigma_rel"][: m["rank"] + 8]  # enough to show the gap
+        if sweep is not None:
+            sweep.put(c, m, time.perf_counter() - t0)
+        else:
+            results[id(c)] = m
+    if sweep is not None:
+        df = sweep.frame(configs)
+    else:
+        df = pd.DataFrame([{**c, **results[id(c)]} for c in configs])
+    df["grid_cap"] = [GridSetting(**{k: row[k] for k in GridSetting.__dataclass_fields__})
+                      .grid_cap for _, row in df.iterrows()]
+    return df
+
+
+def add_bounds(df):
+    """Add each paper's bound for every row's setting, as exact ints and as log10 floats.
+
+    Columns: ``wies_upper`` (Theorem 3, eq. (9)), ``wies_lower`` (Corollary 1, eq. (14);
+    None where it does not apply: L < 2 or H >= r), ``levine_t1``, ``levine_t2`` (Theorems
+    1-2), ``levine_t3`` (Theorem 3, the proof's recursion), ``levine_t3_stated`` (its closed
+    form) and ``levine_t4`` (Theorem 4), each with a ``log10_`` twin for plotting.
+    """
+    import pandas as pd
+
+    df = df.copy()
+    cols = {k: [] for k in ("wies_upper", "wies_lower", "levine_t1", "levine_t2", "levine_t3",
+                            "levine_t3_stated", "levine_t4")}
+    for _, s in df.iterrows():
+        L, r, H = int(s["L"]), int(s["r"]), int(s["H"])
+        cols["wies_upper"].append(wies2021_upper_bound(L, r, int(s["r_e"])))
+        cols["wies_lower"].append(wies2021_lower_bound(L, r, H) if L >= 2 and H < r else None)
+        cols["levine_t1"].append(levine2020_theorem1_bound(L, H, int(s["d_a"])))
+        cols["levine_t2"].append(levine2020_theorem2_bound(L, int(s["d_x"])))
+        cols["levine_t3"].append(levine2020_theorem3_bound(L, int(s["N"]), int(s["d_x"]), H))
+        cols["levine_t3_stated"].append(
+            levine2020_theorem3_bound(L, int(s["N"]), int(s["d_x"]), H, form="stated"))
+        cols["levine_t4"].append(levine2020_theorem4_bound(L, int(s["d_x"])))
+    for k, v in cols.items():
+        df[k] = pd.Series(v, dtype=object, index=df.index)  # Python ints: exact however large
+        df["log10_" + k] = [(math.log10(x) if x else float("-inf")) if x is not None else
+                            float("nan") for x in v]
+    return df
+
+
+
+@torch.no_grad()
+def worked_example(t) -> dict:
+    """The smallest case of Claims 1-2, by hand and by the network: L = H = d_x = d_a = 1, N = 2.
+
+    With all weights 1 and token v embedded as the scalar t_v, y^1 = t_a (t_a^2 + t_b^2) for
+    tokens (a, b): the sum of two products t_a^3 * 1 + t_a * t_b^2, so sep = 2 whenever the
+    t_v^2 are not all equal, and the grid matrix is [[A]]_{ab} = t_a^3 + t_a t_b^2.
+
+    >>> ex = worked_example([1.0, 2.0, 3.0])
+    >>> ex["rank"], ex["max_abs_diff"]
+    (2, 0.0)
+    >>> worked_example([-1.0, 1.0])["rank"]  # t^2 constant: a measure-zero choice, rank 1
+    1
+    """
+    from .embeddings import VocabularyEmbedding
+    from .models import AttentionNetConfig, SelfAttentionNet
+
+    t = torch.as_tensor(t, dtype=torch.float64).reshape(-1)  # (V,): the scalar embeddings
+    V = t.numel()
+    emb = VocabularyEmbedding(torch.ones(1, 1, dtype=torch.float64), t[None, :],
+                              torch.zeros(2, 1, dtype=torch.float64))
+    net = SelfAttentionNet(AttentionNetConfig(depth=1, d_x=1, heads=1, d_a=1))
+    for W in (net.W_Q, net.W_K, net.W_V, net.W_O):
+        W.fill_(1.0)
+    A = grid_tensor(lambda d: net(emb(d))[:, 0, 0], V, 2)  # (V, V): rows a = token at 0
+    by_hand = t[:, None] ** 3 + t[:, None] * t[None, :] ** 2  # t_a^3 + t_a t_b^2
+    return {"grid": matricize(A, [0]), "by_hand": by_hand,
+            "max_abs_diff": float((matricize(A, [0]) - by_hand).abs().max()),
+            "rank": numerical_rank(matricize(A, [0])).rank}
