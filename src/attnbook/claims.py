@@ -17,7 +17,8 @@ import pandas as pd
 from .errors import AttnbookError
 from .store import _atomic_write, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "load_ledger", "record", "status_table", "verdict_line"]
+__all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "status_table",
+           "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
 STATUSES = ("reproduced", "not reproduced", "not run")
@@ -71,6 +72,15 @@ def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured:
     return f"{name} [{profile}] {_status(reproduced)}: {measured}"
 
 
+def check_claim_id(claim_id: str, claims_dir: Path | None = None) -> None:
+    """Raise unless ``claim_id`` is a row of the ledger."""
+    ledger = load_ledger(claims_dir)
+    if claim_id not in set(ledger["id"]):
+        raise AttnbookError(
+            f"unknown claim id {claim_id!r}: ids are those of data/claims/*.csv "
+            f"({', '.join(ledger['id'])})")
+
+
 def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: str,
            notebook: str, run: dict, part: str | None = None, details: dict | None = None,
            claims_dir: Path | None = None) -> dict:
@@ -80,11 +90,7 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     means the check could not run at this profile (the reason goes in ``measured``).
     """
     claims_dir = Path(claims_dir or _claims_dir())
-    ledger = load_ledger(claims_dir)
-    if claim_id not in set(ledger["id"]):
-        raise AttnbookError(
-            f"unknown claim id {claim_id!r}: ids are those of data/claims/*.csv "
-            f"({', '.join(ledger['id'])})")
+    check_claim_id(claim_id, claims_dir)
     if profile not in PROFILES:
         raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
     if reproduced not in (True, False, None):

@@ -1,7 +1,7 @@
 """Device choice and description: CUDA when present, CPU otherwise, and always recorded."""
 
 import platform
-from functools import lru_cache
+from functools import cache
 
 import torch
 
@@ -27,7 +27,7 @@ def pick_device(prefer: str = "auto") -> torch.device:
     return torch.device("cuda")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:

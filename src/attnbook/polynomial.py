@@ -69,12 +69,15 @@ def homogeneity_check(f, x: torch.Tensor, scales, degree: int) -> dict:
 
 
 @torch.no_grad()
-def degree_along_line(f, x: torch.Tensor, v: torch.Tensor, degree: int) -> dict:
-    """Is t -> f(x + t v) a polynomial of degree exactly ``degree`` on [-1, 1]?
+def degree_along_line(f, x: torch.Tensor, v: torch.Tensor, degree: int,
+                      radius: float = 4.0) -> dict:
+    """Is t -> f(x + t v) a polynomial of degree exactly ``degree`` on [-radius, radius]?
 
     Samples at 2*degree + 2 Chebyshev points, fits Chebyshev series of degree ``degree`` and
     ``degree - 1`` and reports each fit's largest relative residual. A polynomial of degree
     exactly D leaves a rounding-level residual at D and a clearly non-zero one at D - 1.
+    The interval is wide (radius 4) because on [-1, 1] the top Chebyshev coefficient of t^D is
+    only 2^(1-D): the degree-D term would hide under rounding for D = 27.
 
     >>> r = degree_along_line(lambda x: x**2, torch.zeros(1, dtype=torch.float64),
     ...                       torch.ones(1, dtype=torch.float64), 2)
@@ -85,7 +88,7 @@ def degree_along_line(f, x: torch.Tensor, v: torch.Tensor, degree: int) -> dict:
         raise ParameterError("degree", degree, "an integer >= 1")
     m = 2 * degree + 2
     t = np.cos(np.pi * (np.arange(m) + 0.5) / m)  # Chebyshev points of the first kind
-    ys = torch.stack([f(x + float(ti) * v) for ti in t]).reshape(m, -1).cpu().numpy()
+    ys = torch.stack([f(x + radius * float(ti) * v) for ti in t]).reshape(m, -1).cpu().numpy()
     scale = np.abs(ys).max()
     out = {}
     for key, deg in (("residual_at_degree", degree), ("residual_below_degree", degree - 1)):
@@ -93,3 +96,39 @@ def degree_along_line(f, x: torch.Tensor, v: torch.Tensor, degree: int) -> dict:
         fit = np.polynomial.chebyshev.chebval(t, coef).T
         out[key] = float(np.abs(fit - ys).max() / scale)
     return out
+
+
+def lemma1_table(depths, widths, heads, *, d_a: int, N: int, batch: int, line_max_depth: int,
+                 scales=(0.5, 0.8, 1.25, 2.0), residual=(False, True), seed: int = 0):
+    """Check levine2020 Lemma 1 on random networks: one row per (L, d_x, H, residual).
+
+    Columns: the predicted degree 3^L, the homogeneity error and fitted degree
+    (:func:`homogeneity_check`), and for L <= ``line_max_depth`` the two residuals of
+    :func:`degree_along_line`. The residual networks (levine2020 A.4) are a control: they are
+    polynomials of the same top degree but not homogeneous, so the homogeneity check must
+    fail on them.
+    """
+    import pandas as pd
+
+    from .models import AttentionNetConfig, SelfAttentionNet
+
+    for name, values in (("depths", depths), ("widths", widths), ("heads", heads)):
+        if not values or any(not isinstance(v, int) or v < 1 for v in values):
+            raise ParameterError(name, values, "a non-empty list of integers >= 1")
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for res in residual:
+        for L in depths:
+            for d_x in widths:
+                for H in heads:
+                    net = SelfAttentionNet(AttentionNetConfig(L, d_x, H, d_a, residual=res),
+                                           generator=g)
+                    x = torch.randn(batch, N, d_x, dtype=torch.float64, generator=g)  # (B, N, d_x)
+                    D = lemma1_degree(L)
+                    row = {"L": L, "d_x": d_x, "H": H, "residual": res, "degree": D,
+                           **homogeneity_check(net, x, scales, D)}
+                    if L <= line_max_depth:
+                        v = torch.randn(batch, N, d_x, dtype=torch.float64, generator=g)
+                        row.update(degree_along_line(net, x, v, D))
+                    rows.append(row)
+    return pd.DataFrame(rows)

@@ -29,6 +29,7 @@ __all__ = ["Run", "start", "seed_everything"]
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
 ENV_DEVICE = "ATTNBOOK_DEVICE"
+ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation re-executions
 
 
 def seed_everything(seed: int) -> None:
@@ -51,9 +52,11 @@ class Run:
     run_id: str
     recompute: bool
     info: dict = field(default_factory=dict)  # provenance: commit, device, versions, time
+    readonly: bool = False
 
     def __post_init__(self):
         self.store = ResultStore(self.notebook, self.profile, recompute=self.recompute,
+                                 readonly=self.readonly,
                                  provenance={"run_id": self.run_id, **self.info})
 
     # -- cache ---------------------------------------------------------------------------
@@ -71,9 +74,12 @@ class Run:
         """Record a claim's measured value and verdict in the ledger, print the verdict line."""
         if reproduced is not None:
             reproduced = bool(reproduced)
-        _claims.record(claim_id, reproduced, measured, profile=self.profile,
-                       notebook=self.notebook, part=part, details=details,
-                       run={"run_id": self.run_id, "seed": self.seed, **self.info})
+        if self.readonly:
+            _claims.check_claim_id(claim_id)
+        else:
+            _claims.record(claim_id, reproduced, measured, profile=self.profile,
+                           notebook=self.notebook, part=part, details=details,
+                           run={"run_id": self.run_id, "seed": self.seed, **self.info})
         line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part)
         print(line)
         return line
@@ -115,7 +121,8 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     if profile not in _claims.PROFILES:
         raise ParameterError("profile", profile, ", ".join(_claims.PROFILES))
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", notebook):
-        raise AttnbookError(f"notebook name {notebook!r} must be a file stem (letters, digits, _.-)")
+        raise AttnbookError(f"notebook name {notebook!r} must be a file stem "
+                            "(letters, digits, _.-)")
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     seed_everything(seed)
@@ -123,9 +130,10 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     run_id = os.environ.get(ENV_RUN_ID) or f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-" \
                                             f"{uuid.uuid4().hex[:6]}"
     recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
+    readonly = os.environ.get(ENV_READONLY, "") == "1"
     from . import __version__
 
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}")
     _ = paths  # the paths module is where every file lives; see attnbook.paths
-    return Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev))
+    return Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly)

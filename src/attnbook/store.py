@@ -8,10 +8,13 @@ Two granularities, both under ``data/results/<notebook>/<profile>/`` (small, com
   configuration it finished and recomputes only the missing ones.
 
 Keys are hashes of the parameters that determine a result, so a changed parameter recomputes
-only what it affects. ``recompute=True`` ignores what is stored (and overwrites it).
+only what it affects. ``recompute=True`` ignores what is stored (and overwrites it);
+``readonly=True`` writes nothing and keeps this session's results in memory (the nbval pass of
+``make test`` re-executes notebooks this way, as a determinism check that leaves no trace).
 """
 
 import hashlib
+import io
 import json
 import os
 import time
@@ -66,31 +69,44 @@ class ResultStore:
     """Finished results of one notebook at one profile."""
 
     def __init__(self, notebook: str, profile: str, *, recompute: bool = False,
-                 provenance: dict | None = None, root: Path | None = None):
+                 readonly: bool = False, provenance: dict | None = None,
+                 root: Path | None = None):
         self.dir = Path(root or RESULTS) / notebook / profile
-        self.recompute = recompute
+        self.recompute, self.readonly = recompute, readonly
         self.provenance = provenance or {}
         self._fresh: set[Path] = set()  # written during this session (valid even if recompute)
+        self._memory: dict[Path, str] = {}  # readonly mode: this session's results
+
+    def _write(self, path: Path, text: str) -> None:
+        if self.readonly:
+            self._memory[path] = text
+        else:
+            _atomic_write(path, text)
+        self._fresh.add(path)
+
+    def _read(self, path: Path) -> str:
+        return self._memory[path] if path in self._memory else path.read_text()
 
     # -- one JSON file per finished configuration -------------------------------------
     def _path(self, name: str, config: dict) -> Path:
         return self.dir / name / f"{config_key(config)}.json"
 
     def _valid(self, path: Path) -> bool:
+        if path in self._memory:
+            return True
         return path.exists() and (not self.recompute or path in self._fresh)
 
     def get(self, name: str, config: dict) -> dict | None:
         """The stored result of ``config`` in sweep ``name``, or None if not finished."""
         path = self._path(name, config)
-        return json.loads(path.read_text())["result"] if self._valid(path) else None
+        return json.loads(self._read(path))["result"] if self._valid(path) else None
 
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None) -> None:
         """Store the result of one finished configuration (atomically)."""
         path = self._path(name, config)
         record = {"config": jsonable(config), "result": jsonable(result), "wall_s": wall_s,
                   **self.provenance}
-        _atomic_write(path, json.dumps(record, indent=1, sort_keys=True))
-        self._fresh.add(path)
+        self._write(path, json.dumps(record, indent=1, sort_keys=True))
 
     def missing(self, name: str, configs: Iterable[dict]) -> list[dict]:
         """The configurations of sweep ``name`` that still have to be computed."""
@@ -113,16 +129,16 @@ class ResultStore:
         """Return the stored table for ``(name, params)``, computing and storing it if absent."""
         key = config_key(params)
         csv, meta = self.dir / f"{name}-{key}.csv", self.dir / f"{name}-{key}.json"
-        if self._valid(csv) and meta.exists():
-            return pd.read_csv(csv)
+        if self._valid(csv) and self._valid(meta):
+            return pd.read_csv(io.StringIO(self._read(csv)))
         t0 = time.perf_counter()
         df = compute()
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"compute for {name!r} must return a pandas DataFrame, got {type(df)}")
         wall = time.perf_counter() - t0
-        _atomic_write(csv, df.to_csv(index=False))
-        _atomic_write(meta, json.dumps({"name": name, "params": jsonable(params),
-                                        "wall_s": round(wall, 3), **self.provenance},
-                                       indent=1, sort_keys=True))
-        self._fresh.update({csv, meta})
-        return pd.read_csv(csv)  # the same types whether computed now or read back later
+        self._write(csv, df.to_csv(index=False))
+        self._write(meta, json.dumps({"name": name, "params": jsonable(params),
+                                      "wall_s": round(wall, 3), **self.provenance},
+                                     indent=1, sort_keys=True))
+        # read back, so the types are the same whether computed now or read later
+        return pd.read_csv(io.StringIO(self._read(csv)))

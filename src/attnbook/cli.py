@@ -1,0 +1,106 @@
+"""Command line: ``python -m attnbook {run,claims,params,report}``."""
+
+import argparse
+import json
+import sys
+
+from .claims import PROFILES
+from .errors import AttnbookError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="attnbook", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="execute notebooks with papermill at a profile")
+    r.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
+                   help="notebook stems or paths (default: all, in book order)")
+    r.add_argument("--profile", default="cpu", help="ci, cpu (default) or full")
+    r.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                   metavar=("NAME", "VALUE"), help="override one parameter for this run")
+    r.add_argument("--recompute", action="store_true",
+                   help="ignore cached results under data/results and compute again")
+
+    c = sub.add_parser("claims", help="print the claims ledger: paper vs measured, per profile")
+    c.add_argument("--profile", default=None, help="only this profile (ci, cpu or full)")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--parts", action="store_true", help="also list the parts of each claim")
+
+    pa = sub.add_parser("params", help="list a notebook's parameters, ranges and profiles")
+    pa.add_argument("notebook")
+
+    sub.add_parser("report", help="write the generated book pages (status, execution report)")
+    return p
+
+
+def _run(args) -> int:
+    from .runner import execute, exit_code, plan
+
+    jobs = plan(args.notebooks, args.profile, args.parameter)
+    entries = execute(jobs, recompute=args.recompute)
+    failed = [e for e in entries if e["status"] != "ok"]
+    print(f"{len(entries) - len(failed)}/{len(entries)} notebooks ran at profile "
+          f"{args.profile}" + (f"; failed: {', '.join(e['notebook'] for e in failed)}"
+                               if failed else ""))
+    return exit_code(entries)
+
+
+def _claims(args) -> int:
+    from .claims import status_table
+
+    if args.profile is not None and args.profile not in PROFILES:
+        raise AttnbookError(f"unknown profile {args.profile!r}: allowed {', '.join(PROFILES)}")
+    table = status_table(args.profile, parts=args.parts)
+    cols = ["id", "part", "profile", "status", "paper_value", "measured", "notebook", "commit",
+            "kind", "source", "device", "time"]
+    if args.json:
+        print(json.dumps(table[cols].to_dict(orient="records"), indent=1))
+    else:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.max_colwidth", 60,
+                               "display.width", 200):
+            print(table[["id", "part", "profile", "status", "paper_value", "measured"]]
+                  .fillna("").to_string(index=False))
+    return 0
+
+
+def _params(args) -> int:
+    from .profiles import load_spec
+    from .runner import UsageError, available_notebooks
+
+    available = available_notebooks()
+    stem = args.notebook.removesuffix(".ipynb").split("/")[-1]
+    if stem not in available:
+        raise UsageError(f"unknown notebook {args.notebook!r}: available {', '.join(available)}")
+    spec = load_spec(available[stem])
+    print(f"{stem}: parameter = default (cpu) | allowed | " + " | ".join(PROFILES))
+    for name, default in spec.defaults.items():
+        rule = spec.allowed.get(name, {})
+        per = [repr((spec.profiles.get(p) or {}).get(name, default)) if name != "profile"
+               else p for p in PROFILES]
+        print(f"  {name} = {default!r} | {rule or '-'} | " + " | ".join(per))
+    return 0
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "claims":
+            return _claims(args)
+        if args.command == "params":
+            return _params(args)
+        if args.command == "report":
+            from .report import write_pages
+
+            for path in write_pages():
+                print(f"wrote {path}")
+            return 0
+    except AttnbookError as e:
+        print(f"attnbook: error: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,147 @@
+"""The runner: execute notebooks with papermill at a profile, record each run in a manifest.
+
+``python -m attnbook run [NOTEBOOK...] --profile {ci,cpu,full} [-p NAME VALUE ...]``
+
+* Everything is checked first (notebook names, profile, parameter names, types and ranges);
+  a bad input is one line on stderr and exit code 2, and nothing is executed or written.
+* Executed notebooks go to ``build/executed/<stem>.ipynb``, never over the sources; a failed
+  one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed.
+* Each run appends one JSON line to ``build/manifest.jsonl``: notebook, profile, parameters,
+  commit, device, library versions, start time, wall time, status and error.
+* A failing notebook is recorded and the others still run; the exit code is non-zero at the
+  end if any failed (2 if a notebook rejected its parameters, 1 otherwise).
+"""
+
+import json
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+from .errors import AttnbookError, ParameterError
+from .profiles import NotebookSpec, load_spec, parse_value
+from .provenance import now_iso, provenance
+from .run import ENV_RECOMPUTE, ENV_RUN_ID
+
+__all__ = ["available_notebooks", "plan", "execute", "UsageError"]
+
+
+class UsageError(AttnbookError):
+    """Bad command-line input: exit code 2, one line, nothing run."""
+
+
+@dataclass
+class Job:
+    spec: NotebookSpec
+    profile: str
+    parameters: dict
+
+
+def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
+    """Notebook stems -> paths, in the order the book reads them (file name order)."""
+    d = Path(notebooks_dir or paths.NOTEBOOKS)
+    return {p.stem: p for p in sorted(d.glob("*.ipynb"))}
+
+
+def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = None) -> list[Job]:
+    """Resolve and check everything before running anything; raise UsageError if bad."""
+    from .claims import PROFILES
+
+    if profile not in PROFILES:
+        raise UsageError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
+    available = available_notebooks(notebooks_dir)
+    if not available:
+        raise UsageError(f"no notebooks found in {notebooks_dir or paths.NOTEBOOKS}")
+    chosen = []
+    for name in names or list(available):
+        stem = Path(name).stem if name.endswith(".ipynb") else Path(name).name
+        if stem not in available:
+            raise UsageError(f"unknown notebook {name!r}: available {', '.join(available)}")
+        if stem not in chosen:
+            chosen.append(stem)
+    jobs = []
+    for stem in chosen:
+        try:
+            spec = load_spec(available[stem])
+            overrides = {}
+            for pname, text in raw_overrides:
+                if pname not in spec.defaults:
+                    spec.check(pname, text)  # raises: names the notebook and its parameters
+                overrides[pname] = parse_value(pname, text, spec.defaults[pname])
+            jobs.append(Job(spec, profile, spec.parameters(profile, overrides)))
+        except ParameterError as e:
+            raise UsageError(f"{stem}: {e}") from e
+    return jobs
+
+
+def _error_summary(exc: Exception) -> tuple[str, str]:
+    """(exception name, one-line message) of a notebook failure."""
+    ename = getattr(exc, "ename", type(exc).__name__)
+    evalue = str(getattr(exc, "evalue", exc)).strip().splitlines()
+    return ename, (evalue[-1] if evalue else "")
+
+
+def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
+            log=print) -> list[dict]:
+    """Run the jobs one after another; return their manifest entries."""
+    import papermill
+
+    build = Path(build_dir or paths.BUILD)
+    executed, failed = build / "executed", build / "failed"
+    executed.mkdir(parents=True, exist_ok=True)
+    failed.mkdir(parents=True, exist_ok=True)
+    manifest = build / "manifest.jsonl"
+    base = provenance()
+    entries = []
+    for i, job in enumerate(jobs, 1):
+        stem = job.spec.stem
+        run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        out, tmp = executed / f"{stem}.ipynb", executed / f".{stem}.{run_id}.ipynb"
+        log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
+            f"started {time.strftime('%H:%M:%S')}")
+        env_before = {k: os.environ.get(k) for k in (ENV_RUN_ID, ENV_RECOMPUTE)}
+        os.environ[ENV_RUN_ID] = run_id
+        os.environ[ENV_RECOMPUTE] = "1" if recompute else "0"
+        start, t0 = now_iso(), time.perf_counter()
+        status, error = "ok", None
+        try:
+            papermill.execute_notebook(
+                str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
+                progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent))
+            os.replace(tmp, out)
+        except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
+            ename, msg = _error_summary(e)
+            status = "bad parameters" if ename == "ParameterError" else "failed"
+            error = f"{ename}: {msg}"
+            if tmp.exists():
+                os.replace(tmp, failed / f"{stem}.ipynb")
+            out.unlink(missing_ok=True)  # never leave a stale success in the book
+        finally:
+            for k, v in env_before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        wall = time.perf_counter() - t0
+        entry = {"run_id": run_id, "notebook": stem, "profile": job.profile,
+                 "parameters": job.parameters, "recompute": recompute, "start": start,
+                 "wall_s": round(wall, 2), "status": status, "error": error,
+                 "commit": base["commit"], "device": base["device"],
+                 "versions": base["versions"]}
+        with open(manifest, "a") as f:
+            f.write(json.dumps(entry, sort_keys=True) + "\n")
+        entries.append(entry)
+        log(f"      {status} in {wall:.1f} s" + (f" · {error}" if error else "")
+            + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
+    return entries
+
+
+def exit_code(entries: list[dict]) -> int:
+    """0 if all ran, 2 if any notebook rejected its parameters, else 1 if any failed."""
+    statuses = {e["status"] for e in entries}
+    if statuses <= {"ok"}:
+        return 0
+    return 2 if "bad parameters" in statuses else 1

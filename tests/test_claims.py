@@ -1,0 +1,70 @@
+"""The claims ledger: every id is listed, nothing passes by default, parts aggregate."""
+
+import json
+
+import pytest
+
+from attnbook import claims
+from attnbook.cli import main
+from attnbook.errors import AttnbookError
+
+MAP_IDS = {  # every item id of the reproduction map must have a ledger row
+    "L-Lem1", "L-T1", "L-C3", "L-T3", "L-D", "L-Tab2",
+    "W-T1", "W-T2", "W-F1", "W-F2", "W-F3", "W-F4", "W-F5", "W-F6", "W-F7", "W-Tab1", "W-Tab2-5",
+    "B-NN", "B-FR", "B-LB", "B-MV", "B-ZB",
+    "M-T1", "M-P2", "M-P3", "M-P4", "M-P5", "M-R1", "M-F2a", "M-F2b", "M-F2c", "M-F3", "M-F4",
+    "M-F5", "M-F1", "M-T1tab", "M-T3tab",
+}
+
+
+def test_ledger_lists_every_item_once_with_paper_value_and_criterion():
+    ledger = claims.load_ledger()
+    assert set(ledger["id"]) == MAP_IDS
+    assert (ledger["criterion"].str.len() > 10).all()
+    assert set(ledger["work"]) == {"levine2020", "wies2021", "bruna2024", "mahdavi2024"}
+
+
+def test_untouched_claims_are_not_run(sandbox):
+    table = claims.status_table(claims_dir=sandbox / "data/claims")
+    assert len(table) == len(MAP_IDS) * len(claims.PROFILES)
+    assert set(table["status"]) == {"not run"}
+
+
+def test_record_sets_only_that_claim_and_profile(sandbox):
+    d = sandbox / "data/claims"
+    claims.record("M-T1", False, "rank 5 < 7", profile="cpu", notebook="x", run={}, claims_dir=d)
+    t = claims.status_table(claims_dir=d).set_index(["id", "profile"])
+    assert t.loc[("M-T1", "cpu"), "status"] == "not reproduced"
+    assert t.loc[("M-T1", "cpu"), "measured"] == "rank 5 < 7"
+    assert t.loc[("M-T1", "ci"), "status"] == "not run"
+    assert (t.drop(index=("M-T1", "cpu"))["status"] == "not run").all()
+
+
+def test_parts_aggregate_to_reproduced_only_when_all_are(sandbox):
+    d = sandbox / "data/claims"
+    kw = dict(profile="ci", notebook="x", run={}, claims_dir=d)
+    claims.record("M-T3tab", True, "ok", part="GPT-2 random L0", **kw)
+    assert claims.status_table("ci", claims_dir=d).set_index("id").loc["M-T3tab", "status"] \
+        == "reproduced"
+    claims.record("M-T3tab", False, "fraction 0.7", part="BERT trained L1", **kw)
+    claims.record("M-T3tab", None, "weights unavailable offline", part="GPT-2 trained L1", **kw)
+    t = claims.status_table("ci", parts=True, claims_dir=d)
+    row = t[(t["id"] == "M-T3tab") & t["part"].isna()].iloc[0]
+    assert row["status"] == "not reproduced" and row["measured"] == "1/3 parts reproduced"
+    assert len(t[(t["id"] == "M-T3tab") & t["part"].notna()]) == 3
+
+
+def test_unknown_claim_and_bad_verdict_are_errors(sandbox):
+    d = sandbox / "data/claims"
+    with pytest.raises(AttnbookError, match="unknown claim id 'X-1'"):
+        claims.record("X-1", True, "", profile="ci", notebook="x", run={}, claims_dir=d)
+    with pytest.raises(AttnbookError, match="reproduced must be True, False or None"):
+        claims.record("M-T1", "yes", "", profile="ci", notebook="x", run={}, claims_dir=d)
+
+
+def test_cli_claims_json(capsys):
+    assert main(["claims", "--profile", "full", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rows} == MAP_IDS
+    assert {r["status"] for r in rows} <= set(claims.STATUSES)
+    assert {"paper_value", "measured", "notebook", "commit", "profile"} <= set(rows[0])

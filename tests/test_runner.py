@@ -1,0 +1,76 @@
+"""The runner: bad input is one line and exit code 2 with nothing run; failures are recorded."""
+
+import json
+
+import pytest
+
+from attnbook.cli import main
+from attnbook.runner import UsageError, execute, exit_code, plan
+
+
+def test_plan_applies_profile_then_overrides(sandbox):
+    (job,) = plan(["a_ok"], "ci", notebooks_dir=sandbox / "notebooks")
+    assert job.parameters == {"k": 1, "profile": "ci"}
+    (job,) = plan(["a_ok"], "ci", [("k", "4")], notebooks_dir=sandbox / "notebooks")
+    assert job.parameters == {"k": 4, "profile": "ci"}
+    (job,) = plan(["a_ok"], "cpu", notebooks_dir=sandbox / "notebooks")
+    assert job.parameters == {"profile": "cpu"}  # cpu = the parameters cell itself
+
+
+@pytest.mark.parametrize("names, profile, overrides, message", [
+    (["nope"], "ci", [], "unknown notebook 'nope': available a_ok, b_fails, c_checks_k"),
+    (["a_ok"], "gpu", [], "unknown profile 'gpu': allowed ci, cpu, full"),
+    (["a_ok"], "ci", [("m", "1")], "parameter m = '1' is not a parameter of a_ok: allowed seed, k"),
+    (["a_ok"], "ci", [("k", "two")], "parameter k = 'two' has the wrong type: allowed a value of "
+                                     "type int"),
+    (["a_ok"], "ci", [("k", "9")], "parameter k = 9 is out of range: allowed 1 <= k <= 5"),
+    (["a_ok"], "ci", [("profile", "full")], "parameter profile = 'full' cannot be set directly"),
+])
+def test_bad_input_is_one_clear_line(sandbox, names, profile, overrides, message):
+    with pytest.raises(UsageError) as err:
+        plan(names, profile, overrides, notebooks_dir=sandbox / "notebooks")
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_cli_bad_input_exits_2_and_writes_nothing(sandbox, capsys, monkeypatch):
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    assert main(["run", "a_ok", "--profile", "ci", "-p", "k", "99"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "attnbook: error: a_ok: parameter k = 99 is out of range: allowed 1 <= k <= 5"
+    assert not (sandbox / "build").exists()
+    assert main(["run", "--profile", "laptop"]) == 2
+    assert main(["claims", "--profile", "laptop"]) == 2
+
+
+def test_failing_notebook_is_recorded_and_the_others_still_run(sandbox):
+    build = sandbox / "build"
+    jobs = plan(["b_fails", "a_ok"], "ci", notebooks_dir=sandbox / "notebooks")
+    entries = execute(jobs, build_dir=build, log=lambda *_: None)
+    assert [e["status"] for e in entries] == ["failed", "ok"]
+    assert "RuntimeError: this notebook fails on purpose" in entries[0]["error"]
+    assert exit_code(entries) == 1
+    assert (build / "executed" / "a_ok.ipynb").exists()
+    assert not (build / "executed" / "b_fails.ipynb").exists()
+    assert (build / "failed" / "b_fails.ipynb").exists()
+    manifest = [json.loads(x) for x in (build / "manifest.jsonl").read_text().splitlines()]
+    assert [m["notebook"] for m in manifest] == ["b_fails", "a_ok"]
+    for m in manifest:
+        assert {"profile", "parameters", "commit", "device", "versions", "start", "wall_s",
+                "status"} <= set(m)
+    # the ok notebook recorded its claim in the sandbox ledger, with the run that made it
+    rec = json.loads((sandbox / "data/claims/results/ci/L-Lem1.json").read_text())
+    assert rec["status"] == "not reproduced" and rec["measured"] == "k = 1"  # ci sets k = 1
+    assert rec["run"]["run_id"] == manifest[1]["run_id"]
+
+
+def test_notebook_rejecting_its_parameters_exits_2(sandbox):
+    jobs = plan(["c_checks_k"], "ci", [("k", "7")], notebooks_dir=sandbox / "notebooks")
+    entries = execute(jobs, build_dir=sandbox / "build", log=lambda *_: None)
+    assert entries[0]["status"] == "bad parameters"
+    assert entries[0]["error"] == ("ParameterError: parameter k = 7 is out of range: "
+                                   "allowed k < 3 (needed by this notebook)")
+    assert exit_code(entries) == 2
