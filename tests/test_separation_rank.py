@@ -1,0 +1,180 @@
+"""Grid tensors, matricization, numerical rank and the separation-rank bounds."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnbook import ParameterError
+from attnbook import separation_rank as sr
+
+# -- rank of known functions ----------------------------------------------------------------
+
+def _grid_rank(f, Z, N, P=None):
+    A = sr.grid_tensor(f, Z, N)
+    return sr.numerical_rank(sr.matricize(A, P if P is not None else range(N // 2))).rank
+
+
+def test_separable_function_has_rank_one():
+    t = torch.linspace(0.5, 2.0, 5, dtype=torch.float64)
+    f = lambda d: t[d].prod(dim=1)  # noqa: E731  prod_n t_{d_n}: separable for any partition
+    for P in sr.balanced_partitions(4):
+        assert _grid_rank(f, 5, 4, P) == 1
+
+
+def test_sum_of_cross_products_has_known_rank():
+    # y = sum_{k=0}^{K-1} (x_0 + x_1)^k x_2^k ... built as prod of sums: (1 + s_P s_Q)^K has
+    # rank K + 1 for partition ({0,1},{2,3}) when s takes > K values on each side.
+    t = torch.linspace(-1.0, 1.0, 6, dtype=torch.float64)
+    K = 3
+    f = lambda d: (1 + (t[d[:, 0]] + t[d[:, 1]]) * (t[d[:, 2]] + t[d[:, 3]])) ** K  # noqa: E731
+    assert _grid_rank(f, 6, 4, [0, 1]) == K + 1
+
+
+def test_non_separable_indicator_has_full_rank():
+    # y = [d_0 == d_1] for N = 2 is the identity matrix: rank Z (the equality function).
+    f = lambda d: (d[:, 0] == d[:, 1]).double()  # noqa: E731
+    assert _grid_rank(f, 7, 2, [0]) == 7
+
+
+def test_worked_example_matches_hand_formula():
+    ex = sr.worked_example([0.5, 1.0, 2.0, 3.0])
+    assert ex["max_abs_diff"] == 0.0 and ex["rank"] == 2
+    assert sr.worked_example([-2.0, 2.0])["rank"] == 1  # equal squares: the measure-zero set
+
+
+# -- grid and matricization ------------------------------------------------------------------
+
+def test_grid_tensor_batched_equals_pointwise():
+    f = lambda d: (d.double() * torch.tensor([1.0, 3.0, 7.0], dtype=torch.float64)).sum(1) ** 2  # noqa: E731,E501
+    A = sr.grid_tensor(f, 3, 3, chunk=5)  # chunks that do not divide 27
+    for d in sr.grid_points(3, 3):
+        assert A[tuple(d.tolist())] == f(d[None])[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(Z=st.integers(1, 4), half=st.integers(1, 3), data=st.data())
+def test_matricize_places_each_entry(Z, half, data):
+    N = 2 * half
+    A = torch.arange(Z**N, dtype=torch.float64).reshape((Z,) * N)
+    P = data.draw(st.permutations(range(N)))[:half]
+    M = sr.matricize(A, P)
+    Ps, Qs = sr.check_partition(P, None, N)
+    d = [data.draw(st.integers(0, Z - 1)) for _ in range(N)]
+    row = sum(d[p] * Z ** (half - 1 - t) for t, p in enumerate(Ps))
+    col = sum(d[q] * Z ** (half - 1 - t) for t, q in enumerate(Qs))
+    assert M.shape == (Z**half, Z**half) and M[row, col] == A[tuple(d)]
+
+
+def test_bad_partitions_are_clear_errors():
+    with pytest.raises(ParameterError, match="N = 5 .*even"):
+        sr.check_partition([0, 1], None, 5)
+    with pytest.raises(ParameterError, match="is not a partition"):
+        sr.check_partition([0, 0], None, 4)
+    with pytest.raises(ParameterError, match="is not a partition"):
+        sr.check_partition([0, 1, 2], None, 4)
+    with pytest.raises(ParameterError, match="is not a partition"):
+        sr.check_partition([0, 7], None, 4)
+    with pytest.raises(ParameterError, match="is not a partition"):
+        sr.matricize(torch.zeros(2, 2, 2, 2), [0, 1], [1, 3])
+    with pytest.raises(ParameterError, match="N = 3"):
+        sr.matricize(torch.zeros(2, 2, 2), [0])
+    assert len(sr.balanced_partitions(6)) == math.comb(6, 3) // 2
+
+
+# -- numerical rank ---------------------------------------------------------------------------
+
+@settings(max_examples=20, deadline=None)
+@given(m=st.integers(2, 30), n=st.integers(2, 30), k=st.integers(0, 10),
+       scale=st.sampled_from([1e-30, 1.0, 1e30]), seed=st.integers(0, 10**6))
+def test_numerical_rank_of_random_low_rank_matrix(m, n, k, scale, seed):
+    k = min(k, m, n)
+    g = np.random.default_rng(seed)
+    M = scale * g.standard_normal((m, k)) @ g.standard_normal((k, n))
+    R = sr.numerical_rank(M)
+    assert R.rank == k  # scale-aware: the same rank at 1e-30 and 1e30
+    if 0 < k < min(m, n):
+        assert R.gap_decades > 8
+
+
+def test_numerical_rank_rejects_overflowed_entries():
+    with pytest.raises(sr.AttnbookError, match="non-finite"):
+        sr.numerical_rank(np.array([[1.0, np.inf], [0.0, 1.0]]))
+
+
+# -- networks: partition invariance, determinism, settings -----------------------------------
+
+@pytest.mark.parametrize("L,d_x,H,r,seed", [(1, 3, 2, 3, 0), (2, 2, 1, 2, 1), (2, 3, 2, 2, 2)])
+def test_partition_invariance_on_random_nets(L, d_x, H, r, seed):
+    s = sr.GridSetting(L=L, d_x=d_x, H=H, d_a=2, r=r, N=4, V=5)
+    m = sr.measure_rank(s, seed, sr.balanced_partitions(4))
+    assert len(set(m["ranks"])) == 1 and m["gap_decades"] > 4  # levine2020 Claim 3
+
+
+def test_one_layer_rank_is_one_plus_min_r_and_heads_times_d_a():
+    # L = 1: y^i = sum_k x_{i,k} g_k(Q) + g_0(P), so sep = 1 + min(r, H d_a) (and <= Thm 1)
+    for H, d_a, r in [(1, 1, 3), (1, 2, 3), (2, 1, 3), (2, 2, 2), (1, 3, 4)]:
+        s = sr.GridSetting(L=1, d_x=4, H=H, d_a=d_a, r=r, N=4, V=8)
+        rank = sr.measure_rank(s)["rank"]
+        assert rank == 1 + min(r, H * d_a) <= sr.levine2020_theorem1_bound(1, H, d_a)
+
+
+def test_rank_sweep_is_deterministic_and_bounded():
+    settings_ = [sr.GridSetting(L=L, d_x=3, H=1, d_a=3, r=r, N=4, V=5)
+                 for L in (1, 2) for r in (1, 2, 3)]
+    a = sr.add_bounds(sr.rank_sweep(settings_, seed=3, progress=False))
+    b = sr.rank_sweep(settings_, seed=3, progress=False)
+    assert a["rank"].tolist() == b["rank"].tolist()
+    assert all(a["rank"] <= a["grid_cap"])
+    assert all(int(k) <= u for k, u in zip(a["rank"], a["wies_upper"], strict=True))
+    assert all(int(k) <= u for k, u in zip(a["rank"], a["levine_t2"], strict=True))
+
+
+def test_grid_setting_rejects_bad_values():
+    with pytest.raises(ParameterError, match="r = 4"):
+        sr.GridSetting(L=1, d_x=3, H=1, d_a=1, r=4, N=4, V=8)
+    with pytest.raises(ParameterError, match="N = 3"):
+        sr.GridSetting(L=1, d_x=3, H=1, d_a=1, r=2, N=3, V=8)
+    with pytest.raises(ParameterError, match="partitions"):
+        sr.rank_sweep([], partitions="some")
+
+
+# -- bounds against hand-computed values -------------------------------------------------------
+
+def test_multiset_counts_multisets():
+    for n in range(0, 5):
+        for k in range(0, 5):
+            brute = sum(1 for c in np.ndindex(*(k + 1,) * n) if sum(c) == k) if n else int(k == 0)
+            assert sr.multiset(n, k) == brute
+
+
+def test_wies2021_bounds_by_hand():
+    # eq. (9), L = 1, r = 2, r_e = 0: ((2,3)) ((4,3)) 4^2 = 4 * 20 * 16
+    assert sr.wies2021_upper_bound(1, 2) == 4 * 20 * 16
+    # L = 2, r = 1, r_e = 1: ((2,9)) ((4,9)) 10^2 = 10 * 220 * 100
+    assert sr.wies2021_upper_bound(2, 1, 1) == 10 * 220 * 100
+    # eq. (14): L = 2 -> ((m, 1)) = m; L = 4, r = 6, H = 2 -> ((2, 9)) = 10
+    assert sr.wies2021_lower_bound(2, 7, 2) == 2
+    assert sr.wies2021_lower_bound(4, 6, 2) == 10
+    with pytest.raises(ParameterError, match="H < r"):
+        sr.wies2021_lower_bound(3, 4, 4)
+    with pytest.raises(ParameterError, match="L = 1"):
+        sr.wies2021_lower_bound(1, 4, 1)
+    big = sr.wies2021_upper_bound(8, 256, 1)  # exact int, far beyond float range
+    assert isinstance(big, int) and big.bit_length() > 3000 > 1024
+
+
+def test_levine2020_bounds_by_hand():
+    assert sr.levine2020_theorem1_bound(1, 2, 3) == 8  # H (d_a + 1)
+    assert sr.levine2020_theorem1_bound(2, 2, 1) == 4**4  # C(2) = 4
+    # Theorem 2, L = 2, d_x = 1: C = 4 -> 1 * 5 * ((1, 8)) * (8 + 1)^1 = 45
+    assert sr.levine2020_theorem2_bound(2, 1) == 45
+    # Theorem 3 proof recursion, L = 2, K = N d^4 / H = 2: s_2 = 2 (2 * 2)^3 = 128, x3
+    assert sr.levine2020_theorem3_bound(2, 2, 1, 1) == 384
+    assert sr.levine2020_theorem3_bound(2, 2, 1, 1, form="stated") == 4 * 2**4  # L^L K^C(L)
+    assert sr.levine2020_theorem4_bound(2, 1) == 5 * 45
+    with pytest.raises(ParameterError, match="form"):
+        sr.levine2020_theorem3_bound(2, 2, 1, 1, form="other")
