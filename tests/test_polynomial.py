@@ -7,8 +7,13 @@ from hypothesis import strategies as st
 
 from attnbook.errors import ParameterError
 from attnbook.models import AttentionNetConfig, SelfAttentionNet
-from attnbook.polynomial import (attention_factor_count, degree_along_line, homogeneity_check,
-                                 lemma1_degree, lemma1_table)
+from attnbook.polynomial import (
+    attention_factor_count,
+    degree_along_line,
+    homogeneity_check,
+    lemma1_degree,
+    lemma1_table,
+)
 
 
 def test_factor_count_follows_the_induction_of_the_proof():
