@@ -1,0 +1,354 @@
+"""The furthest-neighbour map on the sphere and attention layers of given per-head rank.
+
+Follows the rank/heads part of the Bruna talk (bruna2024talk; Amsel, Yehudai & Bruna 2024):
+
+* data: N points x_1..x_N uniform on S^{d-1}; target f_j(X) = argmin_i x_i . x_j, the point
+  furthest from x_j (slide "Metric Functions on the Sphere");
+* ``full_rank_head``: the one-head construction X softmax(X^T (-c I) x_j) of slide "Full Rank
+  Efficient Approximation", exact as c -> infinity;
+* ``RankedAttention``: many multi-head self-attention layers without MLP,
+  F(X) = sum_h softmax(X K_h Q_h^T X^T / sqrt(r)) X V_h with K_h, Q_h in R^{d x r}, V_h in
+  R^{d x d} (slide "Transformers"), each model with its own (r, H), evaluated as one tensor
+  program: model m owns P_m = r_m H_m rank-one "slots" that a fixed 0/1 matrix groups into
+  its heads;
+* ``EncoderLine``: off-the-shelf ``torch.nn.TransformerEncoderLayer`` models (per-head rank
+  r = d / H), trained in lockstep on the same batches;
+* ``train_line``: fresh data every step, loss MSE x d (zero output scores 1), AdamW
+  (0.9, 0.95), linear warm-up then cosine decay, metric = minimum held-out loss over training
+  (the setting of the authors' public code, github.com/NoahAmsel/attention-formers);
+* majority vote of random rank-one heads for N = 2 candidates and a query (slide "Majority
+  Voting"): ``rank1_votes``, ``majority_accuracy``, ``hoeffding_accuracy_bound`` and the
+  two-layer attention construction with index and scratchpad coordinates,
+  ``two_layer_majority``.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from .errors import AttnbookError, ParameterError
+
+__all__ = ["sphere_points", "furthest_neighbour", "full_rank_head", "line_configs",
+           "RankedAttention", "EncoderLine", "TrainSettings", "train_line",
+           "rank1_votes", "head_accuracy", "majority_accuracy", "hoeffding_accuracy_bound",
+           "two_layer_majority"]
+
+
+def sphere_points(B: int, N: int, d: int, *, generator=None, device=None,
+                  dtype=torch.float32) -> torch.Tensor:
+    """B sets of N points uniform on S^{d-1}: a tensor of shape (B, N, d).
+
+    >>> X = sphere_points(2, 3, 4, generator=torch.Generator().manual_seed(0))
+    >>> X.shape, bool(torch.allclose(X.norm(dim=-1), torch.ones(2, 3)))
+    (torch.Size([2, 3, 4]), True)
+    """
+    if not isinstance(N, int) or N < 2:
+        raise ParameterError("N", N, "an integer N >= 2 (a furthest point needs another point)")
+    if not isinstance(d, int) or d < 2:
+        raise ParameterError("d", d, "an integer d >= 2")
+    g = torch.randn(B, N, d, generator=generator, device=device, dtype=dtype)  # (B, N, d)
+    return g / g.norm(dim=-1, keepdim=True)
+
+
+def furthest_neighbour(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The target f_j(X) = x_{i*(j)}, i*(j) = argmin_i x_i . x_j, and the indices i*(j).
+
+    >>> X = torch.tensor([[[1., 0.], [0.6, 0.8], [-1., 0.]]])
+    >>> furthest_neighbour(X)[1]  # x_1 . x_3 = -1, x_2 . x_3 = -0.6
+    tensor([[2, 2, 0]])
+    """
+    B, N, d = X.shape
+    if N < 2:
+        raise ParameterError("N", N, "an integer N >= 2 (a furthest point needs another point)")
+    gram = X @ X.transpose(-1, -2)  # (B, N, N): x_j . x_i
+    idx = gram.argmin(dim=-1)  # (B, N)
+    return torch.gather(X, 1, idx[..., None].expand(B, N, d)), idx
+
+
+def full_rank_head(X: torch.Tensor, c: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """One full-rank head with K Q^T = -c I: out_j = sum_i softmax_i(-c x_i . x_j) x_i.
+
+    Returns the outputs (B, N, d) and the attention weights (B, N, N) (query j, key i).
+
+    >>> X = torch.tensor([[[1., 0.], [0.6, 0.8], [-1., 0.]]], dtype=torch.float64)
+    >>> out, A = full_rank_head(X, 1e3)
+    >>> A.argmax(-1)  # each point attends to its furthest point
+    tensor([[2, 2, 0]])
+    """
+    if not c > 0:
+        raise ParameterError("c", c, "a scale c > 0 (K Q^T = -c I)")
+    A = torch.softmax(-c * (X @ X.transpose(-1, -2)), dim=-1)  # (B, N, N)
+    return A @ X, A
+
+
+def line_configs(d: int, rank_heads: int) -> list[tuple[int, int]]:
+    """The (r, H) pairs with r H = ``rank_heads``, r a power of two dividing it, 1 <= r <= d.
+
+    >>> line_configs(16, 16)
+    [(1, 16), (2, 8), (4, 4), (8, 2), (16, 1)]
+    """
+    if not isinstance(rank_heads, int) or rank_heads < 1:
+        raise ParameterError("rank_heads", rank_heads, "an integer r*H >= 1")
+    out, r = [], 1
+    while r <= min(d, rank_heads):
+        if rank_heads % r == 0:
+            out.append((r, rank_heads // r))
+        r *= 2
+    return out
+
+
+class RankedAttention(nn.Module):
+    """M multi-head self-attention layers (no MLP), model m with H_m heads of rank r_m.
+
+    Model m: F_m(X) = sum_{h <= H_m} softmax(X K_h Q_h^T X^T / sqrt(r_m)) X V_h.
+
+    >>> net = RankedAttention(d=4, ranks=[1, 4], heads=[4, 1])
+    >>> net(torch.randn(3, 5, 4)).shape  # (M, B, N, d)
+    torch.Size([2, 3, 5, 4])
+    """
+
+    def __init__(self, d: int, ranks, heads, *, generator=None, dtype=torch.float32):
+        super().__init__()
+        ranks, heads = [int(r) for r in ranks], [int(h) for h in heads]
+        if len(ranks) != len(heads) or not ranks:
+            raise AttnbookError(f"ranks {ranks} and heads {heads} must be non-empty, equal length")
+        for r, H in zip(ranks, heads):
+            if not 1 <= r <= d:
+                raise ParameterError("r", r, f"a per-head rank 1 <= r <= d = {d}")
+            if H < 1:
+                raise ParameterError("H", H, "a number of heads H >= 1")
+        self.d, self.ranks, self.heads = d, ranks, heads
+        M, P, Hmax = len(ranks), max(r * H for r, H in zip(ranks, heads)), max(heads)
+        group = torch.zeros(M, Hmax, P, dtype=dtype)  # slot p of model m belongs to head p // r_m
+        for m, (r, H) in enumerate(zip(ranks, heads)):
+            for p in range(r * H):
+                group[m, p // r, p] = 1
+        self.register_buffer("group", group)  # (M, Hmax, P)
+        self.register_buffer("head_mask", group.amax(-1))  # (M, Hmax): 1 for real heads
+        self.register_buffer("scale", torch.tensor([1 / math.sqrt(r) for r in ranks],
+                                                   dtype=dtype))  # (M,)
+
+        def init(*shape, std):
+            return nn.Parameter(torch.randn(*shape, generator=generator, dtype=dtype) * std)
+
+        self.W_Q = init(M, P, d, std=1 / math.sqrt(d))  # (M, P, d): rows = query slots
+        self.W_K = init(M, P, d, std=1 / math.sqrt(d))
+        h_of = torch.tensor(heads, dtype=dtype)[:, None, None, None]
+        self.W_V = nn.Parameter(torch.randn(M, Hmax, d, d, generator=generator, dtype=dtype)
+                                / math.sqrt(d) / h_of)  # (M, Hmax, d, d): V_h, output O(1)
+
+    def attention(self, X: torch.Tensor) -> torch.Tensor:
+        """Attention weights of every head: (M, B, Hmax, N, N), query i, key j."""
+        B, N, d = X.shape
+        M, Hmax, P = self.group.shape
+        q = torch.einsum("bnd,mpd->mbnp", X, self.W_Q)  # (M, B, N, P)
+        k = torch.einsum("bnd,mpd->mbnp", X, self.W_K)  # (M, B, N, P)
+        qh = q[:, :, :, None, :] * self.group[:, None, None]  # (M, B, N, Hmax, P): slots per head
+        scores = qh.reshape(M, B, N * Hmax, P) @ k.transpose(-1, -2)  # (M, B, N*Hmax, N)
+        scores = scores.reshape(M, B, N, Hmax, N).transpose(2, 3)  # (M, B, Hmax, N, N)
+        return torch.softmax(scores * self.scale[:, None, None, None, None], dim=-1)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """X: (B, N, d) -> (M, B, N, d), every model on the same input."""
+        if X.shape[-1] != self.d:
+            raise ParameterError("X.shape[-1]", X.shape[-1], f"d = {self.d}")
+        B, N, d = X.shape
+        A = self.attention(X)  # (M, B, Hmax, N, N)
+        V = self.W_V * self.head_mask[:, :, None, None]  # (M, Hmax, d, d): padded heads 0
+        M, Hmax = self.head_mask.shape
+        XV = (X.reshape(B * N, d) @ V.permute(2, 0, 1, 3).reshape(d, M * Hmax * d))
+        XV = XV.reshape(B, N, M, Hmax, d).permute(2, 0, 3, 1, 4)  # (M, B, Hmax, N, d)
+        return (A @ XV).sum(dim=2)  # (M, B, N, d): sum over heads
+
+
+class EncoderLine(nn.Module):
+    """Off-the-shelf ``nn.TransformerEncoderLayer`` models, model m with H_m heads of rank
+    d / H_m (post-LN, ReLU MLP of width 4d, no dropout), on the same input.
+
+    Layers with different head counts cannot share one tensor program; they are trained in
+    lockstep on the same batches with one optimizer.
+
+    >>> EncoderLine(d=8, heads=[1, 8])(torch.randn(3, 5, 8)).shape  # (M, B, N, d)
+    torch.Size([2, 3, 5, 8])
+    """
+
+    def __init__(self, d: int, heads, *, dtype=torch.float32):
+        super().__init__()
+        for H in heads:
+            if H < 1 or d % H:
+                raise ParameterError("H", H, f"a number of heads dividing d = {d}")
+        self.d, self.heads, self.ranks = d, list(heads), [d // H for H in heads]
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, H, dim_feedforward=4 * d, dropout=0.0,
+                                       batch_first=True, dtype=dtype) for H in heads)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        if X.shape[-1] != self.d:
+            raise ParameterError("X.shape[-1]", X.shape[-1], f"d = {self.d}")
+        return torch.stack([layer(X) for layer in self.layers])  # (M, B, N, d)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Training of one line (setting of the authors' code, scaled by ``steps`` and ``batch``)."""
+
+    steps: int = 3000  # optimizer steps, each on a fresh batch
+    batch: int = 256  # point sets per batch
+    lr: float = 0.01  # AdamW peak learning rate (1 layer)
+    warmup: int = 100  # linear warm-up steps, then cosine decay to 0
+    weight_decay: float = 0.0
+    eval_every: int = 100  # held-out evaluation period (steps)
+    eval_size: int = 2048  # held-out point sets
+
+    def __post_init__(self):
+        for name in ("steps", "batch", "eval_every", "eval_size"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise ParameterError(name, v, "an integer >= 1")
+        if not 0 <= self.warmup < self.steps:
+            raise ParameterError("warmup", self.warmup, f"0 <= warmup < steps = {self.steps}")
+
+
+def _mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Per-model loss MSE x d: mean over sets and points of ||out_j - f_j||^2, shape (M,)."""
+    return ((out - target) ** 2).sum(-1).mean(dim=(-1, -2))
+
+
+def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int = 0,
+               device=None, progress: bool = False) -> dict:
+    """Train the M models of ``model`` together on the furthest-neighbour map.
+
+    Every step draws a fresh batch; the summed loss gives each model its own gradient. Returns
+    ``min_loss`` (M,), the minimum held-out MSE x d over the evaluations, and ``curve``
+    (evaluations, M).
+    """
+    device = torch.device(device or "cpu")
+    model = model.to(device)
+    d = model.d
+    g = torch.Generator(device=device).manual_seed(seed)
+    g_eval = torch.Generator(device=device).manual_seed(seed + 10_000)
+    dtype = next(model.parameters()).dtype
+    X_eval = sphere_points(settings.eval_size, N, d, generator=g_eval, device=device, dtype=dtype)
+    Y_eval = furthest_neighbour(X_eval)[0]
+    opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.95),
+                            weight_decay=settings.weight_decay)
+
+    def lr_factor(step):
+        if step < settings.warmup:
+            return (step + 1) / settings.warmup
+        t = (step - settings.warmup) / max(1, settings.steps - settings.warmup)
+        return 0.5 * (1 + math.cos(math.pi * t))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
+    curve = []
+    steps = range(settings.steps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc=f"{type(model).__name__} r*H line", leave=False)
+    for step in steps:
+        X = sphere_points(settings.batch, N, d, generator=g, device=device, dtype=dtype)
+        Y = furthest_neighbour(X)[0]
+        loss = _mse(model(X), Y).sum()  # (M,) summed: independent gradients
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        if (step + 1) % settings.eval_every == 0 or step + 1 == settings.steps:
+            with torch.no_grad():
+                curve.append(_mse(model(X_eval), Y_eval).cpu().numpy())
+    curve = np.array(curve)  # (evaluations, M)
+    return {"min_loss": curve.min(0), "final_loss": curve[-1], "curve": curve}
+
+
+# -- majority vote of random rank-one heads (slide "Majority Voting") -------------------------
+
+def rank1_votes(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor,
+                q: torch.Tensor) -> torch.Tensor:
+    """Votes of rank-one heads with K = Q = q (scores -(x_i . q)(q . y)): +1 for x1, -1 for x2.
+
+    Head q attends to the candidate with the larger score, i.e. the smaller (x_i . q)(q . y).
+    x1, x2, y: (T, d); q: (H, d) -> votes (T, H).
+
+    >>> e = torch.eye(2, dtype=torch.float64)
+    >>> q = torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.6, -0.8]], dtype=torch.float64)
+    >>> rank1_votes(e[:1], e[1:], e[:1], q).tolist()  # x1 = y: x2 (-1) is the furthest
+    [[-1.0, 1.0, -1.0]]
+    """
+    s = ((x1 - x2) @ q.T) * (y @ q.T)  # (T, H): (x1 - x2).q  q.y
+    return torch.where(s < 0, 1.0, -1.0).to(x1.dtype)
+
+
+def head_accuracy(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Probability over q ~ Unif(S^{d-1}) that one rank-one head votes right, per input (T,).
+
+    Sign(q . z) and sign(q . y) agree with probability 1 - angle(z, y)/pi, so a head is right
+    with probability 1/2 + |arcsin(z . y)|/pi, z = (x1 - x2)/|x1 - x2|.
+
+    >>> e = torch.eye(2, dtype=torch.float64)
+    >>> head_accuracy(e[:1], -e[:1], e[:1]).tolist()  # z = y: always right
+    [1.0]
+    """
+    z = (x1 - x2) / (x1 - x2).norm(dim=-1, keepdim=True)
+    cos = (z * y).sum(-1).clamp(-1, 1)
+    return 0.5 + cos.asin().abs() / math.pi
+
+
+def majority_accuracy(votes: torch.Tensor, truth: torch.Tensor, Hs) -> np.ndarray:
+    """Fraction of inputs where the majority of the first H votes is right, for each odd H.
+
+    votes: (T, Hmax) in {+1, -1}; truth: (T,) in {+1, -1}.
+
+    >>> v = torch.tensor([[1., 1., -1.], [-1., -1., 1.]])
+    >>> majority_accuracy(v, torch.tensor([1., 1.]), [1, 3]).tolist()
+    [0.5, 0.5]
+    """
+    T, Hmax = votes.shape
+    for H in Hs:
+        if H % 2 == 0 or not 1 <= H <= Hmax:
+            raise ParameterError("H", H, f"odd numbers of heads 1 <= H <= {Hmax} (no ties)")
+    tally = votes.cumsum(dim=1)  # (T, Hmax): tally of the first H votes at column H - 1
+    idx = torch.tensor([H - 1 for H in Hs], device=votes.device)
+    right = torch.sign(tally[:, idx]) == truth[:, None]  # (T, len(Hs))
+    return right.double().mean(0).cpu().numpy()
+
+
+def hoeffding_accuracy_bound(p: torch.Tensor, Hs) -> np.ndarray:
+    """Hoeffding: the majority of H independent votes, each right w.p. p > 1/2, is wrong with
+    probability <= exp(-2 H (p - 1/2)^2); averaged over inputs, a lower bound on accuracy.
+
+    >>> hoeffding_accuracy_bound(torch.tensor([1.0]), [1, 3]).round(4).tolist()
+    [0.3935, 0.7769]
+    """
+    H = torch.tensor(list(Hs), dtype=torch.float64, device=p.device)
+    gap2 = (p.double() - 0.5) ** 2  # (T,)
+    return (1 - torch.exp(-2 * H[:, None] * gap2[None, :]).mean(1)).cpu().numpy()
+
+
+def two_layer_majority(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor, q: torch.Tensor,
+                       c: float = 1e4) -> torch.Tensor:
+    """The two attention layers of slide "Majority Voting", with tokens [x; index; scratch].
+
+    Tokens [x1; 1; 0], [x2; -1; 0], [y; 0; 0]. Layer 1: H rank-one heads with query/key
+    q q^T (scaled by -c) let y attend over x1, x2; each head's value reads the index
+    coordinate and writes it, averaged over heads, into y's scratchpad. Layer 2: one head
+    with score c * index_i * scratch_y lets y attend to the candidate whose index matches the
+    tally's sign and copies its x block. Returns y's output x block, (T, d).
+
+    >>> e = torch.eye(2, dtype=torch.float64)
+    >>> q = torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.6, -0.8]], dtype=torch.float64)
+    >>> two_layer_majority(e[:1], e[1:], e[:1], q).tolist()  # votes -1, +1, -1: x2 wins
+    [[0.0, 1.0]]
+    """
+    T, d = y.shape
+    cand = torch.stack([x1, x2], dim=1)  # (T, 2, d) keys for y's query
+    index = torch.tensor([1.0, -1.0], dtype=y.dtype, device=y.device)  # (2,)
+    # layer 1: head h scores -c (x_i . q_h)(q_h . y); value = index coordinate / H
+    scores = -c * torch.einsum("tid,hd->thi", cand, q) * (y @ q.T)[..., None]  # (T, H, 2)
+    scratch = (torch.softmax(scores, dim=-1) @ index).mean(dim=1)  # (T,): tally / H
+    # layer 2: y attends with score c * index_i * scratch, value = x block
+    A2 = torch.softmax(c * index[None, :] * scratch[:, None], dim=-1)  # (T, 2)
+    return torch.einsum("ti,tid->td", A2, cand)
