@@ -26,6 +26,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from scipy import stats
 import torch
 from torch import nn
 
@@ -34,7 +36,7 @@ from .errors import AttnbookError, ParameterError
 __all__ = ["sphere_points", "furthest_neighbour", "full_rank_head", "line_configs",
            "RankedAttention", "EncoderLine", "TrainSettings", "train_line",
            "rank1_votes", "head_accuracy", "majority_accuracy", "hoeffding_accuracy_bound",
-           "two_layer_majority"]
+           "two_layer_majority", "single_head_advantage", "majority_vote_table", "full_rank_table"]
 
 
 def sphere_points(B: int, N: int, d: int, *, generator=None, device=None,
@@ -352,3 +354,102 @@ def two_layer_majority(x1: torch.Tensor, x2: torch.Tensor, y: torch.Tensor, q: t
     # layer 2: y attends with score c * index_i * scratch, value = x block
     A2 = torch.softmax(c * index[None, :] * scratch[:, None], dim=-1)  # (T, 2)
     return torch.einsum("ti,tid->td", A2, cand)
+
+
+def single_head_advantage(d: int) -> float:
+    """E[p] - 1/2 = E|arcsin t| / pi, t ~ u_d: a random rank-one head's edge over a coin.
+
+    Exact up to quadrature (t = z . y is distributed as u_d, harmonics.sphere_marginal_density);
+    for large d it is ~ E|t| / pi ~ sqrt(2 / (pi d)) / pi, the slide's Theta(1/sqrt(d)).
+
+    >>> round(single_head_advantage(3), 6)  # t uniform on [-1, 1]: E|arcsin t| = pi/2 - 1
+    0.181690
+    """
+    from scipy import integrate
+
+    from .harmonics import sphere_marginal_density
+
+    if not isinstance(d, int) or d < 3:
+        raise ParameterError("d", d, "an integer d >= 3")
+    val, _ = integrate.quad(lambda t: 2 * np.arcsin(t) * sphere_marginal_density(t, d), 0, 1,
+                            epsabs=1e-13, epsrel=1e-12)
+    return float(val / math.pi)
+
+
+def _clopper_pearson(k: np.ndarray, n: int, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    a = (1 - level) / 2
+    lo = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
+    hi = np.where(k < n, stats.beta.ppf(1 - a, k + 1, n - k), 1.0)
+    return lo, hi
+
+
+def majority_vote_table(ds, H_over_d2, T: int, *, seed: int = 0, device=None,
+                        chunk: int = 1000) -> pd.DataFrame:
+    """Majority vote of H random rank-one heads on T random inputs (x1, x2, y), per d and H.
+
+    H runs over the odd numbers nearest to ``H_over_d2`` x d^2 (and H = 1). Columns: accuracy
+    with a 95% Clopper-Pearson band, the Hoeffding lower bound averaged over the same inputs,
+    and the same two restricted to inputs of typical margin |z . y| >= 1/sqrt(d), where the
+    slide's 1 - exp(-Theta(d)) applies. Heads are nested: the first H of one draw of q's.
+    """
+    device = torch.device(device or "cpu")
+    rows = []
+    for d in ds:
+        g = torch.Generator(device=device).manual_seed(seed + d)
+        Hs = sorted({1} | {max(1, 2 * int(round(f * d * d / 2)) + 1) for f in H_over_d2})
+        Hmax = Hs[-1]
+        q = sphere_points(1, Hmax, d, generator=g, device=device, dtype=torch.float64)[0]
+        right, right_typ, hoef, hoef_typ, n_typ = 0, 0, 0, 0, 0
+        for start in range(0, T, chunk):
+            t = min(chunk, T - start)
+            x1, x2, y = sphere_points(t, 3, d, generator=g, device=device,
+                                      dtype=torch.float64).unbind(1)  # each (t, d)
+            truth = torch.where(((x1 - x2) * y).sum(-1) < 0, 1.0, -1.0).to(x1.dtype)
+            votes = rank1_votes(x1, x2, y, q)  # (t, Hmax)
+            z = (x1 - x2) / (x1 - x2).norm(dim=-1, keepdim=True)
+            typical = ((z * y).sum(-1).abs() >= 1 / math.sqrt(d))  # (t,)
+            p = head_accuracy(x1, x2, y)
+            right = right + t * majority_accuracy(votes, truth, Hs)
+            hoef = hoef + t * hoeffding_accuracy_bound(p, Hs)
+            k = int(typical.sum())
+            if k:
+                right_typ = right_typ + k * majority_accuracy(votes[typical], truth[typical], Hs)
+                hoef_typ = hoef_typ + k * hoeffding_accuracy_bound(p[typical], Hs)
+            n_typ += k
+        hits = np.rint(right).astype(int)
+        lo, hi = _clopper_pearson(hits, T)
+        hits_t = np.rint(right_typ).astype(int)
+        lo_t, hi_t = _clopper_pearson(hits_t, n_typ)
+        for i, H in enumerate(Hs):
+            rows.append({"d": d, "H": H, "H_over_d2": H / d**2, "T": T, "accuracy": hits[i] / T,
+                         "lo": lo[i], "hi": hi[i], "hoeffding": hoef[i] / T,
+                         "T_typical": n_typ, "accuracy_typical": hits_t[i] / n_typ,
+                         "lo_typical": lo_t[i], "hi_typical": hi_t[i],
+                         "hoeffding_typical": hoef_typ[i] / n_typ})
+    return pd.DataFrame(rows)
+
+
+def full_rank_table(d: int, N: int, B: int, cs, *, seed: int = 0) -> pd.DataFrame:
+    """Error of the full-rank head (K Q^T = -c I) against the furthest-neighbour target, per c.
+
+    Float64 on B point sets: MSE x d (mean over points of ||out_j - f_j||^2), the largest
+    per-point error, and the fraction of points whose largest attention weight sits on the
+    furthest point.
+
+    >>> t = full_rank_table(8, 4, 16, [1.0, 1e6])
+    >>> bool(t["mse"].iloc[1] < 1e-6 < t["mse"].iloc[0]), float(t["argmax_exact"].iloc[1])
+    (True, 1.0)
+    """
+    g = torch.Generator().manual_seed(seed)
+    X = sphere_points(B, N, d, generator=g, dtype=torch.float64)  # (B, N, d)
+    target, idx = furthest_neighbour(X)
+    gram = X @ X.transpose(-1, -2)
+    two = gram.topk(2, dim=-1, largest=False).values  # (B, N, 2): smallest two x_i . x_j
+    rows = []
+    for c in cs:
+        out, A = full_rank_head(X, float(c))
+        err = ((out - target) ** 2).sum(-1)  # (B, N)
+        rows.append({"c": float(c), "mse": float(err.mean()), "max_err": float(err.max()),
+                     "argmax_exact": float((A.argmax(-1) == idx).double().mean()),
+                     "min_gap": float((two[..., 1] - two[..., 0]).min())})
+    return pd.DataFrame(rows)

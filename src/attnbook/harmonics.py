@@ -27,6 +27,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 from scipy import special
 
 from .errors import ParameterError
@@ -34,7 +35,8 @@ from .errors import ParameterError
 __all__ = ["harmonic_dimension", "homogeneous_dimension", "laplacian_kernel_dimension",
            "sphere_marginal_density",
            "gegenbauer", "sign_coefficients", "sign_coefficients_quadrature",
-           "rank_lower_bound", "heads_needed"]
+           "rank_lower_bound", "heads_needed", "dimension_table", "coefficient_table",
+           "decay_exponent", "lower_bound_table", "heads_needed_table"]
 
 
 def _check_int(name: str, value, low: int, allowed: str | None = None) -> int:
@@ -120,7 +122,7 @@ def sphere_marginal_density(t, d: int):
     """
     d = _check_int("d", d, 3, "an integer >= 3 (the sphere S^{d-1} in R^d)")
     t = np.asarray(t, dtype=float)
-    return np.exp(_a(d) * np.log1p(-t * t) - _log_u_normaliser(d))
+    return np.power(1 - t * t, _a(d)) * math.exp(-_log_u_normaliser(d))
 
 
 def _log_gegenbauer_at_one(l: np.ndarray, alpha: float) -> np.ndarray:
@@ -255,3 +257,64 @@ def heads_needed(d: int, r: int, eps: float, l_max: int = 2000) -> float:
         live_c2rho -= c2[i] * rho[i]
         prev = b
     return float("inf")
+
+
+# -- tables for the chapter bruna2024_lower_bound ------------------------------------------
+
+def dimension_table(ds, ls, laplacian_max_monomials: int = 1500) -> pd.DataFrame:
+    """N(d, l) by the slide's formula, by dim P_l - dim P_{l-2}, and (small cases) by the rank
+    of the Laplacian, one row per (d, l); exact integers stored as strings.
+
+    >>> dimension_table([3], [2]).iloc[0][["formula", "difference", "laplacian"]].tolist()
+    ['5', '5', '5']
+    """
+    rows = []
+    for d in ds:
+        for l in ls:
+            small = homogeneous_dimension(d, l) <= laplacian_max_monomials
+            rows.append({"d": d, "l": l, "formula": str(harmonic_dimension(d, l)),
+                         "difference": str(homogeneous_dimension(d, l)
+                                           - homogeneous_dimension(d, l - 2)),
+                         "laplacian": str(laplacian_kernel_dimension(d, l)) if small else ""})
+    return pd.DataFrame(rows)
+
+
+def coefficient_table(ds, l_max: int, l_quadrature: int = 400) -> pd.DataFrame:
+    """<sign, P_{l,d}> for odd l <= l_max: closed form, and quadrature with scipy's
+    Gegenbauer polynomials for l <= l_quadrature (NaN above)."""
+    rows = []
+    for d in ds:
+        c = sign_coefficients(d, l_max)
+        q = sign_coefficients_quadrature(d, min(l_max, l_quadrature))
+        for l in range(1, l_max + 1, 2):
+            rows.append({"d": d, "l": l, "coefficient": c[l],
+                         "quadrature": q[l] if l < len(q) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def decay_exponent(table: pd.DataFrame, d: int, l_lo: int, l_hi: int) -> float:
+    """Least-squares slope of log |<sign, P_l>| against log l over odd l in [l_lo, l_hi].
+
+    >>> t = coefficient_table([3], 301, l_quadrature=1)
+    >>> round(decay_exponent(t, 3, 31, 301), 2)  # the slide's 1/l, for l >> d
+    -1.0
+    """
+    sub = table[(table["d"] == d) & (table["l"] >= l_lo) & (table["l"] <= l_hi)]
+    if len(sub) < 2:
+        raise ParameterError("(l_lo, l_hi)", (l_lo, l_hi), f"a range with >= 2 odd l <= l_max")
+    return float(np.polyfit(np.log(sub["l"]), np.log(np.abs(sub["coefficient"])), 1)[0])
+
+
+def lower_bound_table(d: int, ranks, Hs, l_max: int = 2000) -> pd.DataFrame:
+    """``rank_lower_bound`` for every rank r and number of heads H: columns r, H, bound."""
+    rows = []
+    for r in ranks:
+        b = rank_lower_bound(d, r, np.asarray(Hs, dtype=float), l_max)
+        rows += [{"d": d, "r": r, "H": float(H), "bound": float(v)} for H, v in zip(Hs, b)]
+    return pd.DataFrame(rows)
+
+
+def heads_needed_table(ds, ranks, epss, l_max: int = 2000) -> pd.DataFrame:
+    """``heads_needed`` for every (d, r, eps) with r <= d: columns d, r, eps, H_needed."""
+    return pd.DataFrame([{"d": d, "r": r, "eps": e, "H_needed": heads_needed(d, r, e, l_max)}
+                         for d in ds for r in ranks if r <= d for e in epss])
