@@ -20,6 +20,14 @@ rank with a stated tolerance, and evaluates the papers' bounds as exact Python i
   ((d_x, 2C(L))) (2C(L)/d_x + 1)^d_x, and their residual versions, Theorems 3-4;
 
 with ((n, k)) = binom(n+k-1, k) the multiset coefficient and C(L) = (3^L-1)/2 (Lemma 1).
+
+A depth-L network is a polynomial of degree 3^L, and beyond L = 2 its grid matrices have
+singular values spread over more decades than float64 holds. So the rank is also computed
+exactly: with weights and embeddings drawn as random residues modulo a prime p, the network
+is evaluated in exact modular arithmetic and the grid matrix is row-reduced over GF(p). That
+rank never exceeds the generic rank over the reals (a k x k minor that is non-zero mod p is a
+non-zero integer polynomial), and equals it unless the random point is a root of every
+maximal minor, which has probability at most (degree / p) by the Schwartz-Zippel lemma.
 """
 
 import itertools
@@ -38,7 +46,8 @@ __all__ = ["balanced_partitions", "check_partition", "grid_points", "grid_tensor
            "wies2021_upper_bound", "wies2021_lower_bound",
            "levine2020_theorem1_bound", "levine2020_theorem2_bound",
            "levine2020_theorem3_bound", "levine2020_theorem4_bound",
-           "GridSetting", "setting_grid_tensor", "measure_rank", "rank_sweep",
+           "PRIME", "rank_mod_p", "attention_mod_p", "GridSetting", "setting_grid_tensor",
+           "measure_rank", "rank_sweep",
            "add_bounds", "worked_example"]
 
 
@@ -196,6 +205,38 @@ def numerical_rank(M, *, safety: float = 1.0) -> RankResult:
     gap = float(sigma[rank - 1] / sigma[rank]) if rank < len(sigma) and sigma[rank] > 0 \
         else float("inf")
     return RankResult(rank, tol, sigma, gap)
+
+
+PRIME = 2097143  # the largest prime below 2^21: products of residues stay below 2^42, so a
+# float64 sum of up to 2^11 of them is exact (all contractions here are far shorter)
+
+
+def rank_mod_p(M, p: int = PRIME) -> int:
+    """Exact rank over GF(p) of an integer matrix, by Gaussian elimination (vectorized rows).
+
+    >>> rank_mod_p([[1, 2], [2, 4]]), rank_mod_p([[1, 2], [3, 4]]), rank_mod_p([[7, 0], [0, 1]], 7)
+    (1, 2, 1)
+    """
+    A = np.array(M, dtype=np.int64) % p  # (m, n), entries in [0, p)
+    if A.ndim != 2:
+        raise ParameterError("M.shape", A.shape, "a matrix")
+    if p >= 1 << 31:
+        raise ParameterError("p", p, "a prime below 2^31 (products must fit in int64)")
+    m, n = A.shape
+    rank = 0
+    for col in range(n):
+        if rank == m:
+            break
+        nz = np.nonzero(A[rank:, col])[0]
+        if nz.size == 0:
+            continue
+        piv = rank + int(nz[0])
+        A[[rank, piv]] = A[[piv, rank]]
+        A[rank] = A[rank] * pow(int(A[rank, col]), p - 2, p) % p  # pivot -> 1 (Fermat inverse)
+        below = A[rank + 1:, col].copy()  # (m - rank - 1,)
+        A[rank + 1:] = (A[rank + 1:] - below[:, None] * A[rank][None, :]) % p
+        rank += 1
+    return rank
 
 
 # -- bounds (exact integers) ----------------------------------------------------------------
@@ -372,6 +413,56 @@ class GridSetting:
         emb, net = self.build(seed, device)
         return lambda d: net(emb(d))[:, self.i, self.p]
 
+    def function_mod_p(self, seed: int = 0, device=None, p: int = PRIME):
+        """y_p^i in exact arithmetic modulo p, for weights drawn uniformly from GF(p).
+
+        The same network as :class:`attnbook.models.SelfAttentionNet` (eq. 5 of wies2021),
+        with every contraction reduced mod p; values are integers in [0, p) held in float64,
+        exact because no contraction sums 2^11 or more products of residues.
+        """
+        L, d_x, H, d_a, r, N, V = self.L, self.d_x, self.H, self.d_a, self.r, self.N, self.V
+        if max(d_x, H * d_a, N, r, self.r_e) >= 1 << 11:
+            raise ParameterError("max(d_x, H d_a, N, r)", max(d_x, H * d_a, N, r),
+                                 "below 2048 for exact float64 sums of residues")
+        g = torch.Generator().manual_seed(seed)
+
+        def draw(*shape):
+            w = torch.randint(0, p, shape, generator=g, dtype=torch.int64)
+            return w.to(device=device, dtype=torch.float64)
+
+        table = ((draw(d_x, r) @ draw(r, V)) % p).T  # (V, d_x): M_V = M_low M_vocab mod p
+        pos = ((draw(d_x, self.r_e) @ draw(self.r_e, N)) % p).T if self.r_e else \
+            torch.zeros(N, d_x, dtype=torch.float64, device=device)  # (N, d_x)
+        W_Q, W_K, W_V = (draw(L, H, d_a, d_x) for _ in range(3))  # (L, H, d_a, d_x)
+        W_O = draw(L, H, d_x, d_a)  # (L, H, d_x, d_a)
+
+        def f(d):
+            y = attention_mod_p((table[d] + pos) % p, W_Q, W_K, W_V, W_O, p, self.residual)
+            return y[:, self.i, self.p]
+
+        return f
+
+
+def attention_mod_p(y, W_Q, W_K, W_V, W_O, p: int = PRIME, residual: bool = False):
+    """SelfAttentionNet's forward pass (wies2021 eq. 5) in exact arithmetic modulo p.
+
+    y: (B, N, d_x) residues; W_Q, W_K, W_V: (L, H, d_a, d_x); W_O: (L, H, d_x, d_a); all
+    integer-valued float64 tensors in [0, p). Every contraction is reduced mod p.
+
+    >>> W = torch.ones(1, 1, 1, 1, dtype=torch.float64)
+    >>> attention_mod_p(torch.tensor([[[2.], [3.]]], dtype=torch.float64), W, W, W, W, 7)
+    tensor([[[5.],
+             [4.]]], dtype=torch.float64)
+    """
+    for l in range(W_Q.shape[0]):
+        q = torch.einsum("had,bnd->bhna", W_Q[l], y) % p  # (B, H, N, d_a)
+        k = torch.einsum("had,bnd->bhna", W_K[l], y) % p
+        v = torch.einsum("had,bnd->bhna", W_V[l], y) % p
+        scores = (q @ k.transpose(-1, -2)) % p  # (B, H, N, N)
+        out = torch.einsum("hxa,bhna->bnx", W_O[l], (scores @ v) % p) % p  # (B, N, d_x)
+        y = (y + out) % p if residual else out
+    return y
+
 
 def setting_grid_tensor(s: GridSetting, seed: int = 0, device=None, chunk: int = 1 << 15):
     """The grid tensor (V,)*N of the setting's y_p^i, evaluated in batches on ``device``."""
@@ -380,16 +471,20 @@ def setting_grid_tensor(s: GridSetting, seed: int = 0, device=None, chunk: int =
 
 def measure_rank(s: GridSetting, seed: int = 0, partitions=None, device=None,
                  safety: float = 1.0) -> dict:
-    """Numerical rank of [[A]]_{P,Q} for each partition P (default: the first, 0..N/2-1).
+    """Exact (mod p) and float64 numerical rank of [[A]]_{P,Q} for each partition P.
 
-    Returns the ranks, the smallest gap (decades) among them and the leading singular
-    values of the first partition (for plotting the gap).
+    The default partition is P = {0, ..., N/2-1}. Returns ``rank_exact`` and ``rank`` (float)
+    of the first partition, both per partition (``ranks_exact``, ``ranks``), the smallest
+    float gap in decades, and the leading singular values of the first partition.
     """
-    A = setting_grid_tensor(s, seed, device)
     parts = partitions or [tuple(range(s.N // 2))]
+    A = grid_tensor(s.function_mod_p(seed, device), s.V, s.N, device=device)
+    exact = [rank_mod_p(matricize(A, P).to(torch.int64).numpy()) for P in parts]
+    A = setting_grid_tensor(s, seed, device)
     results = [numerical_rank(matricize(A, P), safety=safety) for P in parts]
     first = results[0]
-    return {"rank": first.rank, "ranks": [r.rank for r in results],
+    return {"rank_exact": exact[0], "ranks_exact": exact,
+            "rank": first.rank, "ranks": [r.rank for r in results],
             "gap_decades": min(r.gap_decades for r in results),
             "sigma_rel": (first.sigma / first.sigma[0]).tolist() if first.sigma[0] else []}
 
@@ -400,7 +495,7 @@ def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: 
 
     ``partitions="all"`` measures every balanced partition (Claim 3); ``"first"`` only
     P = {0, ..., N/2-1}. Rows carry the setting, ``rank`` (first partition), ``ranks``,
-    ``gap_decades`` and ``grid_cap`` = V^(N/2).
+    ``rank_exact``, ``ranks_exact``, ``gap_decades`` and ``grid_cap`` = V^(N/2).
     """
     import time
 
