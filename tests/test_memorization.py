@@ -10,10 +10,23 @@ from hypothesis import strategies as st
 import attnbook as ab
 from attnbook.assumptions import assumption1, assumption2, kruskal_rank, numerical_rank
 from attnbook.memorization import (
-    MHAWeights, adversarial_rank_search, construct_attention, fcn_hard_dataset,
-    lemma3_w_plus, make_dataset, memorization_lower_bound, memorize, mha_forward,
-    random_feature_ranks, relu_fcn_bound, relu_fcn_jacobian_rank, relu_fcn_parameter_count,
-    saturation_scale, shared_context_bound, solve_values, trivial_attention_skip,
+    MHAWeights,
+    adversarial_rank_search,
+    construct_attention,
+    fcn_hard_dataset,
+    lemma3_w_plus,
+    make_dataset,
+    memorization_lower_bound,
+    memorize,
+    mha_forward,
+    random_feature_ranks,
+    relu_fcn_bound,
+    relu_fcn_jacobian_rank,
+    relu_fcn_parameter_count,
+    saturation_scale,
+    shared_context_bound,
+    solve_values,
+    trivial_attention_skip,
 )
 
 F64 = torch.float64

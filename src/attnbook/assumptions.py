@@ -12,7 +12,7 @@ set of vectors, including the token representations of real models.
 
 import math
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice
 
 import numpy as np
 import torch
@@ -86,7 +86,7 @@ def _subsets_independent(V: torch.Tensor, k: int) -> tuple[bool, tuple | None, i
     checked = 0
     it = combinations(range(m), k)
     while True:
-        chunk = [c for _, c in zip(range(_CHUNK), it)]
+        chunk = list(islice(it, _CHUNK))
         if not chunk:
             return True, None, checked
         idx = torch.tensor(chunk, device=V.device)  # (S, k)
@@ -113,8 +113,8 @@ def kruskal_rank(vectors) -> int:
     for size in range(1, min(m, d) + 1):
         if math.comb(m, size) > EXACT_SUBSET_LIMIT:
             raise AttnbookError(
-                f"exact Kruskal rank needs C({m}, {size}) = {math.comb(m, size)} subsets, more than "
-                f"{EXACT_SUBSET_LIMIT}: use kruskal_rank_at_least(..., method='randomized')")
+                f"exact Kruskal rank needs C({m}, {size}) = {math.comb(m, size)} subsets, more "
+                f"than {EXACT_SUBSET_LIMIT}: use kruskal_rank_at_least(..., method='randomized')")
         ok, _, _ = _subsets_independent(V, size)
         if not ok:
             break
@@ -151,8 +151,8 @@ def kruskal_rank_at_least(vectors, k: int, *, method: str = "auto", n_draws: int
         method = "exact" if math.comb(m, k) <= EXACT_SUBSET_LIMIT else "randomized"
     if method == "exact":
         if math.comb(m, k) > EXACT_SUBSET_LIMIT:
-            raise AttnbookError(f"exact test needs C({m}, {k}) = {math.comb(m, k)} subsets, more than "
-                                f"{EXACT_SUBSET_LIMIT}: use method='randomized'")
+            raise AttnbookError(f"exact test needs C({m}, {k}) = {math.comb(m, k)} subsets, more "
+                                f"than {EXACT_SUBSET_LIMIT}: use method='randomized'")
         ok, bad, checked = _subsets_independent(V, k)
         if ok:
             return AssumptionCheck(name, True, "exact", f"all {checked} {k}-subsets independent")
@@ -160,7 +160,8 @@ def kruskal_rank_at_least(vectors, k: int, *, method: str = "auto", n_draws: int
                                f"rows {bad} are linearly dependent (exact test over "
                                f"{math.comb(m, k)} {k}-subsets)")
     if not (0 < fraction <= 1) or n_draws < 1:
-        raise ParameterError("fraction, n_draws", (fraction, n_draws), "0 < fraction <= 1, n_draws >= 1")
+        raise ParameterError("fraction, n_draws", (fraction, n_draws),
+                             "0 < fraction <= 1, n_draws >= 1")
     g = torch.Generator().manual_seed(seed)
     idx = torch.stack([torch.randperm(m, generator=g)[:k] for _ in range(n_draws)])  # (n_draws, k)
     ranks = numerical_rank(V[idx.to(V.device)])  # (n_draws,)
@@ -209,7 +210,7 @@ def assumption2(contexts) -> AssumptionCheck:
 
 
 def assumption3(contexts, queries, **kw) -> AssumptionCheck:
-    """Assumption 3: the vectors e^(t) + mean_i e_i^(t) have Kruskal rank >= n (mahdavi2024, Sec. 4.4).
+    """Assumption 3: the e^(t) + mean_i e_i^(t) have Kruskal rank >= n (mahdavi2024, Sec. 4.4).
 
     >>> E = torch.zeros(3, 2, 3, dtype=torch.float64); E[:, 0, 0] = torch.tensor([0.0, 2.0, 4.0])
     >>> bool(assumption3(E, torch.eye(3, dtype=torch.float64)))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .assumptions import assumption1, assumption2, numerical_rank, rank_tolerance
+from .assumptions import assumption1, assumption2, assumption3, numerical_rank, rank_tolerance
 from .errors import AttnbookError, ParameterError
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "saturation_scale", "construct_attention", "solve_values", "memorize", "Construction",
     "mha_parameter_count", "relu_fcn_parameter_count", "relu_fcn_jacobian_rank",
     "train_relu_fcn", "attention_features", "random_feature_ranks", "adversarial_rank_search",
+    "theorem1_check", "rank_upper_bound_table", "proposition4_table", "proposition3_table",
 ]
 
 F64 = torch.float64
@@ -88,11 +89,13 @@ def _check_data(E: torch.Tensor, e: torch.Tensor) -> tuple[int, int, int]:
         raise ParameterError("E", f"shape {tuple(E.shape)}", "contexts of shape (T, n, d)")
     T, n, d = E.shape
     if e.shape != (T, d):
-        raise ParameterError("e", f"shape {tuple(e.shape)}", f"queries of shape (T, d) = ({T}, {d})")
+        raise ParameterError("e", f"shape {tuple(e.shape)}",
+                             f"queries of shape (T, d) = ({T}, {d})")
     return T, n, d
 
 
-def mha_forward(E: torch.Tensor, e: torch.Tensor, w: MHAWeights, *, skip: bool = False) -> MHAOutput:
+def mha_forward(E: torch.Tensor, e: torch.Tensor, w: MHAWeights, *,
+                skip: bool = False) -> MHAOutput:
     """One MHA layer on T examples, exactly eqs. (1)-(6) of mahdavi2024 (skip: Appendix C).
 
     The softmax subtracts the row maximum (log-sum-exp), so logits far beyond exp's float64
@@ -147,7 +150,8 @@ def _sample(shape, dist: str, g: torch.Generator) -> torch.Tensor:
 
 def make_dataset(T: int, n: int, d: int, *, shared: bool = False, dist: str = "gaussian",
                  positional: bool = False, query_rank: int | None = None,
-                 token_sum: float | None = None, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+                 token_sum: float | None = None,
+                 seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Random contexts E (T, n, d) and queries e (T, d) for the settings of mahdavi2024.
 
     ``shared``: one context for all examples (Proposition 2, Section 5.2); ``positional``: add
@@ -224,10 +228,14 @@ def _pos_int(name, v):
 
 
 def memorization_lower_bound(H: int, n: int, d_h: int, Q: int | None = None) -> int:
-    """H(min(n, d_h) - 1) + 1 (Theorem 1); with queries of Kruskal rank Q < n, H(min(Q, d_h) - 1) + 1 (Remark 1).
+    """H(min(n, d_h)-1)+1 (Theorem 1), or H(min(Q, d_h)-1)+1 for queries of Kruskal rank Q < n.
 
-    >>> memorization_lower_bound(4, 8, 16), memorization_lower_bound(4, 8, 3), memorization_lower_bound(4, 8, 16, Q=5)
-    (29, 9, 17)
+    Implements mahdavi2024, Theorem 1 and Remark 1; r = min(n, d_h) is the per-head gain plus one.
+
+    >>> memorization_lower_bound(4, 8, 16), memorization_lower_bound(4, 8, 3)
+    (29, 9)
+    >>> memorization_lower_bound(4, 8, 16, Q=5)
+    17
     """
     for name, v in (("H", H), ("n", n), ("d_h", d_h)):
         _pos_int(name, v)
@@ -246,7 +254,7 @@ def shared_context_bound(H: int, n: int) -> int:
 
 
 def constant_sum_bound(H: int, d: int) -> int:
-    """Upper bound H(d-1)+1 on rank(Z) when every context token sums to one constant (Proposition 5).
+    """Upper bound H(d-1)+1 on rank(Z) when all context tokens sum to one constant (Proposition 5).
 
     >>> constant_sum_bound(3, 5)
     13
@@ -256,7 +264,7 @@ def constant_sum_bound(H: int, d: int) -> int:
 
 
 def relu_fcn_bound(n: int, m: int, d_out: int) -> float:
-    """(n+1)m/d_out + m + 1: most examples of Appendix F a 2-layer ReLU net with m units fits (Prop. 3).
+    """(n+1)m/d_out + m + 1: most examples of App. F a 2-layer ReLU net with m units fits (Prop. 3).
 
     >>> relu_fcn_bound(3, 2, 4)
     5.0
@@ -266,7 +274,8 @@ def relu_fcn_bound(n: int, m: int, d_out: int) -> float:
     return (n + 1) * m / d_out + m + 1
 
 
-def mha_parameter_count(H: int, d: int, d_h: int, d_v: int, d_out: int, *, with_W_O: bool = True) -> int:
+def mha_parameter_count(H: int, d: int, d_h: int, d_v: int, d_out: int, *,
+                        with_W_O: bool = True) -> int:
     """2Hd d_h + Hd d_v (+ H d_v d for W_O) + d d_out; Theorem 1's text omits W_O.
 
     >>> mha_parameter_count(2, 4, 3, 1, 1), mha_parameter_count(2, 4, 3, 1, 1, with_W_O=False)
@@ -325,24 +334,26 @@ def lemma3_w_plus(E: torch.Tensor, e: torch.Tensor, new: list[int], old: list[in
         scale = e[old].norm(dim=1) * float(torch.finfo(F64).eps) * d * 10
         bad = [old[i] for i in (proj.abs() <= scale).nonzero().flatten().tolist()]
         if bad:
-            raise AttnbookError(f"Assumption 1 violated: queries of examples {bad[:5]} lie in the span "
-                                f"of the queries of examples {new}")
+            raise AttnbookError(f"Assumption 1 violated: queries of examples {bad[:5]} lie in the "
+                                f"span of the queries of examples {new}")
         alpha = (E[old] @ cvec) * proj[:, None]  # (T', n): logits of W+
         top2 = alpha.topk(min(2, n), dim=1).values
         if n > 1 and bool((top2[:, 0] - top2[:, 1] <= 0).any()):
-            raise AttnbookError("Assumption 2 violated: an old example has two equal context tokens "
-                                "(Lemma 3 needs distinct logits)")
+            raise AttnbookError("Assumption 2 violated: an old example has two equal context "
+                                "tokens (Lemma 3 needs distinct logits)")
     return cvec, w
 
 
-def saturation_scale(alpha_star: torch.Tensor, alpha_plus: torch.Tensor, delta: float) -> torch.Tensor:
+def saturation_scale(alpha_star: torch.Tensor, alpha_plus: torch.Tensor,
+                     delta: float) -> torch.Tensor:
     """Smallest c with ||softmax(a* + c a+) - onehot(argmax a+)||_1 < delta by Lemma 4's bound.
 
     Uses ||.||_1 = 2 sum_{j != i*} theta_j < 2 (n-1) exp(max_j(a*_j - a*_{i*}) - c g), g the gap
     between the two largest entries of a+; per row of ``(T', n)`` inputs.
 
     >>> a_plus = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
-    >>> c = saturation_scale(torch.zeros(1, 2, dtype=torch.float64), a_plus, 0.01); round(float(c), 4)
+    >>> c = saturation_scale(torch.zeros(1, 2, dtype=torch.float64), a_plus, 0.01)
+    >>> round(float(c), 4)
     5.2983
     >>> th = torch.softmax(c * a_plus, -1); float(2 * th[0, 1]) < 0.01
     True
@@ -410,9 +421,11 @@ def construct_attention(E: torch.Tensor, e: torch.Tensor, H: int, d_h: int, *,
         a2 = assumption2(E)
         if not a2:
             raise AttnbookError(f"Assumption 2 violated: {a2.detail}")
-        a1 = assumption1(e, min(r, T), n_draws=500, fraction=1.0, seed=seed)
+        k = min(r, T)  # the construction needs every k queries independent
+        a1 = assumption1(e, k, method="exact" if math.comb(T, k) <= 2000 else "randomized",
+                         n_draws=500, fraction=1.0, seed=seed)
         if not a1:
-            raise AttnbookError(f"Assumption 1 violated (needed Kruskal rank >= {min(r, T)}): {a1.detail}")
+            raise AttnbookError(f"Assumption 1 violated (needed Kruskal rank >= {k}): {a1.detail}")
     g = torch.Generator().manual_seed(seed)
     e_max = float(E.norm(dim=-1).max())  # largest context-token norm (Appendix B.2)
     Ep = torch.linalg.pinv(E)  # (T, d, n): right inverses, E E^+ = I_n under Assumption 2
@@ -435,7 +448,8 @@ def construct_attention(E: torch.Tensor, e: torch.Tensor, H: int, d_h: int, *,
             continue
         Qn = e[new].T  # (d, m): new queries as columns
         if int(numerical_rank(Qn)) < m:
-            raise AttnbookError(f"Assumption 1 violated: queries of examples {new} are linearly dependent")
+            raise AttnbookError(f"Assumption 1 violated: queries of examples {new} are linearly "
+                                f"dependent")
         Qn_pinv = torch.linalg.pinv(Qn)  # (m, d): W* = B Qn^+ gives W* e^(t_j) = B[:, j]
         if h == 0:
             # Claim 1: any targets; generic random logits give r independent rows of Z.
@@ -494,14 +508,16 @@ def solve_values(Z: torch.Tensor, Y: torch.Tensor, H: int, d_v: int | None = Non
 
     Needs rank(Z) = T (full row rank); returns W_V (H, d, d_v), W_O (H d_v, d), W_D (d, d_out).
 
-    >>> Z = torch.eye(2, 4, dtype=torch.float64); Y = torch.tensor([[3.0], [5.0]], dtype=torch.float64)
+    >>> Z = torch.eye(2, 4, dtype=torch.float64)
+    >>> Y = torch.tensor([[3.0], [5.0]], dtype=torch.float64)
     >>> W_V, W_O, W_D = solve_values(Z, Y, H=2)
     >>> (Z @ W_V.reshape(4, -1)).tolist()
     [[3.0], [5.0]]
     """
     T, Hd = Z.shape
     if Y.ndim != 2 or Y.shape[0] != T:
-        raise ParameterError("Y", f"shape {tuple(Y.shape)}", f"labels of shape (T, d_out) = ({T}, d_out)")
+        raise ParameterError("Y", f"shape {tuple(Y.shape)}",
+                             f"labels of shape (T, d_out) = ({T}, d_out)")
     d_out = Y.shape[1]
     if Hd % H:
         raise ParameterError("H", H, f"a divisor of Z's width {Hd}")
@@ -640,12 +656,18 @@ def relu_fcn_jacobian_rank(X: torch.Tensor, m: int, d_out: int, *, points: int =
     g = torch.Generator().manual_seed(seed)
     ranks = []
     for _ in range(points):
-        params = (torch.randn(d_in, m, generator=g, dtype=F64) / math.sqrt(d_in),
-                  torch.randn(m, generator=g, dtype=F64) * 0.1,
-                  torch.randn(m, d_out, generator=g, dtype=F64) / math.sqrt(m),
-                  torch.randn(d_out, generator=g, dtype=F64) * 0.1)
-        J = torch.autograd.functional.jacobian(lambda *p: _relu_fcn(X, *p).reshape(-1), params)
-        ranks.append(int(numerical_rank(torch.cat([j.reshape(T * d_out, -1) for j in J], 1))))
+        W1 = torch.randn(d_in, m, generator=g, dtype=F64) / math.sqrt(d_in)
+        b1 = torch.randn(m, generator=g, dtype=F64) * 0.1
+        W2 = torch.randn(m, d_out, generator=g, dtype=F64) / math.sqrt(m)
+        pre = X @ W1 + b1  # (T, m)
+        act, mask = torch.relu(pre), (pre > 0).to(F64)
+        I = torch.eye(d_out, dtype=F64)
+        J_W1 = torch.einsum("ta,tj,jo->toaj", X, mask, W2).reshape(T * d_out, d_in * m)
+        J_b1 = torch.einsum("tj,jo->toj", mask, W2).reshape(T * d_out, m)
+        J_W2 = torch.einsum("tj,op->tojp", act, I).reshape(T * d_out, m * d_out)
+        J_b2 = I.repeat(T, 1)  # (T d_out, d_out)
+        J = torch.cat([J_W1, J_b1, J_W2, J_b2], dim=1)  # (T d_out, P): d outputs / d params
+        ranks.append(int(numerical_rank(J)))
     return ranks
 
 
@@ -680,3 +702,144 @@ def train_relu_fcn(X: torch.Tensor, Y: torch.Tensor, m: int, *, restarts: int = 
         out = torch.relu(X @ W1 + b1) @ W2 + b2
         res = ((out - Y) ** 2).sum((1, 2)).sqrt() / Y.norm()
     return res.numpy()
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter's checks, one table each (notebooks/mahdavi2024_theory.ipynb)
+# --------------------------------------------------------------------------------------------
+def theorem1_check(H: int, n: int, d: int, d_h: int, d_out: int, context: str = "per_example",
+                   Q: int | None = None, seed: int = 0) -> dict:
+    """Theorem 1 (or Remark 1 with Q < n) at one setting: T = bound examples, random U(0,1) labels.
+
+    Contexts are U(0,1) tokens plus sinusoidal positional encodings (Section 3), drawn per
+    example or shared; queries have Kruskal rank Q when given. Returns scalars for a table.
+
+    >>> r = theorem1_check(2, 3, 4, 3, 2)
+    >>> r["T"], r["rank"], r["increments_ok"], r["max_rel_err"] < 1e-8
+    (5, 5, True, True)
+    """
+    if context not in ("per_example", "shared"):
+        raise ParameterError("context", context, "per_example or shared")
+    T = memorization_lower_bound(H, n, d_h, Q)
+    E, e = make_dataset(T, n, d, shared=context == "shared", positional=True, dist="uniform",
+                        query_rank=Q, seed=seed)
+    Y = torch.rand(T, d_out, generator=torch.Generator().manual_seed(seed + 1), dtype=F64)
+    res = memorize(E, e, Y, H, d_h, d_v=d_out, Q=Q, seed=seed)
+    heads = res["construction"].heads
+    r = res["construction"].r
+    expected = [min(r + (h - 1) * (r - 1), T) for h in range(1, H + 1)]
+    later = heads[heads["T_old"] > 0]
+    return {
+        "T": T, "bound": res["bound"], "rank": res["rank"], "max_rel_err": res["max_rel_err"],
+        "cond_Z": res["cond_Z"], "increments_ok": heads["rank_after"].tolist() == expected,
+        "c_max": float(heads["c"].max()), "c_per_head": heads["c"].tolist(),
+        "delta_min": float(later["delta"].min()) if len(later) else float("nan"),
+        "saturated_within_delta": bool((later["sat_l1_max"] < later["delta"]).all()),
+        "sat_theta_min": float(later["sat_theta_min"].min()) if len(later) else float("nan"),
+        "c_alpha_max": float(heads["c_alpha_max"].max()),
+        "c_alpha_per_head": heads["c_alpha_max"].tolist(),
+        "delta_per_head": heads["delta"].tolist(),
+        "unsaturation_per_head": heads["sat_l1_max"].tolist(),
+        "naive_exp_overflow": res["construction"].naive_exp_overflows,
+    }
+
+
+def rank_upper_bound_table(kind: str, H_values, n: int, d: int, *, extra_rows: int = 4,
+                           draws: int = 100, restarts: int = 4, steps: int = 100,
+                           seed: int = 0) -> pd.DataFrame:
+    """Propositions 2 (``kind="shared"``) and 5 (``"constant_sum"``): rank(Z) against its bound.
+
+    For each H: T = bound + ``extra_rows`` examples, so rank(Z) could exceed the bound; the
+    largest rank over ``draws`` random weight draws (and the share reaching the bound); the
+    adversarial search pushing sigma_{bound+1}(Z); and, as a control, the random rank on
+    per-example unconstrained contexts of the same size. d_h = d (Proposition 5's setting).
+
+    >>> rank_upper_bound_table("shared", [2], 3, 5, draws=5, restarts=1, steps=2)[
+    ...     ["bound", "max_rank", "adv_max_rank"]].values.tolist()
+    [[5, 5, 5]]
+    """
+    rows = []
+    for H in H_values:
+        if kind == "shared":
+            bound = shared_context_bound(H, n)
+            kw = {"shared": True}
+        elif kind == "constant_sum":
+            bound = constant_sum_bound(H, d)
+            kw = {"token_sum": 1.0}
+        else:
+            raise ParameterError("kind", kind, "shared or constant_sum")
+        T = bound + extra_rows
+        E, e = make_dataset(T, n, d, seed=seed + H, **kw)
+        ranks = random_feature_ranks(E, e, H, d, draws=draws, seed=seed + H)
+        row = {"H": H, "n": n, "d": d, "T": T, "bound": bound, "width_Hd": H * d,
+               "max_rank": int(ranks.max()), "share_at_bound": float((ranks == bound).mean())}
+        if bound + 1 <= min(T, H * d):
+            adv = adversarial_rank_search(E, e, H, d, bound + 1, restarts=restarts, steps=steps,
+                                          seed=seed + H)
+            row.update(adv_max_rank=int(adv["rank"].max()),
+                       adv_max_ratio=float(adv["ratio_k"].max()),
+                       adv_min_ratio_at_bound=float(adv["ratio_k_minus_1"].min()))
+        E0, e0 = make_dataset(T, n, d, seed=seed + H)
+        row["control_rank"] = int(random_feature_ranks(E0, e0, H, d, draws=3, seed=seed).max())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def proposition4_table(draws: int, T: int, n: int, d: int, seed: int = 0) -> pd.DataFrame:
+    """Proposition 4: a [CLS] query breaks Assumption 1; the trivial layer A_0 restores it.
+
+    Each draw: self-attention examples whose first token (the query) is one shared [CLS]
+    vector plus pos_0, the others U(0,1) plus positional encodings. Assumptions are tested
+    exactly (all n-subsets) before and after A_0.
+
+    >>> df = proposition4_table(1, 6, 2, 4)
+    >>> df[["in_asm1", "in_asm3", "out_asm1", "out_asm2"]].values.tolist()
+    [[False, True, True, True]]
+    """
+    rows = []
+    for k in range(draws):
+        g = torch.Generator().manual_seed(seed + k)
+        E = torch.rand(T, n, d, generator=g, dtype=F64)
+        E[:, 0] = torch.rand(d, generator=g, dtype=F64)  # the same [CLS] token in every example
+        E = E + positional_encoding(n, d)
+        e = E[:, 0]  # self-attention: the query is the first context token
+        Ep, ep = trivial_attention_skip(E, e)
+        rows.append({"draw": k, "in_asm1": assumption1(e, n, method="exact").holds,
+                     "in_asm2": assumption2(E).holds,
+                     "in_asm3": assumption3(E, e, method="exact").holds,
+                     "out_asm1": assumption1(ep, n, method="exact").holds,
+                     "out_asm2": assumption2(Ep).holds})
+    return pd.DataFrame(rows)
+
+
+def proposition3_table(n: int, d: int, H: int, d_out: int, m_values, *, restarts: int = 4,
+                       steps: int = 2000, lr: float = 1e-2, seed: int = 0) -> pd.DataFrame:
+    """Proposition 3 on the dataset of Appendix F: ReLU nets of m units against one MHA layer.
+
+    The MHA (d_h = n, d_v = d_out) is built by Theorem 1 on T = H(n-1)+1 examples of Appendix
+    F with N(0,1) labels. For each m: parameter counts, the bound (n+1)m/d_out + m + 1, the
+    output-Jacobian rank of the ReLU net on the flattened inputs (at 3 random points) against
+    T d_out, and the smallest relative training residual over ``restarts`` Adam runs.
+
+    >>> df = proposition3_table(4, 5, 2, 2, [1], restarts=1, steps=10)
+    >>> df[["model", "T"]].values.tolist()
+    [['MHA', 7], ['ReLU m=1', 7]]
+    """
+    T = H * (n - 1) + 1
+    E, e = fcn_hard_dataset(T, n, d, seed=seed)
+    Y = torch.randn(T, d_out, generator=torch.Generator().manual_seed(seed + 1), dtype=F64)
+    mha = memorize(E, e, Y, H, n, d_v=d_out, seed=seed)
+    rows = [{"model": "MHA", "params": mha_parameter_count(H, d, n, d_out, d_out), "T": T,
+             "bound": float(memorization_lower_bound(H, n, n)), "jacobian_rank": np.nan,
+             "reduced_params": np.nan, "T_d_out": T * d_out,
+             "residual": mha["max_rel_err"]}]
+    X = torch.cat([E.reshape(T, -1), e], dim=1)  # (T, (n+1) d): x_FCN of Section 4.3
+    for m in m_values:
+        ranks = relu_fcn_jacobian_rank(X, m, d_out, seed=seed + m)
+        res = train_relu_fcn(X, Y, m, restarts=restarts, steps=steps, lr=lr, seed=seed + m)
+        rows.append({"model": f"ReLU m={m}",
+                     "params": relu_fcn_parameter_count((n + 1) * d, m, d_out),
+                     "T": T, "bound": relu_fcn_bound(n, m, d_out), "jacobian_rank": max(ranks),
+                     "reduced_params": relu_fcn_parameter_count(n, m, d_out), "T_d_out": T * d_out,
+                     "residual": float(res.min())})
+    return pd.DataFrame(rows)
