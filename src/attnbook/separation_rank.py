@@ -504,11 +504,13 @@ def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: 
 
     if partitions not in ("first", "all"):
         raise ParameterError("partitions", partitions, "'first' or 'all'")
-    configs = [{**s.__dict__, "seed": seed, "partitions": partitions} for s in settings]
+    # "measure" names what a stored result holds, so results of an older measurement are redone
+    configs = [{**s.__dict__, "seed": seed, "partitions": partitions, "measure": "exact+float64"}
+               for s in settings]
     todo = sweep.missing(configs) if sweep is not None else configs
     results = {}
     for c in tqdm(todo, desc="grid ranks", disable=not progress or not todo):
-        s = GridSetting(**{k: v for k, v in c.items() if k not in ("seed", "partitions")})
+        s = GridSetting(**{k: v for k, v in c.items() if k in GridSetting.__dataclass_fields__})
         parts = balanced_partitions(s.N) if partitions == "all" else None
         t0 = time.perf_counter()
         m = measure_rank(s, seed, parts, device)
