@@ -209,11 +209,13 @@ class StackedAttention(nn.Module):
             scores = (e @ G).view(M, B, H, n)  # (M, B, H, n)
             v = (E @ self.W_V.transpose(1, 2)).transpose(1, 2)[:, None]  # (M, 1, H, n)
         else:
-            E = context @ self.W_E[:, None] + self.b_E[:, None, None] + self.pos[1: n + 1]
+            E = (context.reshape(M, B * n, d) @ self.W_E).view(M, B, n, d)  # one matmul per model
+            E = E + self.b_E[:, None, None] + self.pos[1: n + 1]  # (M, B, n, d)
             W = (self.W_Q / math.sqrt(d)) @ self.W_K.transpose(-1, -2)  # (M, H, d, d)
             qk = (e @ W.permute(0, 2, 1, 3).reshape(M, d, H * d)).view(M, B, H, d)
             scores = qk @ E.transpose(-1, -2)  # (M, B, H, n)
-            v = (E @ self.W_V.transpose(1, 2)[:, None]).transpose(-1, -2)  # (M, B, H, n)
+            v = (E.view(M, B * n, d) @ self.W_V.transpose(1, 2)).view(M, B, n, H)
+            v = v.transpose(-1, -2)  # (M, B, H, n)
         if self.padded_keys:
             scores = scores + self.key_bias  # -inf at padded context positions
         theta = torch.softmax(scores, dim=-1)  # (M, B, H, n): softmax coefficients theta_h

@@ -1,0 +1,90 @@
+"""Throughput of the batched memorization engine against training the same models one by one.
+
+Both sides run in one process on the same device, so the ratio is meaningful on a busy machine
+even when the absolute times are not. Also prints the engine's measured FLOP rate and the time
+the ``full`` profile would take at a given sustained rate (mahdavi2024 Figures 2-5 at the
+paper's d, n, H, T and steps).
+
+    .venv/bin/python benchmarks/bench_memorization_gd.py [--models 16] [--steps 200] [--threads 1]
+"""
+
+import argparse
+import time
+
+import torch
+
+from attnbook.device import describe_device, pick_device
+from attnbook.memorization_gd import MemorizationConfig, train_group, training_flops
+
+
+def _configs(models: int, steps: int, d: int, context: str, mixed: bool
+             ) -> list[MemorizationConfig]:
+    Hs = [1, 2, 4, 6, 8] if mixed else [4]  # a heads panel, or a panel of T and seeds
+    return [MemorizationConfig(H=Hs[i % len(Hs)], T=256 * (1 + i % 2), n=d // 2, d=d, d_h=d,
+                               steps=steps, eval_every=10**9, context=context, seed=i)
+            for i in range(models)]
+
+
+def bench(models: int, steps: int, d: int, context: str, mixed: bool, device) -> dict:
+    cfgs = _configs(models, steps, d, context, mixed)
+    train_group([MemorizationConfig(**{**cfgs[0].__dict__, "steps": 5})], device)  # warm-up
+    t0 = time.perf_counter()
+    train_group(cfgs, device)
+    batched = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for c in cfgs:
+        train_group([c], device)
+    sequential = time.perf_counter() - t0
+    flops = sum(training_flops(c) for c in cfgs)
+    return {"models": models, "steps": steps, "d": d, "context": context,
+            "H": "1-8 mixed" if mixed else "4", "batched_s": batched,
+            "sequential_s": sequential, "speedup": sequential / batched,
+            "batched_gflops": flops / batched / 1e9}
+
+
+def full_profile_flops() -> float:
+    """FLOPs of the full profile's sweeps (the notebooks' full settings, paper scale)."""
+    def steps(T, base):
+        return max(base, -(-500 * T // 256))
+
+    total = 0.0
+    for ctx, Ts_h, Ts_n in [("shared", (10_000, 20_000, 30_000, 40_000), (6000, 10_000, 14_000)),
+                            ("per_example", (30_000, 50_000, 70_000), (20_000, 40_000, 60_000))]:
+        for task in ("classification", "regression"):
+            for T in Ts_h:
+                for H in (1, 5, 10, 20, 30, 40, 50, 60):
+                    total += training_flops(MemorizationConfig(
+                        H=H, T=T, n=32, steps=steps(T, 50_000), task=task, context=ctx))
+            for T in Ts_n:
+                for n in (1, 5, 10, 20, 30, 40, 50, 60):
+                    total += training_flops(MemorizationConfig(
+                        H=20, T=T, n=n, steps=steps(T, 50_000), task=task, context=ctx))
+    for T in (10_000, 15_000, 20_000):  # Fig. 2(c): H = 30, n = 32, 300k steps
+        for d_h in (2, 4, 8, 16, 24, 32, 48, 64):
+            total += training_flops(MemorizationConfig(H=30, T=T, d_h=d_h, steps=300_000))
+    for H, Ts in ((4, (400, 550, 700)), (8, (1000, 1300, 1600))):  # Fig. 3, 300k steps
+        for T in Ts:
+            total += training_flops(MemorizationConfig(H=H, T=T, steps=300_000))
+    return total
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", type=int, default=16)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--d", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    ap.add_argument("--device", default="auto")
+    a = ap.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    dev = pick_device(a.device)
+    print(describe_device(dev))
+    for context, mixed in (("shared", False), ("shared", True), ("per_example", False)):
+        r = bench(a.models, a.steps, a.d, context, mixed, dev)
+        print(f"{r['models']} models, d={r['d']}, H {r['H']}, {context}, {r['steps']} steps: "
+              f"batched {r['batched_s']:.1f} s, one after another {r['sequential_s']:.1f} s, "
+              f"speed-up {r['speedup']:.1f}x, batched {r['batched_gflops']:.1f} GFLOP/s")
+    F = full_profile_flops()
+    print(f"full profile: {F / 1e15:.2f} PFLOP; at 10 TFLOP/s sustained: {F / 1e13 / 3600:.2f} h, "
+          f"at 20 TFLOP/s: {F / 2e13 / 3600:.2f} h")
