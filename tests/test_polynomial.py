@@ -66,3 +66,18 @@ def test_lemma1_table_is_deterministic_and_validates_input():
         lemma1_table([1], [0], [1], d_a=2, N=3, batch=1, line_max_depth=1)
     with pytest.raises(ParameterError, match=r"parameter x.shape\[-1\] = 3"):
         SelfAttentionNet(AttentionNetConfig(1, 4, 1, 2))(torch.zeros(1, 2, 3, dtype=torch.float64))
+
+
+def test_calibration_keeps_the_function_up_to_a_constant_and_the_scale_near_one():
+    g = torch.Generator().manual_seed(1)
+    net = SelfAttentionNet(AttentionNetConfig(3, 6, 2, 3), generator=g)
+    x = torch.randn(2, 5, 6, dtype=torch.float64, generator=g)
+    z = torch.randn(2, 5, 6, dtype=torch.float64, generator=g)
+    with torch.no_grad():
+        before_x, before_z = net(x), net(z)
+        net.calibrate_(x)
+        after_x, after_z = net(x), net(z)
+    ratio = (after_x / before_x).flatten()
+    assert torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-9)  # one constant
+    assert torch.allclose(after_z / before_z, ratio[0].expand_as(before_z), rtol=1e-9)
+    assert abs(float(after_x.pow(2).mean().sqrt() / x.pow(2).mean().sqrt()) - 1) < 1e-9

@@ -67,6 +67,21 @@ class SelfAttentionNet(nn.Module):
         out = torch.einsum("hxa,bhna->bnx", self.W_O[l], scores @ v)  # sum over heads
         return y + out if self.cfg.residual else out
 
+    @torch.no_grad()
+    def calibrate_(self, x: torch.Tensor) -> "SelfAttentionNet":
+        """Rescale each layer's W^O so the layer keeps the RMS of its input on ``x``.
+
+        One positive constant per layer multiplies the output by a constant, so the network
+        stays in the analysed family and its function stays a homogeneous polynomial of the
+        same degree; it only keeps deep networks (degree 3^L) inside float64's range.
+        """
+        y = x
+        for l in range(self.cfg.depth):
+            out = self.layer(y, l) - (y if self.cfg.residual else 0)
+            self.W_O[l] *= y.pow(2).mean().sqrt() / out.pow(2).mean().sqrt()
+            y = self.layer(y, l)
+        return self
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, N, d_x) -> (B, N, d_x)."""
         if x.shape[-1] != self.cfg.d_x:

@@ -57,7 +57,10 @@ def homogeneity_check(f, x: torch.Tensor, scales, degree: int) -> dict:
     y = f(x)
     base = float(y.norm())
     if not np.isfinite(base) or base == 0:
-        raise ParameterError("x", "f(x)", "an input where f(x) is finite and non-zero")
+        from .errors import AttnbookError
+
+        raise AttnbookError(f"f(x) has norm {base}: choose an input (or calibrate the network) "
+                            "so that f(x) is finite and non-zero")
     errs, logs = [], []
     for a in scales:
         ya, pred = f(a * x), (a**degree) * y
@@ -104,7 +107,9 @@ def lemma1_table(depths, widths, heads, *, d_a: int, N: int, batch: int, line_ma
 
     Columns: the predicted degree 3^L, the homogeneity error and fitted degree
     (:func:`homogeneity_check`), and for L <= ``line_max_depth`` the two residuals of
-    :func:`degree_along_line`. The residual networks (levine2020 A.4) are a control: they are
+    :func:`degree_along_line`. Each random network is calibrated (``calibrate_``: one positive
+    constant per layer) so that degree-3^L outputs stay inside float64's range. The residual
+    networks (levine2020 A.4) are a control: they are
     polynomials of the same top degree but not homogeneous, so the homogeneity check must
     fail on them.
     """
@@ -124,6 +129,7 @@ def lemma1_table(depths, widths, heads, *, d_a: int, N: int, batch: int, line_ma
                     net = SelfAttentionNet(AttentionNetConfig(L, d_x, H, d_a, residual=res),
                                            generator=g)
                     x = torch.randn(batch, N, d_x, dtype=torch.float64, generator=g)  # (B, N, d_x)
+                    net.calibrate_(x)  # one constant per layer: keeps degree 3^L in range
                     D = lemma1_degree(L)
                     row = {"L": L, "d_x": d_x, "H": H, "residual": res, "degree": D,
                            **homogeneity_check(net, x, scales, D)}
