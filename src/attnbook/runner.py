@@ -90,16 +90,17 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     import papermill
 
     build = Path(build_dir or paths.BUILD)
-    executed, failed = build / "executed", build / "failed"
-    executed.mkdir(parents=True, exist_ok=True)
-    failed.mkdir(parents=True, exist_ok=True)
+    executed, failed, scratch = build / "executed", build / "failed", build / "tmp"
+    for d in (executed, failed, scratch):
+        d.mkdir(parents=True, exist_ok=True)
     manifest = build / "manifest.jsonl"
     base = provenance()
     entries = []
     for i, job in enumerate(jobs, 1):
         stem = job.spec.stem
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        out, tmp = executed / f"{stem}.ipynb", executed / f".{stem}.{run_id}.ipynb"
+        # written to build/tmp while it runs, moved into build/executed only when it succeeded
+        out, tmp = executed / f"{stem}.ipynb", scratch / f"{stem}.{run_id}.ipynb"
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}")
         env_before = {k: os.environ.get(k) for k in (ENV_RUN_ID, ENV_RECOMPUTE)}
