@@ -11,8 +11,8 @@ from .claims import PROFILES, status_table
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown"]
 
-_MARK = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced",
-         "not run": "⏸ not run"}
+_MARK = {"reproduced": "**reproduced**", "not reproduced": "**not reproduced**",
+         "not run": "not run"}
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
     "wies2021": "Vocabulary bottleneck (Wies et al. 2021)",
@@ -37,13 +37,11 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
              "Every figure, table and theorem of the four works, with the paper's value and what "
              "this book measured at each profile (`ci`: seconds on a CPU, a smoke test; `cpu`: "
              "minutes on a laptop; `full`: one GPU). A claim is *reproduced* only when the "
-             "ledger's criterion holds for the measured value; *not run* means no run at that "
-             "profile has touched it. Generated from `data/claims/` by "
+             "criterion listed under its table holds for the measured value; *not run* means no "
+             "run at that profile has touched it. Generated from `data/claims/` by "
              "`python -m attnbook report`.", ""]
     counts = table.groupby(["profile", "status"]).size().unstack(fill_value=0)
-    lines += ["| profile | " + " | ".join(_MARK[s] for s in ("reproduced", "not reproduced",
-                                                              "not run")) + " |",
-              "|---|---|---|---|"]
+    lines += ["| profile | reproduced | not reproduced | not run |", "|---|---|---|---|"]
     for p in PROFILES:
         row = counts.loc[p] if p in counts.index else {}
         lines.append(f"| `{p}` | " + " | ".join(str(int(row.get(s, 0))) for s in
@@ -53,8 +51,9 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
         if sub.empty:
             continue
         lines += ["", f"## {title}", "",
-                  "| claim | source | paper | criterion | " + " | ".join(f"`{p}`" for p in PROFILES)
-                  + " |", "|---|---|---|---|" + "---|" * len(PROFILES)]
+                  "| claim | paper | " + " | ".join(f"`{p}`" for p in PROFILES) + " |",
+                  "|---|---|" + "---|" * len(PROFILES)]
+        criteria = []
         for cid, rows in sub.groupby("id", sort=False):
             first = rows.iloc[0]
             cells = []
@@ -64,10 +63,12 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
                 if r["measured"]:
                     txt += f": {_cell(r['measured'])}"
                 if r["notebook"]:
-                    txt += f" ({_link(r['notebook'], executed)}, {r['commit']})"
+                    txt += f" ({_link(r['notebook'], executed)}, `{r['commit']}`)"
                 cells.append(txt)
-            lines.append(f"| **{cid}** | {_cell(first['source'])} | {_cell(first['paper_value'])}"
-                         f" | {_cell(first['criterion'])} | " + " | ".join(cells) + " |")
+            lines.append(f"| **{cid}** ({_cell(first['source'])}) | "
+                         f"{_cell(first['paper_value'])} | " + " | ".join(cells) + " |")
+            criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
+        lines += ["", "Criteria:", ""] + [f"- {c}" for c in criteria]
     return "\n".join(lines) + "\n"
 
 
