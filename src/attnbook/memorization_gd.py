@@ -35,7 +35,9 @@ from torch import nn
 from .errors import ParameterError
 
 __all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data",
-           "train_group", "train_sweep", "saturation_stats", "linear_fit_r2", "training_flops"]
+           "train_group", "train_sweep", "attention_maps", "saturation_experiment",
+           "saturation_stats", "linear_fit_r2", "linearity_by", "monotonicity_by",
+           "plot_sweep", "describe_by", "training_flops"]
 
 TASKS = ("classification", "regression")
 CONTEXTS = ("shared", "per_example")  # Figure 2 | appendix I.1 (general position)
@@ -490,3 +492,91 @@ def training_flops(cfg: MemorizationConfig) -> float:
         per_example += 2 * H * d * d_h + 2 * n * d * d + 2 * H * n * d
         per_step = B * per_example
     return 3.0 * per_step * cfg.steps
+
+
+def linearity_by(df: pd.DataFrame, x: str = "H", y: str = "metric", by: str = "T",
+                 saturated_at: float = 0.98) -> pd.DataFrame:
+    """Per value of ``by``: R^2 of a line through the points with ``y < saturated_at``
+    (mahdavi2024 section 5.2: "R^2 of the best linear fit of the non-saturated part").
+
+    >>> df = pd.DataFrame({"T": 1, "H": [1, 2, 3, 4], "metric": [0.2, 0.4, 0.6, 1.0]})
+    >>> linearity_by(df).round(3).to_dict("records")
+    [{'T': 1, 'points': 3, 'slope': 0.2, 'r2': 1.0}]
+    """
+    rows = []
+    for key, g in df.sort_values(x).groupby(by):
+        g = g[g[y] < saturated_at]
+        if len(g) >= 3:
+            fit = stats.linregress(g[x].astype(float), g[y].astype(float))
+            rows.append({by: key, "points": len(g), "slope": fit.slope,
+                         "r2": linear_fit_r2(g[x], g[y])})
+        else:
+            rows.append({by: key, "points": len(g), "slope": np.nan, "r2": np.nan})
+    return pd.DataFrame(rows)
+
+
+def monotonicity_by(df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
+                    increasing: bool = True) -> pd.DataFrame:
+    """Per value of ``by``: the worst step of ``y`` against the trend along ``x`` (a drop when
+    ``increasing``, a rise otherwise); <= 0 means monotone.
+
+    >>> df = pd.DataFrame({"T": 1, "n": [1, 2, 3], "metric": [0.1, 0.3, 0.28]})
+    >>> monotonicity_by(df, "n").round(3).to_dict("records")
+    [{'T': 1, 'worst_step': 0.02}]
+    """
+    rows = []
+    for key, g in df.sort_values(x).groupby(by):
+        steps = np.diff(g[y].to_numpy(float))
+        worst = float(np.max(-steps if increasing else steps)) if len(steps) else 0.0
+        rows.append({by: key, "worst_step": worst})
+    return pd.DataFrame(rows)
+
+
+def saturation_experiment(cfgs: list[MemorizationConfig], device="cpu", threshold=0.99,
+                          progress=True) -> dict:
+    """Appendix H of mahdavi2024: train ``cfgs`` (several T per H) together, take per H the
+    largest T memorized perfectly (else the best-memorized T), and return the accuracy table and
+    the max softmax coefficient of every (example, head) of the chosen models."""
+    r = train_group(cfgs, device, progress=progress, keep_models=True)
+    acc = pd.DataFrame([{"H": c.H, "T": c.T, "metric": float(r["metric"][m])}
+                        for m, c in enumerate(cfgs)])
+    acc["chosen"] = False
+    maps = []
+    for H, g in acc.groupby("H"):
+        perfect = g[g["metric"] >= 1.0]
+        pick = perfect["T"].idxmax() if len(perfect) else g["metric"].idxmax()
+        acc.loc[pick, "chosen"] = True
+        s = saturation_stats(attention_maps(r, int(pick)), threshold)
+        T, Hm = s["max_coef"].shape  # (T, H)
+        maps.append(pd.DataFrame({"H": H, "T": int(acc.loc[pick, "T"]),
+                                  "t": np.repeat(np.arange(T), Hm), "h": np.tile(np.arange(Hm), T),
+                                  "max_coef": s["max_coef"].reshape(-1)}))
+    return {"accuracy": acc, "max_coef": pd.concat(maps, ignore_index=True)}
+
+
+def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
+               fits: pd.DataFrame | None = None, saturated_at: float = 0.98):
+    """Draw ``y`` against ``x``, one line per value of ``by``; with ``fits`` (from
+    :func:`linearity_by`) also the fitted line through the non-saturated points, dashed."""
+    for key, g in df.sort_values(x).groupby(by):
+        line, = ax.plot(g[x], g[y], marker="o", ms=4, label=f"{by} = {key}")
+        if fits is not None:
+            f = fits[fits[by] == key]
+            if len(f) and np.isfinite(f["r2"].iloc[0]):
+                part = g[g[y] < saturated_at]
+                fit = stats.linregress(part[x].astype(float), part[y].astype(float))
+                xs = np.array([part[x].min(), part[x].max()], float)
+                ax.plot(xs, fit.intercept + fit.slope * xs, ls="--", lw=1,
+                        color=line.get_color())
+    ax.set_xlabel(x)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}") -> str:
+    """One rounded line for a verdict: ``"T=32: 0.980, T=64: 0.912"``.
+
+    >>> describe_by(pd.DataFrame({"T": [32, 64], "r2": [0.98, 0.9123]}), "r2")
+    'T=32: 0.980, T=64: 0.912'
+    """
+    return ", ".join(f"{by}={k}: " + fmt.format(v) for k, v in zip(df[by], df[value], strict=True))
