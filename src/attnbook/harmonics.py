@@ -77,6 +77,15 @@ def homogeneous_dimension(d: int, l: int) -> int:
     return math.comb(l + d - 1, d - 1) if l >= 0 else 0
 
 
+def _compositions(l: int, d: int) -> list[tuple[int, ...]]:
+    """Exponent vectors alpha in N^d with |alpha| = l (stars and bars)."""
+    out = []
+    for bars in itertools.combinations(range(l + d - 1), d - 1):
+        edges = (-1,) + bars + (l + d - 1,)
+        out.append(tuple(edges[i + 1] - edges[i] - 1 for i in range(d)))
+    return out
+
+
 def laplacian_kernel_dimension(d: int, l: int) -> int:
     """dim of the kernel of the Laplacian on degree-l homogeneous polynomials (an independent
     count of harmonics: build the integer matrix of Delta x^alpha = sum_i alpha_i (alpha_i - 1)
@@ -89,11 +98,10 @@ def laplacian_kernel_dimension(d: int, l: int) -> int:
     l = _check_int("l", l, 0)
     if homogeneous_dimension(d, l) > 4000:
         raise ParameterError("(d, l)", (d, l), "at most 4000 monomials of degree l")
-    src = [a for a in itertools.product(range(l + 1), repeat=d) if sum(a) == l]
+    src = _compositions(l, d)
     if l < 2:
         return len(src)
-    dst = {a: i for i, a in enumerate(b for b in itertools.product(range(l - 1), repeat=d)
-                                      if sum(b) == l - 2)}
+    dst = {a: i for i, a in enumerate(_compositions(l - 2, d))}
     lap = np.zeros((len(dst), len(src)))  # (dim P_{l-2}, dim P_l)
     for j, a in enumerate(src):
         for i in range(d):
@@ -261,7 +269,7 @@ def heads_needed(d: int, r: int, eps: float, l_max: int = 2000) -> float:
 
 # -- tables for the chapter bruna2024_lower_bound ------------------------------------------
 
-def dimension_table(ds, ls, laplacian_max_monomials: int = 1500) -> pd.DataFrame:
+def dimension_table(ds, ls, laplacian_max_monomials: int = 400) -> pd.DataFrame:
     """N(d, l) by the slide's formula, by dim P_l - dim P_{l-2}, and (small cases) by the rank
     of the Laplacian, one row per (d, l); exact integers stored as strings.
 
