@@ -61,3 +61,16 @@ def test_config_key_is_stable_and_distinguishes_values():
     assert config_key({"a": 1, "b": [1, 2]}) == config_key({"b": [1, 2], "a": 1})
     assert config_key({"a": 1}) != config_key({"a": 2})
     assert config_key({"a": 1}) != config_key({"a": 1.5})
+
+
+def test_sources_record_where_served_results_were_computed(tmp_path):
+    gpu = ResultStore("nb", "full", root=tmp_path, provenance={"device": "cuda: H100",
+                                                               "commit": "abc"})
+    gpu.cached("t", {"v": 1}, lambda: pd.DataFrame({"x": [1]}))
+    gpu.put("sw", {"a": 1}, {"y": 1})
+    laptop = ResultStore("nb", "full", root=tmp_path, provenance={"device": "cpu: laptop",
+                                                                  "commit": "def"})
+    laptop.cached("t", {"v": 1}, lambda: pytest.fail("must re-read, not recompute"))
+    laptop.get("sw", {"a": 1})
+    assert [s["device"] for s in laptop.sources] == ["cuda: H100"]
+    assert laptop.sources[0]["commit"] == "abc"

@@ -106,6 +106,12 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     return entry
 
 
+def _device(run: dict) -> str:
+    """Where the numbers were computed: the cached results' devices, else the run's own."""
+    devices = sorted({s["device"] for s in run.get("computed_by") or [] if s.get("device")})
+    return "; ".join(devices) or run.get("device", "")
+
+
 def _results(claims_dir: Path, profiles) -> list[dict]:
     out = []
     for profile in profiles:
@@ -154,7 +160,7 @@ def status_table(profile: str | None = None, *, parts: bool = False,
             last = max(mine, key=lambda r: r["run"].get("time", ""))
             rows.append({**base, "part": None, "status": status, "measured": measured,
                          "notebook": last["notebook"], "commit": last["run"].get("commit", ""),
-                         "device": last["run"].get("device", ""),
+                         "device": _device(last["run"]),
                          "time": last["run"].get("time", "")})
             if parts:
                 for r in mine:
@@ -162,6 +168,6 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                         rows.append({**base, "part": r["part"], "status": r["status"],
                                      "measured": r["measured"], "notebook": r["notebook"],
                                      "commit": r["run"].get("commit", ""),
-                                     "device": r["run"].get("device", ""),
+                                     "device": _device(r["run"]),
                                      "time": r["run"].get("time", "")})
     return pd.DataFrame(rows)

@@ -77,9 +77,12 @@ class Run:
         if self.readonly:
             _claims.check_claim_id(claim_id)
         else:
+            # `computed_by`: where the cached numbers behind this verdict were computed (a book
+            # re-drawn on a laptop from results computed on a GPU credits the GPU)
             _claims.record(claim_id, reproduced, measured, profile=self.profile,
                            notebook=self.notebook, part=part, details=details,
-                           run={"run_id": self.run_id, "seed": self.seed, **self.info})
+                           run={"run_id": self.run_id, "seed": self.seed, **self.info,
+                                "computed_by": list(self.store.sources)})
         line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part)
         print(line)
         return line

@@ -76,6 +76,12 @@ class ResultStore:
         self.provenance = provenance or {}
         self._fresh: set[Path] = set()  # written during this session (valid even if recompute)
         self._memory: dict[Path, str] = {}  # readonly mode: this session's results
+        self.sources: list[dict] = []  # provenance of every result served (computed or cached)
+
+    def _note(self, record: dict) -> None:
+        src = {k: record.get(k) for k in ("commit", "device", "time", "run_id")}
+        if src not in self.sources:
+            self.sources.append(src)
 
     def _write(self, path: Path, text: str) -> None:
         if self.readonly:
@@ -99,7 +105,11 @@ class ResultStore:
     def get(self, name: str, config: dict) -> dict | None:
         """The stored result of ``config`` in sweep ``name``, or None if not finished."""
         path = self._path(name, config)
-        return json.loads(self._read(path))["result"] if self._valid(path) else None
+        if not self._valid(path):
+            return None
+        record = json.loads(self._read(path))
+        self._note(record)
+        return record["result"]
 
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None) -> None:
         """Store the result of one finished configuration (atomically)."""
@@ -130,12 +140,14 @@ class ResultStore:
         key = config_key(params)
         csv, meta = self.dir / f"{name}-{key}.csv", self.dir / f"{name}-{key}.json"
         if self._valid(csv) and self._valid(meta):
+            self._note(json.loads(self._read(meta)))
             return pd.read_csv(io.StringIO(self._read(csv)))
         t0 = time.perf_counter()
         df = compute()
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"compute for {name!r} must return a pandas DataFrame, got {type(df)}")
         wall = time.perf_counter() - t0
+        self._note(self.provenance)
         self._write(csv, df.to_csv(index=False))
         self._write(meta, json.dumps({"name": name, "params": jsonable(params),
                                       "wall_s": round(wall, 3), **self.provenance},
