@@ -31,6 +31,13 @@ def _link(notebook: str, executed: Path) -> str:
     return _cell(notebook)
 
 
+def _short_device(device: str) -> str:
+    """'cuda: NVIDIA H100 80GB' -> 'NVIDIA H100 80GB'; any CPU -> 'CPU'."""
+    parts = [d.strip() for d in str(device).split(";") if d.strip()]
+    return ", ".join("CPU" if d.startswith("cpu") else d.removeprefix("cuda:").strip()
+                     for d in parts)
+
+
 def status_markdown(table: pd.DataFrame, executed: Path) -> str:
     """The reproduction status page: per work, each claim's paper value beside each profile."""
     lines = ["# Reproduction status", "",
@@ -63,7 +70,8 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
                 if r["measured"]:
                     txt += f": {_cell(r['measured'])}"
                 if r["notebook"]:
-                    txt += f" ({_link(r['notebook'], executed)}, `{r['commit']}`)"
+                    txt += (f" ({_link(r['notebook'], executed)}, `{r['commit']}`, "
+                            f"{_short_device(r['device'])})")
                 cells.append(txt)
             lines.append(f"| **{cid}** ({_cell(first['source'])}) | "
                          f"{_cell(first['paper_value'])} | " + " | ".join(cells) + " |")
