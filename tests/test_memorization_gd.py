@@ -216,3 +216,10 @@ def test_sweep_resumes_without_retraining(tmp_path, monkeypatch):
     df = train_sweep(sweep, cfgs, progress=False)
     assert calls == [1] and len(df) == 2 and set(df["H"]) == {1, 2}
     assert df["metric"].between(0, 1).all()
+
+
+def test_saturation_stats_from_maxima_equals_from_maps():
+    theta = torch.softmax(torch.randn(6, 3, 5, generator=torch.Generator().manual_seed(0)) * 4, -1)
+    a, b = saturation_stats(theta), saturation_stats(theta.max(-1).values)
+    assert a["n_saturated"].tolist() == b["n_saturated"].tolist()
+    assert a["frac_saturated"] == b["frac_saturated"]

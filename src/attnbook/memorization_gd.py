@@ -37,7 +37,7 @@ from .errors import ParameterError
 __all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data",
            "train_group", "train_sweep", "attention_maps", "saturation_experiment",
            "saturation_stats", "linear_fit_r2", "linearity_by", "monotonicity_by",
-           "plot_sweep", "describe_by", "training_flops"]
+           "head_size_gains", "plot_sweep", "describe_by", "training_flops"]
 
 TASKS = ("classification", "regression")
 CONTEXTS = ("shared", "per_example")  # Figure 2 | appendix I.1 (general position)
@@ -443,7 +443,7 @@ def train_sweep(sweep, configs: Iterable[MemorizationConfig], device="cpu", *,
 # -- statistics ----------------------------------------------------------------------------
 def saturation_stats(theta, threshold: float = 0.99) -> dict:
     """Softmax saturation of mahdavi2024 appendix H: head h is saturated for example t when
-    max_i theta_h^(t)_i > threshold.
+    max_i theta_h^(t)_i > threshold. ``theta`` is (T, H, n), or the (T, H) maxima themselves.
 
     >>> th = torch.tensor([[[1.0, 0.0], [0.5, 0.5]], [[0.995, 0.005], [0.0, 1.0]]])  # (T, H, n)
     >>> s = saturation_stats(th)
@@ -451,12 +451,13 @@ def saturation_stats(theta, threshold: float = 0.99) -> dict:
     ([[True, False], [True, True]], [1, 2], 0.5)
     """
     theta = torch.as_tensor(theta)
-    if theta.dim() != 3:
-        raise ParameterError("theta.dim()", theta.dim(), "3: (T, H, n) softmax coefficients")
+    if theta.dim() not in (2, 3):
+        raise ParameterError("theta.dim()", theta.dim(), "3: (T, H, n) softmax coefficients, "
+                             "or 2: (T, H) largest coefficients")
     if not 0 < threshold < 1:
         raise ParameterError("threshold", threshold, "a value in (0, 1)")
-    T, H, n = theta.shape
-    max_coef = theta.max(-1).values  # (T, H)
+    max_coef = theta.max(-1).values if theta.dim() == 3 else theta  # (T, H)
+    T, H = max_coef.shape
     sat = max_coef > threshold
     n_sat = sat.sum(-1)  # (T,)
     return {"max_coef": max_coef.numpy(), "saturated": sat.numpy(), "n_saturated": n_sat.numpy(),
@@ -580,3 +581,19 @@ def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}"
     'T=32: 0.980, T=64: 0.912'
     """
     return ", ".join(f"{by}={k}: " + fmt.format(v) for k, v in zip(df[by], df[value], strict=True))
+
+
+def head_size_gains(g: pd.DataFrame, n: int, y: str = "metric") -> pd.Series:
+    """Gain of ``y`` from the smallest d_h to d_h = n, and from d_h = n to the largest d_h
+    (mahdavi2024 Fig. 2(c): gains should stop at d_h = n).
+
+    >>> head_size_gains(pd.DataFrame({"d_h": [1, 4, 8], "metric": [0.1, 0.5, 0.52]}), n=4)
+    gain_to_n        0.40
+    gain_beyond_n    0.02
+    dtype: float64
+    """
+    at = g.set_index("d_h")[y]
+    if n not in at.index:
+        raise ParameterError("d_h values", sorted(at.index), f"a list that contains n = {n}")
+    return pd.Series({"gain_to_n": at[n] - at[at.index.min()],
+                      "gain_beyond_n": at[at.index.max()] - at[n]}).round(12)
