@@ -68,3 +68,18 @@ def test_cli_claims_json(capsys):
     assert {r["id"] for r in rows} == MAP_IDS
     assert {r["status"] for r in rows} <= set(claims.STATUSES)
     assert {"paper_value", "measured", "notebook", "commit", "profile"} <= set(rows[0])
+
+
+def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp_path):
+    from attnbook.report import execution_markdown, status_markdown
+
+    d = sandbox / "data/claims"
+    claims.record("B-FR", True, "error 3e-9 at c = 64", profile="cpu", notebook="nb", run={},
+                  claims_dir=d)
+    page = status_markdown(claims.status_table(claims_dir=d), tmp_path)
+    for cid in MAP_IDS:
+        assert f"**{cid}**" in page
+    row = next(line for line in page.splitlines() if line.startswith("| **B-FR**"))
+    assert row.count("not run") == 2 and "**reproduced**: error 3e-9 at c = 64" in row
+    assert "| `cpu` | 1 | 0 | 36 |" in page
+    assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
