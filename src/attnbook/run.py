@@ -87,6 +87,23 @@ class Run:
         print(line)
         return line
 
+    def ledger(self, *claim_ids: str):
+        """This chapter's claims: the paper's value beside the verdict at every profile.
+
+        Reads the ledger as it stands, so it shows other profiles' committed results too (a
+        `cpu` build shows the `full` results computed on a GPU).
+        """
+        import pandas as pd
+
+        table = _claims.status_table()
+        table = table[table["id"].isin(claim_ids)]
+        cell = table["status"] + (": " + table["measured"]).where(table["measured"] != "", "")
+        wide = (table.assign(cell=cell)
+                .pivot(index="id", columns="profile", values="cell")
+                .reindex(index=list(claim_ids), columns=list(_claims.PROFILES)))
+        paper = table.drop_duplicates("id").set_index("id")["paper_value"]
+        return pd.concat([paper.rename("paper"), wide], axis=1).rename_axis("claim")
+
     # -- figures ---------------------------------------------------------------------------
     def savefig(self, fig, name: str, source: str = ""):
         """Save ``fig`` as figures/<name>.png and .pdf, footed with its source and profile."""
