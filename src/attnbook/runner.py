@@ -40,10 +40,21 @@ class Job:
     parameters: dict
 
 
+def _toc_order() -> list[str]:
+    """Notebook stems in the order _toc.yml lists their executed copies."""
+    import re
+
+    toc = paths.ROOT / "_toc.yml"
+    text = toc.read_text() if toc.exists() else ""
+    return re.findall(r"build/executed/([A-Za-z0-9_.-]+)", text)
+
+
 def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
-    """Notebook stems -> paths, in the order the book reads them (file name order)."""
+    """Notebook stems -> paths, in the order the book reads them (_toc.yml), then the rest."""
     d = Path(notebooks_dir or paths.NOTEBOOKS)
-    return {p.stem: p for p in sorted(d.glob("*.ipynb"))}
+    found = {p.stem: p for p in sorted(d.glob("*.ipynb"))}
+    order = [s for s in _toc_order() if s in found] + [s for s in found if s not in _toc_order()]
+    return {s: found[s] for s in order}
 
 
 def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = None) -> list[Job]:
