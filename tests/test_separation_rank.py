@@ -226,3 +226,12 @@ def test_exact_rank_of_depth3_scalar_network_is_fourteen():
     m = sr.measure_rank(s)
     assert m["rank_exact"] == 14
     assert m["rank"] <= 14
+
+
+def test_symmetric_grid_cap_bounds_and_is_reached():
+    # without positional embedding, columns depend on the multiset of Q tokens: rank <= ((V, N/2))
+    s = sr.GridSetting(L=3, d_x=2, H=1, d_a=2, r=2, N=4, V=4)
+    assert s.grid_cap == sr.multiset(4, 2) == 10
+    assert sr.measure_rank(s)["rank_exact"] == 10  # a depth-3 net fills the whole cap
+    s_pos = sr.GridSetting(L=1, d_x=2, H=1, d_a=2, r=2, N=4, V=4, r_e=1)
+    assert s_pos.grid_cap == 16  # positional embedding: no symmetry, only V^(N/2)

@@ -390,8 +390,21 @@ class GridSetting:
 
     @property
     def grid_cap(self) -> int:
-        """Z^(N/2): the side of the matricized grid tensor, a cap on any measurable rank."""
-        return self.V ** (self.N // 2)
+        """The largest rank the grid allows: V^(N/2), the side of the matrix, or less.
+
+        Without a positional embedding the network is symmetric under permutations of the
+        positions other than i (the symmetry behind levine2020 Claim 3). Its columns are then
+        functions of the multiset of the N/2 tokens at Q, and its rows of the token at i and
+        the multiset of the other N/2 - 1 tokens at P, which caps the rank at
+        min(((V, N/2)), V ((V, N/2 - 1))).
+
+        >>> GridSetting(L=1, d_x=2, H=1, d_a=1, r=2, N=6, V=7).grid_cap  # ((7, 3)) = 84
+        84
+        """
+        half = self.N // 2
+        if self.r_e:
+            return self.V**half
+        return min(multiset(self.V, half), self.V * multiset(self.V, half - 1))
 
     def build(self, seed: int = 0, device=None):
         """Draw the embedding and network of this setting from ``seed`` (float64)."""
@@ -495,7 +508,7 @@ def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: 
 
     ``partitions="all"`` measures every balanced partition (Claim 3); ``"first"`` only
     P = {0, ..., N/2-1}. Rows carry the setting, ``rank`` (first partition), ``ranks``,
-    ``rank_exact``, ``ranks_exact``, ``gap_decades`` and ``grid_cap`` = V^(N/2).
+    ``rank_exact``, ``ranks_exact``, ``gap_decades`` and ``grid_cap`` (see GridSetting).
     """
     import time
 
