@@ -197,7 +197,7 @@ def test_group_must_share_recipe():
     with pytest.raises(ab.ParameterError, match="share"):
         train_group([a, replace(a, steps=40)])
     with pytest.raises(ab.ParameterError):
-        saturation_stats(torch.zeros(3, 4))
+        saturation_stats(torch.zeros(3))  # neither (T, H, n) nor (T, H)
 
 
 def test_sweep_resumes_without_retraining(tmp_path, monkeypatch):
