@@ -423,6 +423,13 @@ def train_sweep(sweep, configs: Iterable[MemorizationConfig], device="cpu", *,
     groups: dict = {}
     for c in todo.values():
         groups.setdefault(c.group_key(), []).append(c)
+    for key in list(groups):  # per-example contexts are padded to the group's T and n: split
+        g = groups[key]  # by T when the stacked contexts would pass 2 GB (full profile)
+        if key[2] == "per_example" and \
+                len(g) * max(c.T for c in g) * max(c.n for c in g) * key[0] * 4 > 2**31:
+            del groups[key]
+            for c in g:
+                groups.setdefault((*key, c.T), []).append(c)
     chunks = [g[i: i + max_group] for g in groups.values() for i in range(0, len(g), max_group)]
     it = chunks
     if progress and chunks:
