@@ -14,6 +14,7 @@ from attnbook.memorization import (
     adversarial_rank_search,
     construct_attention,
     fcn_hard_dataset,
+    fcn_reduction_error,
     lemma3_w_plus,
     make_dataset,
     memorization_lower_bound,
@@ -153,6 +154,8 @@ def test_each_head_adds_r_minus_one_to_the_rank(H, n, extra, d_h, shared, seed):
     later = later[later["m"] > 0]
     # saturation on the earlier examples, within the delta of Appendix B.2
     assert bool((later["sat_l1_max"] < later["delta"]).all())
+    # property (i) of sub-step 1.B: W+ leaves the new examples' logits at rounding level
+    assert bool((later["new_logit_leak"] <= 1e-12 * later["c"]).all())
     assert con.W_K.shape == (H, d, d_h) and con.W_Q.shape == (H, d, d_h)
 
 
@@ -253,3 +256,8 @@ def test_proposition3_jacobian_rank_within_reduced_parameter_count():
     assert max(ranks) <= reduced < T * d_out
     assert T > relu_fcn_bound(n, m, d_out) == reduced / d_out
     assert math.isclose(relu_fcn_bound(n, m, d_out), 7.0)  # (3+1)2/2 + 2 + 1
+
+
+def test_appendix_f_reduction_needs_a_plus_sign():
+    assert fcn_reduction_error(4, 6, 3, 2) < 1e-12
+    assert fcn_reduction_error(4, 6, 3, 2, sign=-1.0) > 1e-2  # the sign printed in Appendix F

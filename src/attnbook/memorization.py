@@ -36,6 +36,7 @@ __all__ = [
     "mha_parameter_count", "relu_fcn_parameter_count", "relu_fcn_jacobian_rank",
     "train_relu_fcn", "attention_features", "random_feature_ranks", "adversarial_rank_search",
     "theorem1_check", "rank_upper_bound_table", "proposition4_table", "proposition3_table",
+    "fcn_reduction_error",
 ]
 
 F64 = torch.float64
@@ -440,7 +441,8 @@ def construct_attention(E: torch.Tensor, e: torch.Tensor, H: int, d_h: int, *,
         old = list(used)
         info = {"head": h + 1, "m": m, "T_old": len(old), "c": 0.0, "delta": float("nan"),
                 "sigma_min_M": float("nan"), "C_norm": float("nan"), "min_gap": float("nan"),
-                "c_alpha_max": 0.0, "sat_l1_max": float("nan"), "sat_theta_min": float("nan")}
+                "c_alpha_max": 0.0, "new_logit_leak": 0.0, "sat_l1_max": float("nan"),
+                "sat_theta_min": float("nan")}
         if m == 0:  # nothing left to fit: an idle head (W = 0) cannot lower the rank
             Zs.append(torch.einsum("ti,tia->ta", torch.full((T, n), 1.0 / n, dtype=F64), E))
             info["rank_after"] = int(numerical_rank(torch.cat(Zs, 1)[used]))
@@ -485,7 +487,9 @@ def construct_attention(E: torch.Tensor, e: torch.Tensor, H: int, d_h: int, *,
             WK = torch.cat([B, c * cvec[:, None]], dim=1)  # (d, m+1)
             WQ = torch.cat([Qn_pinv.T, w[:, None]], dim=1)  # (d, m+1)
             top2 = alpha_plus.topk(2, dim=1).values if n > 1 else alpha_plus
-            info.update(c=c, delta=delta, sigma_min_M=sigma_min, C_norm=C_norm,
+            # property (i) of sub-step 1.B in float64: zero in exact arithmetic, c x rounding here
+            leak = c * float(((E[new] @ cvec) * (e[new] @ w)[:, None]).abs().max())
+            info.update(c=c, delta=delta, sigma_min_M=sigma_min, C_norm=C_norm, new_logit_leak=leak,
                         min_gap=float((top2[:, 0] - top2[:, -1]).min()),
                         c_alpha_max=c * float(alpha_plus.abs().max()))
         W_K[h, :, : WK.shape[1]] = WK
@@ -671,6 +675,31 @@ def relu_fcn_jacobian_rank(X: torch.Tensor, m: int, d_out: int, *, points: int =
     return ranks
 
 
+def fcn_reduction_error(n: int, d: int, m: int, d_out: int, *, sign: float = 1.0, T: int = 8,
+                        seed: int = 0) -> float:
+    """Max |f'(x_FCN) - f(x)| when Appendix F's bias is b'_1 + sign W'_1[:, :K] c_FCN (Prop. 3).
+
+    Appendix F maps a net f' on x_FCN = [c_FCN; x] to a net f on x in R^n, keeping the last n
+    input columns of W'_1 and folding the constant part into the bias. The right fold is
+    sign = +1; the text writes b'_1 - W'_1[...]^T c_FCN (sign = -1).
+
+    >>> fcn_reduction_error(3, 5, 4, 2) < 1e-12, fcn_reduction_error(3, 5, 4, 2, sign=-1.0) > 1e-3
+    (True, True)
+    """
+    E, e = fcn_hard_dataset(T, n, d, seed=seed)
+    X_fcn = torch.cat([E.reshape(T, -1), e], dim=1)  # (T, (n+1) d) = [c_FCN; 0_{d-n}; x]
+    K = (n + 1) * d - n  # length of c_FCN (eq. 29)
+    c_fcn, x = X_fcn[0, :K], X_fcn[:, K:]  # (K,), (T, n)
+    g = torch.Generator().manual_seed(seed)
+    W1p = torch.randn((n + 1) * d, m, generator=g, dtype=F64)  # W'_1, row form: x^T W'_1
+    b1p = torch.randn(m, generator=g, dtype=F64)
+    W2 = torch.randn(m, d_out, generator=g, dtype=F64)
+    b2 = torch.randn(d_out, generator=g, dtype=F64)
+    full = _relu_fcn(X_fcn, W1p, b1p, W2, b2)  # (T, d_out)
+    reduced = _relu_fcn(x, W1p[K:], b1p + sign * (c_fcn @ W1p[:K]), W2, b2)
+    return float((full - reduced).abs().max())
+
+
 def train_relu_fcn(X: torch.Tensor, Y: torch.Tensor, m: int, *, restarts: int = 4,
                    steps: int = 2000, lr: float = 1e-2, seed: int = 0) -> np.ndarray:
     """Full-batch Adam on ``restarts`` stacked 2-layer ReLU nets; relative residual of each.
@@ -738,6 +767,7 @@ def theorem1_check(H: int, n: int, d: int, d_h: int, d_out: int, context: str = 
         "sat_theta_min": float(later["sat_theta_min"].min()) if len(later) else float("nan"),
         "c_alpha_max": float(heads["c_alpha_max"].max()),
         "c_alpha_per_head": heads["c_alpha_max"].tolist(),
+        "new_logit_leak_max": float(heads["new_logit_leak"].max()),
         "delta_per_head": heads["delta"].tolist(),
         "unsaturation_per_head": heads["sat_l1_max"].tolist(),
         "naive_exp_overflow": res["construction"].naive_exp_overflows,
