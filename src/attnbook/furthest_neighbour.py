@@ -148,9 +148,9 @@ class RankedAttention(nn.Module):
         M, Hmax, P = self.group.shape
         q = torch.einsum("bnd,mpd->mbnp", X, self.W_Q)  # (M, B, N, P)
         k = torch.einsum("bnd,mpd->mbnp", X, self.W_K)  # (M, B, N, P)
-        qh = q[:, :, :, None, :] * self.group[:, None, None]  # (M, B, N, Hmax, P): slots per head
-        scores = qh.reshape(M, B, N * Hmax, P) @ k.transpose(-1, -2)  # (M, B, N*Hmax, N)
-        scores = scores.reshape(M, B, N, Hmax, N).transpose(2, 3)  # (M, B, Hmax, N, N)
+        qk = q[:, :, :, None, :] * k[:, :, None, :, :]  # (M, B, N, N, P): slot products
+        scores = qk.reshape(M, B, N * N, P) @ self.group.transpose(1, 2)[:, None]  # (M, B, N*N, Hmax)
+        scores = scores.reshape(M, B, N, N, Hmax).permute(0, 1, 4, 2, 3)  # (M, B, Hmax, N, N)
         return torch.softmax(scores * self.scale[:, None, None, None, None], dim=-1)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
