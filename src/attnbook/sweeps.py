@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Protocol
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -23,7 +24,8 @@ from .errors import ParameterError
 from .lm import LanguageModel, LMConfig, reference_gpt2
 from .training import TrainConfig, train_lm
 
-__all__ = ["Executor", "LocalExecutor", "run_sweep", "lm_config", "train_config", "token_arrays"]
+__all__ = ["Executor", "LocalExecutor", "run_sweep", "lm_config", "train_config", "token_arrays",
+           "matched_size"]
 
 _MODEL_KEYS = ("V", "N", "L", "d_x", "H", "d_a", "r", "r_e", "dropout", "tie")
 _TRAIN_KEYS = ("steps", "batch", "lr", "warmup", "weight_decay", "eval_tokens")
@@ -127,3 +129,29 @@ def run_sweep(sweep, configs: list[dict], fn: Callable = train_config,
 
 def _hashable(c: dict) -> dict:
     return {k: (tuple(v) if isinstance(v, list) else v) for k, v in c.items()}
+
+
+def matched_size(sizes, losses, loss: float) -> float:
+    """Size of the baseline whose loss equals ``loss``, by log-size interpolation (wies2021 Fig. 2).
+
+    The baselines (sizes, losses) are first made monotone: the loss at a size is the best loss
+    of any baseline no larger. Returns 0.0 when ``loss`` is worse than every baseline (the
+    match lies below the smallest one), and the largest size when it is better than all.
+
+    >>> matched_size([100, 400], [3.0, 2.0], 2.5)  # halfway in log size
+    200.0
+    >>> matched_size([100, 400], [3.0, 2.0], 3.5), matched_size([100, 400], [3.0, 2.0], 1.0)
+    (0.0, 400.0)
+    """
+    order = np.argsort(sizes)
+    s = np.asarray(sizes, dtype=float)[order]
+    l = np.minimum.accumulate(np.asarray(losses, dtype=float)[order])  # monotone envelope
+    if loss > l[0]:
+        return 0.0
+    if loss <= l[-1]:
+        return float(s[-1])
+    i = int(np.argmax(l <= loss))  # first baseline at least as good
+    if l[i] == loss or l[i - 1] == l[i]:
+        return float(s[i])
+    t = (l[i - 1] - loss) / (l[i - 1] - l[i])
+    return float(np.round(np.exp(np.log(s[i - 1]) + t * (np.log(s[i]) - np.log(s[i - 1]))), 6))
