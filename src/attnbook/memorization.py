@@ -756,6 +756,8 @@ def theorem1_check(H: int, n: int, d: int, d_h: int, d_out: int, context: str = 
     res = memorize(E, e, Y, H, d_h, d_v=d_out, Q=Q, seed=seed)
     heads = res["construction"].heads
     r = res["construction"].r
+    alpha = mha_forward(E, e, res["weights"]).alpha  # (T, H, n)
+    naive = torch.exp(alpha) / torch.exp(alpha).sum(-1, keepdim=True)  # softmax without max-shift
     expected = [min(r + (h - 1) * (r - 1), T) for h in range(1, H + 1)]
     later = heads[heads["T_old"] > 0]
     return {
@@ -771,6 +773,7 @@ def theorem1_check(H: int, n: int, d: int, d_h: int, d_out: int, context: str = 
         "delta_per_head": heads["delta"].tolist(),
         "unsaturation_per_head": heads["sat_l1_max"].tolist(),
         "naive_exp_overflow": res["construction"].naive_exp_overflows,
+        "naive_softmax_nonfinite": int((~torch.isfinite(naive)).any(-1).sum()),  # (t, h) pairs
     }
 
 
