@@ -323,8 +323,9 @@ def levine2020_theorem3_bound(L: int, N: int, d_x: int, H: int, form: str = "pro
 
     ``form="proof"``: the recursion of the proof, sep <= (L+1) s_L with s_1 = K and
     s_l = K (l s_(l-1))^3. ``form="stated"``: the theorem's closed form,
-    log3 sep <= L log3 L + log3(K) (3^L-1)/2, i.e. sep <= L^L K^C(L). The two differ (the
-    closed form is smaller for L <= 2); the chapter shows this. Returned as floor.
+    log3 sep <= L log3 L + log3(K) (3^L-1)/2, i.e. sep <= L^L K^C(L). The closed form is
+    smaller than what the recursion gives, at every L (the branch count l is cubed by each
+    later layer); the chapter shows this. Returned as floor.
 
     >>> levine2020_theorem3_bound(1, 2, 1, 1), levine2020_theorem3_bound(1, 2, 1, 1, "stated")
     (4, 2)
