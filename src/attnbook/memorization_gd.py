@@ -357,7 +357,8 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(bar, desc=f"{len(cfgs)} models", leave=False, mininterval=2)
+        desc = progress if isinstance(progress, str) else f"{len(cfgs)} models"
+        bar = tqdm(bar, desc=desc, mininterval=5)
     for step in bar:
         q, ctx, y = data.batch(_batch_indices(streams, step, c0.batch, data.T_m))
         loss = _loss(net(q, ctx), y, c0.task)  # (M,)
@@ -431,14 +432,10 @@ def train_sweep(sweep, configs: Iterable[MemorizationConfig], device="cpu", *,
             for c in g:
                 groups.setdefault((*key, c.T), []).append(c)
     chunks = [g[i: i + max_group] for g in groups.values() for i in range(0, len(g), max_group)]
-    it = chunks
-    if progress and chunks:
-        from tqdm.auto import tqdm
-
-        it = tqdm(chunks, desc="groups")
-    for chunk in it:
+    for i, chunk in enumerate(chunks):
         t0 = time.perf_counter()
-        r = train_group(chunk, device, progress=progress)
+        desc = f"group {i + 1}/{len(chunks)}: {len(chunk)} models"
+        r = train_group(chunk, device, progress=desc if progress else False)
         wall = time.perf_counter() - t0
         for m, c in enumerate(chunk):
             sweep.put(asdict(c), {"metric": float(r["metric"][m]), "steps_run": r["steps_run"],
