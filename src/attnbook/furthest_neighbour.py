@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 import torch
+from scipy import stats
 from torch import nn
 
 from .errors import AttnbookError, ParameterError
@@ -117,15 +117,15 @@ class RankedAttention(nn.Module):
         ranks, heads = [int(r) for r in ranks], [int(h) for h in heads]
         if len(ranks) != len(heads) or not ranks:
             raise AttnbookError(f"ranks {ranks} and heads {heads} must be non-empty, equal length")
-        for r, H in zip(ranks, heads):
+        for r, H in zip(ranks, heads, strict=True):
             if not 1 <= r <= d:
                 raise ParameterError("r", r, f"a per-head rank 1 <= r <= d = {d}")
             if H < 1:
                 raise ParameterError("H", H, "a number of heads H >= 1")
         self.d, self.ranks, self.heads = d, ranks, heads
-        M, P, Hmax = len(ranks), max(r * H for r, H in zip(ranks, heads)), max(heads)
+        M, P, Hmax = len(ranks), max(r * H for r, H in zip(ranks, heads, strict=True)), max(heads)
         group = torch.zeros(M, Hmax, P, dtype=dtype)  # slot p of model m belongs to head p // r_m
-        for m, (r, H) in enumerate(zip(ranks, heads)):
+        for m, (r, H) in enumerate(zip(ranks, heads, strict=True)):
             for p in range(r * H):
                 group[m, p // r, p] = 1
         self.register_buffer("group", group)  # (M, Hmax, P)
@@ -149,7 +149,8 @@ class RankedAttention(nn.Module):
         q = torch.einsum("bnd,mpd->mbnp", X, self.W_Q)  # (M, B, N, P)
         k = torch.einsum("bnd,mpd->mbnp", X, self.W_K)  # (M, B, N, P)
         qk = q[:, :, :, None, :] * k[:, :, None, :, :]  # (M, B, N, N, P): slot products
-        scores = qk.reshape(M, B, N * N, P) @ self.group.transpose(1, 2)[:, None]  # (M, B, N*N, Hmax)
+        group_t = self.group.transpose(1, 2)[:, None]  # (M, 1, P, Hmax)
+        scores = qk.reshape(M, B, N * N, P) @ group_t  # (M, B, N*N, Hmax): sum slots per head
         scores = scores.reshape(M, B, N, N, Hmax).permute(0, 1, 4, 2, 3)  # (M, B, Hmax, N, N)
         return torch.softmax(scores * self.scale[:, None, None, None, None], dim=-1)
 

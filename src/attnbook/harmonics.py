@@ -309,7 +309,7 @@ def decay_exponent(table: pd.DataFrame, d: int, l_lo: int, l_hi: int) -> float:
     """
     sub = table[(table["d"] == d) & (table["l"] >= l_lo) & (table["l"] <= l_hi)]
     if len(sub) < 2:
-        raise ParameterError("(l_lo, l_hi)", (l_lo, l_hi), f"a range with >= 2 odd l <= l_max")
+        raise ParameterError("(l_lo, l_hi)", (l_lo, l_hi), "a range with >= 2 odd l <= l_max")
     return float(np.polyfit(np.log(sub["l"]), np.log(np.abs(sub["coefficient"])), 1)[0])
 
 
@@ -318,7 +318,8 @@ def lower_bound_table(d: int, ranks, Hs, l_max: int = 2000) -> pd.DataFrame:
     rows = []
     for r in ranks:
         b = rank_lower_bound(d, r, np.asarray(Hs, dtype=float), l_max)
-        rows += [{"d": d, "r": r, "H": float(H), "bound": float(v)} for H, v in zip(Hs, b)]
+        rows += [{"d": d, "r": r, "H": float(H), "bound": float(v)}
+                 for H, v in zip(Hs, b, strict=True)]
     return pd.DataFrame(rows)
 
 

@@ -112,7 +112,8 @@ def generator_counts(d: int, N: int, k_max: int | None = None, *, seed: int = 0)
         every = _products(by_deg, k, 1)
         decomposable = [p for p in every if len(p) >= 2]
         if len(every) > 600:
-            raise ParameterError("(d, N)", (d, N), f"small cases only ({len(every)} products at degree {k})")
+            raise ParameterError("(d, N)", (d, N),
+                                 f"small cases only ({len(every)} products at degree {k})")
         X = rng.uniform(-1, 1, size=(3 * len(every) + 20, N, d))  # (S, N, d)
         A = _evaluate(X, every)
         B = _evaluate(X, decomposable) if decomposable else np.zeros((len(X), 0))
@@ -133,8 +134,9 @@ def zb_lower_bound(H, N: int, d: int):
 
 def matrix_separation(D: int, Hs, *, samples: int = 4000, N: int = 8, d: int = 2,
                       seed: int = 0) -> pd.DataFrame:
-    """Unary versus pairwise on g(X) = sum_ab G_ab p_{alpha_a}(X) p_{alpha_b}(X), G = Q Q^T / sqrt(D)
-    with Q a random D x D orthogonal matrix (rank D, unit Frobenius norm).
+    """Unary versus pairwise on g(X) = sum_ab G_ab p_{alpha_a}(X) p_{alpha_b}(X) (zweig2022).
+
+    G = Q Q^T / sqrt(D), Q a random D x D orthogonal matrix: rank D, unit Frobenius norm.
 
     A unary model's quadratic part has a matrix representation F of rank <= H, so
     ||F - G||_F^2 >= sum_{i > H} sigma_i(G)^2 = 1 - H/D (Eckart-Young; here the best F is the
