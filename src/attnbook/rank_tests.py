@@ -32,6 +32,11 @@ F64 = torch.float64
 _BYTES = 2e8  # float64 bytes per batched SVD chunk
 
 
+def _device() -> torch.device:
+    """Where the batched decompositions run: the GPU when there is one (``full`` profile)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def _eps(dtype) -> float:
     return float(torch.finfo(dtype if dtype in (torch.float16, torch.bfloat16, torch.float32,
                                                  torch.float64) else F64).eps)
@@ -65,6 +70,7 @@ def _rank_chunk(A: torch.Tensor, eps: float) -> torch.Tensor:
     two orders of magnitude below the cut, and it is several times faster than an SVD.
     """
     M, N = A.shape[-2:]
+    A = A.to(_device())
     if eps >= 1e-10:
         G = A @ A.transpose(-1, -2) if M <= N else A.transpose(-1, -2) @ A
         s = torch.linalg.eigvalsh(G).clamp(min=0).sqrt().flip(-1)  # descending
@@ -175,7 +181,7 @@ def randomized_kruskal_rank(summary: TokenSummary, draws: int, *, fraction: floa
 
 def _sigma_max(A: torch.Tensor, iters: int = 50) -> torch.Tensor:
     """Largest singular value of each (b, M, N) matrix by power iteration, shape (b, 1)."""
-    v = torch.ones(A.shape[0], A.shape[-1], 1, dtype=A.dtype)
+    v = torch.ones(A.shape[0], A.shape[-1], 1, dtype=A.dtype, device=A.device)
     for _ in range(iters):
         v = A.transpose(-1, -2) @ (A @ v)
         v = v / v.norm(dim=1, keepdim=True).clamp(min=1e-300)
@@ -203,13 +209,15 @@ def ordering_kruskal_estimates(summary: TokenSummary, orderings: int, *, seed: i
     out = np.empty(orderings, dtype=np.int64)
     step = max(1, int(_BYTES // max(1, m * d * 8)))
     for i in range(0, orderings, step):
-        A = V[idx[i:i + step]].transpose(1, 2)  # (b, d, m): ordered vectors as columns
+        A = V[idx[i:i + step]].transpose(1, 2).to(_device())  # (b, d, m): vectors as columns
         R = torch.linalg.qr(A, mode="r").R  # (b, min(d, m), m)
         piv = R.diagonal(dim1=-2, dim2=-1).abs()  # (b, min(d, m))
         cut = _sigma_max(A) * max(m, d) * summary.eps
         dep = piv <= cut  # (b, min(d, m))
         if m > d:  # the (d+1)-th vector is always dependent
-            dep = torch.cat([dep, torch.ones(dep.shape[0], 1, dtype=torch.bool)], dim=1)
+            dep = torch.cat([dep, torch.ones(dep.shape[0], 1, dtype=torch.bool,
+                                             device=dep.device)], dim=1)
+        dep = dep.cpu()
         first = torch.where(dep.any(dim=1), dep.int().argmax(dim=1),
                             torch.full((dep.shape[0],), dep.shape[1]))
         out[i:i + step] = first.numpy()
