@@ -83,10 +83,11 @@ def test_lower_bound_properties():
 
 
 def test_heads_needed_is_the_crossing():
-    for r, eps in [(1, 0.3), (4, 0.2), (2, 0.45)]:
-        H = hm.heads_needed(32, r, eps, l_max=800)
-        assert hm.rank_lower_bound(32, r, H, l_max=800) == pytest.approx(eps, abs=1e-9)
-        assert hm.rank_lower_bound(32, r, H * 0.99, l_max=800) > eps
+    # d = 512: N(d, l) leaves float range at moderate l, those degrees must stay in the bound
+    for d, r, eps in [(32, 1, 0.3), (32, 4, 0.2), (32, 2, 0.45), (512, 1, 0.25), (512, 4, 0.3)]:
+        H = hm.heads_needed(d, r, eps, l_max=800)
+        assert hm.rank_lower_bound(d, r, H, l_max=800) == pytest.approx(eps, abs=1e-9)
+        assert hm.rank_lower_bound(d, r, H * 0.99, l_max=800) > eps
 
 
 def test_bad_input_is_one_clear_error():

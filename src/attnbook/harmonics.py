@@ -248,13 +248,20 @@ def heads_needed(d: int, r: int, eps: float, l_max: int = 2000) -> float:
         raise ParameterError("eps", eps, "a relative error 0 < eps < 1")
     c2 = sign_coefficients(d, l_max) ** 2
     rho = _kill_ratio(d, r, l_max)
-    odd = np.nonzero((c2 > 0) & (rho > 0))[0]  # rho underflows to 0 only where N(d,l) > 1e308
+    # where N(d, l) / C(r+l, l) exceeds float range rho is 0: no realistic H touches that
+    # degree, and its energy stays in the bound for every H
+    untouched = float(c2[rho == 0].sum())
+    if untouched >= eps:
+        return float("inf")
+    eps = eps - untouched
+    odd = np.nonzero((c2 > 0) & (rho > 0))[0]
     c2, rho = c2[odd], rho[odd]
     # On the interval between consecutive breakpoints the bound is sum over live l of
     # c_l^2 (1 - H rho_l): walk the breakpoints in increasing H and solve the linear piece.
-    order = np.argsort(1 / rho)
-    c2, rho = c2[order], rho[order]
-    breaks = 1 / rho
+    with np.errstate(over="ignore"):  # 1/rho may exceed float range: an infinite breakpoint
+        breaks = 1 / rho
+    order = np.argsort(breaks)
+    c2, rho, breaks = c2[order], rho[order], breaks[order]
     live_c2, live_c2rho = c2.sum(), (c2 * rho).sum()
     prev = 0.0
     for i, b in enumerate(breaks):
