@@ -21,7 +21,7 @@ __all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "s
            "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
-STATUSES = ("reproduced", "not reproduced", "not run")
+STATUSES = ("reproduced", "not reproduced", "partly run", "not run")
 LEDGER_COLUMNS = ["id", "kind", "source", "statement", "paper_value", "criterion"]
 
 
@@ -124,8 +124,10 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                  claims_dir: Path | None = None) -> pd.DataFrame:
     """One row per claim id and profile: paper value, status, measured value, notebook, commit.
 
-    A claim with parts is ``reproduced`` only when every recorded part is, ``not run`` when
-    none ran, and ``not reproduced`` otherwise; ``parts=True`` lists the parts as well.
+    A claim with parts is ``reproduced`` only when every recorded part is; ``not reproduced``
+    when any part that ran is not; ``partly run`` when every part that ran reproduced but some
+    could not run (weights unavailable offline, say); ``not run`` when none ran.
+    ``parts=True`` lists the parts as well.
     """
     claims_dir = Path(claims_dir or _claims_dir())
     if profile is not None and profile not in PROFILES:
@@ -147,16 +149,20 @@ def status_table(profile: str | None = None, *, parts: bool = False,
             ran = [s for s in statuses if s != "not run"]
             if not ran:
                 status = "not run"
-            elif all(s == "reproduced" for s in ran) and len(ran) == len(statuses):
-                status = "reproduced"
-            else:
+            elif any(s == "not reproduced" for s in ran):
                 status = "not reproduced"
+            elif len(ran) < len(statuses):
+                status = "partly run"
+            else:
+                status = "reproduced"
             whole = [r for r in mine if r["part"] is None]
             if whole:
                 measured = whole[0]["measured"]
             else:
                 k = sum(s == "reproduced" for s in statuses)
                 measured = f"{k}/{len(statuses)} parts reproduced"
+                if len(ran) < len(statuses):
+                    measured += f", {len(statuses) - len(ran)} not run"
             last = max(mine, key=lambda r: r["run"].get("time", ""))
             rows.append({**base, "part": None, "status": status, "measured": measured,
                          "notebook": last["notebook"], "commit": last["run"].get("commit", ""),

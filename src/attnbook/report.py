@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
-from .claims import PROFILES, status_table
+from .claims import PROFILES, STATUSES, status_table
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown"]
 
 _MARK = {"reproduced": "**reproduced**", "not reproduced": "**not reproduced**",
-         "not run": "not run"}
+         "partly run": "**partly run**", "not run": "not run"}
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
     "wies2021": "Vocabulary bottleneck (Wies et al. 2021)",
@@ -44,15 +44,18 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
              "Every figure, table and theorem of the four works, with the paper's value and what "
              "this book measured at each profile (`ci`: seconds on a CPU, a smoke test; `cpu`: "
              "minutes on a laptop; `full`: one GPU). A claim is *reproduced* only when the "
-             "criterion listed under its table holds for the measured value; *not run* means no "
-             "run at that profile has touched it. Generated from `data/claims/` by "
+             "criterion listed under its table holds for the measured value; *partly run* means "
+             "every part that ran reproduced but some parts could not run at that profile (their "
+             "reasons are in the chapter); *not run* means no run at that profile has touched it. "
+             "Generated from `data/claims/` by "
              "`python -m attnbook report`.", ""]
     counts = table.groupby(["profile", "status"]).size().unstack(fill_value=0)
-    lines += ["| profile | reproduced | not reproduced | not run |", "|---|---|---|---|"]
+    lines += ["| profile | reproduced | not reproduced | partly run | not run |",
+              "|---|---|---|---|---|"]
     for p in PROFILES:
         row = counts.loc[p] if p in counts.index else {}
         lines.append(f"| `{p}` | " + " | ".join(str(int(row.get(s, 0))) for s in
-                                              ("reproduced", "not reproduced", "not run")) + " |")
+                                              STATUSES) + " |")
     for work, title in _WORK_TITLES.items():
         sub = table[table["work"] == work]
         if sub.empty:
