@@ -235,3 +235,18 @@ def test_symmetric_grid_cap_bounds_and_is_reached():
     assert sr.measure_rank(s)["rank_exact"] == 10  # a depth-3 net fills the whole cap
     s_pos = sr.GridSetting(L=1, d_x=2, H=1, d_a=2, r=2, N=4, V=4, r_e=1)
     assert s_pos.grid_cap == 16  # positional embedding: no symmetry, only V^(N/2)
+
+
+def test_rank_sweep_resumes_from_its_cache(tmp_path, monkeypatch):
+    from attnbook.run import Sweep
+    from attnbook.store import ResultStore
+
+    sweep = Sweep(ResultStore("test_sep", "ci", root=tmp_path), "ranks")
+    settings_ = [sr.GridSetting(L=1, d_x=2, H=1, d_a=2, r=r, N=4, V=4) for r in (1, 2)]
+    first = sr.rank_sweep(settings_[:1], sweep=sweep, progress=False)  # "interrupted" after one
+    calls = []
+    real = sr.measure_rank
+    monkeypatch.setattr(sr, "measure_rank", lambda *a, **k: calls.append(a) or real(*a, **k))
+    both = sr.rank_sweep(settings_, sweep=sweep, progress=False)
+    assert len(calls) == 1  # only the missing setting is computed
+    assert both["rank_exact"].tolist() == [2, 3] and first["rank_exact"].tolist() == [2]
