@@ -250,3 +250,18 @@ def test_rank_sweep_resumes_from_its_cache(tmp_path, monkeypatch):
     both = sr.rank_sweep(settings_, sweep=sweep, progress=False)
     assert len(calls) == 1  # only the missing setting is computed
     assert both["rank_exact"].tolist() == [2, 3] and first["rank_exact"].tolist() == [2]
+
+
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_convolutional_embedding_caps_one_layer_rank_at_kernel_rank(r):
+    # wies2021 eq. (2)/(4): M = 4 raw inputs in patches of k = 2 (N = 2 positions); for the
+    # partition ({0, 1}, {2, 3}) that splits no patch, one layer gives sep = 1 + min(r, H d_a)
+    from attnbook.embeddings import convolutional_embedding
+    from attnbook.models import AttentionNetConfig, SelfAttentionNet
+
+    g = torch.Generator().manual_seed(r)
+    emb = convolutional_embedding(M=4, N=2, d_input=2, d_x=4, r=r, generator=g)
+    net = SelfAttentionNet(AttentionNetConfig(depth=1, d_x=4, heads=1, d_a=4), generator=g)
+    templates = torch.randn(4, 2, dtype=torch.float64, generator=g)  # Z = 4 vectors in R^2
+    A = sr.grid_tensor(lambda d: net(emb(templates[d]))[:, 0, 0], Z=4, N=4)  # (Z,)*M
+    assert sr.numerical_rank(sr.matricize(A, [0, 1])).rank == 1 + r
