@@ -33,7 +33,7 @@ def test_full_rank_head_converges_to_the_target():
     target, idx = fn.furthest_neighbour(X)
     errs = [float(((fn.full_rank_head(X, c)[0] - target) ** 2).sum(-1).mean()) for c in
             (1.0, 10.0, 1e3, 1e5, 1e8)]
-    assert all(a > b for a, b in zip(errs, errs[1:], strict=True))
+    assert all(a > b for a, b in zip(errs, errs[1:], strict=False))
     assert errs[-1] < 1e-10
     assert torch.equal(fn.full_rank_head(X, 1e8)[1].argmax(-1), idx)
 
@@ -82,15 +82,15 @@ def test_line_configs_and_bad_ranks():
 
 
 def test_training_is_deterministic_and_learns():
-    s = fn.TrainSettings(steps=60, batch=32, warmup=5, eval_every=20, eval_size=128)
+    s = fn.TrainSettings(steps=200, batch=64, warmup=10, eval_every=50, eval_size=256)
     runs = []
     for _ in range(2):
         torch.manual_seed(0)
         net = fn.RankedAttention(4, [1, 4], [4, 1], generator=_gen(3))
         runs.append(fn.train_line(net, 3, s, seed=5))
     assert np.array_equal(runs[0]["curve"], runs[1]["curve"])
-    assert runs[0]["curve"].shape == (3, 2)
-    assert runs[0]["min_loss"][1] < 1.0  # the full-rank model beats the zero output
+    assert runs[0]["curve"].shape == (4, 2)
+    assert (runs[0]["min_loss"] < 0.9).all()  # both models beat the zero output (loss 1)
 
 
 def test_votes_agree_with_the_exact_head_accuracy():
