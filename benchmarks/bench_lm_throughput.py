@@ -11,7 +11,9 @@ model-FLOP utilization 6 * params * tokens/s / peak (``--peak-tflops``); on CPU 
 reliable peak figure, so it is not reported.
 
 Usage: ``.venv/bin/python benchmarks/bench_lm_throughput.py [--quick] [--device cpu|cuda]``.
-Timings depend on the machine and its load; the ratio is the robust number.
+Timings depend on the machine and its load; the ratio is the robust number. On a CPU shared
+with other jobs, set ``OMP_NUM_THREADS=1``: with two intra-op threads competing for two busy
+cores, every parallel op waits for a descheduled thread and both models slow down 10-100x.
 """
 
 import argparse
@@ -91,13 +93,14 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--steps", type=int, default=10, help="steps per timed round")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--peak-tflops", type=float, default=989.0,
                    help="device peak (bf16 dense) for the MFU; 989 is an H100/H200 SXM")
     a = p.parse_args()
     device = pick_device(a.device)
     if a.quick:
         a.V, a.N, a.L, a.d_x, a.batch, a.steps, a.rounds = 257, 32, 2, 32, 8, 5, 2
-    cfg = LMConfig(V=a.V, N=a.N, L=a.L, d_x=a.d_x)
+    cfg = LMConfig(V=a.V, N=a.N, L=a.L, d_x=a.d_x, dropout=a.dropout)
     print(f"device: {describe_device(device)}")
     print(f"config: {cfg}, batch {a.batch}, {a.rounds} rounds of {a.steps} steps")
     res = benchmark(cfg, a.batch, a.steps, a.rounds, warmup=2, device=device)
