@@ -30,6 +30,7 @@ ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
 ENV_DEVICE = "ATTNBOOK_DEVICE"
 ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation re-executions
+ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small models on a busy CPU
 
 
 def seed_everything(seed: int) -> None:
@@ -146,6 +147,11 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     seed_everything(seed)
+    threads = os.environ.get(ENV_THREADS, "")
+    if threads:
+        if not threads.isdigit() or int(threads) < 1:
+            raise ParameterError(ENV_THREADS, threads, "an integer >= 1")
+        torch.set_num_threads(int(threads))
     dev = pick_device(device or os.environ.get(ENV_DEVICE, "auto"))
     run_id = os.environ.get(ENV_RUN_ID) or f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-" \
                                             f"{uuid.uuid4().hex[:6]}"
