@@ -43,9 +43,9 @@ def test_ranked_attention_realises_the_full_rank_construction():
     net = fn.RankedAttention(d, ranks=[d], heads=[1], dtype=torch.float64)
     a = math.sqrt(c * math.sqrt(d))  # scores are (X W_Q^T)(X W_K^T)^T / sqrt(r)
     with torch.no_grad():
-        net.W_Q.copy_(a * torch.eye(d)[None])
-        net.W_K.copy_(-a * torch.eye(d)[None])
-        net.W_V.copy_(torch.eye(d)[None, None])
+        net.W_Q.copy_(a * torch.eye(d))
+        net.W_K.copy_(-a * torch.eye(d))
+        net.W_V.copy_(torch.eye(d)[None])
     X = fn.sphere_points(16, 5, d, generator=_gen(), dtype=torch.float64)
     assert torch.allclose(net(X)[0], fn.full_rank_head(X, c)[0], atol=1e-12)
 
@@ -57,14 +57,15 @@ def test_batched_models_equal_models_alone_and_heads_have_rank_r():
     out = net(X)  # (M, B, N, d)
     for m, (r, H) in enumerate(zip(ranks, heads, strict=True)):
         alone = fn.RankedAttention(d, [r], [H], dtype=torch.float64)
+        s0, h0 = net.slot_offsets[m], net.head_offsets[m]
         with torch.no_grad():
-            alone.W_Q.copy_(net.W_Q[m:m + 1, : r * H])
-            alone.W_K.copy_(net.W_K[m:m + 1, : r * H])
-            alone.W_V.copy_(net.W_V[m:m + 1, :H])
+            alone.W_Q.copy_(net.W_Q[s0:s0 + r * H])
+            alone.W_K.copy_(net.W_K[s0:s0 + r * H])
+            alone.W_V.copy_(net.W_V[h0:h0 + H])
         assert torch.allclose(alone(X)[0], out[m], atol=1e-12)
         for h in range(H):  # the bilinear form of head h: sum of its r slots
-            Wq, Wk = net.W_Q[m, h * r:(h + 1) * r], net.W_K[m, h * r:(h + 1) * r]
-            assert torch.linalg.matrix_rank(Wq.T @ Wk) == r
+            rows = slice(s0 + h * r, s0 + (h + 1) * r)
+            assert torch.linalg.matrix_rank(net.W_Q[rows].T @ net.W_K[rows]) == r
 
 
 def test_line_configs_and_bad_ranks():

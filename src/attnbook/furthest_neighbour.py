@@ -105,7 +105,9 @@ def line_configs(d: int, rank_heads: int) -> list[tuple[int, int]]:
 class RankedAttention(nn.Module):
     """M multi-head self-attention layers (no MLP), model m with H_m heads of rank r_m.
 
-    Model m: F_m(X) = sum_{h <= H_m} softmax(X K_h Q_h^T X^T / sqrt(r_m)) X V_h.
+    Model m: F_m(X) = sum_{h <= H_m} softmax(X K_h Q_h^T X^T / sqrt(r_m)) X V_h. The heads of
+    all models form one flat list (no padding): model m owns P_m = r_m H_m rank-one query/key
+    slots, a fixed 0/1 matrix sums slots into heads, another sums heads into models.
 
     >>> net = RankedAttention(d=4, ranks=[1, 4], heads=[4, 1])
     >>> net(torch.randn(3, 5, 4)).shape  # (M, B, N, d)
@@ -123,48 +125,48 @@ class RankedAttention(nn.Module):
             if H < 1:
                 raise ParameterError("H", H, "a number of heads H >= 1")
         self.d, self.ranks, self.heads = d, ranks, heads
-        M, P, Hmax = len(ranks), max(r * H for r, H in zip(ranks, heads, strict=True)), max(heads)
-        group = torch.zeros(M, Hmax, P, dtype=dtype)  # slot p of model m belongs to head p // r_m
+        M, T = len(ranks), sum(heads)  # models, heads of all models together
+        S = sum(r * H for r, H in zip(ranks, heads, strict=True))  # slots of all models
+        self.head_offsets = [sum(heads[:m]) for m in range(M)]  # model m: heads from here
+        self.slot_offsets = [sum(r * H for r, H in zip(ranks[:m], heads[:m], strict=True))
+                             for m in range(M)]
+        slot_head = torch.zeros(S, T, dtype=dtype)  # slot s belongs to head h
+        head_model = torch.zeros(T, M, dtype=dtype)  # head h belongs to model m
+        scale, v_std = torch.zeros(T, dtype=dtype), torch.zeros(T, dtype=dtype)
         for m, (r, H) in enumerate(zip(ranks, heads, strict=True)):
-            for p in range(r * H):
-                group[m, p // r, p] = 1
-        self.register_buffer("group", group)  # (M, Hmax, P)
-        self.register_buffer("head_mask", group.amax(-1))  # (M, Hmax): 1 for real heads
-        self.register_buffer("scale", torch.tensor([1 / math.sqrt(r) for r in ranks],
-                                                   dtype=dtype))  # (M,)
+            for h in range(H):
+                t = self.head_offsets[m] + h
+                head_model[t, m] = 1
+                scale[t], v_std[t] = 1 / math.sqrt(r), 1 / (math.sqrt(d) * H)  # output O(1)
+                s0 = self.slot_offsets[m] + h * r
+                slot_head[s0:s0 + r, t] = 1
+        self.register_buffer("slot_head", slot_head)  # (S, T)
+        self.register_buffer("head_model", head_model)  # (T, M)
+        self.register_buffer("scale", scale)  # (T,): 1/sqrt(r) of each head
 
         def init(*shape, std):
             return nn.Parameter(torch.randn(*shape, generator=generator, dtype=dtype) * std)
 
-        self.W_Q = init(M, P, d, std=1 / math.sqrt(d))  # (M, P, d): rows = query slots
-        self.W_K = init(M, P, d, std=1 / math.sqrt(d))
-        h_of = torch.tensor(heads, dtype=dtype)[:, None, None, None]
-        self.W_V = nn.Parameter(torch.randn(M, Hmax, d, d, generator=generator, dtype=dtype)
-                                / math.sqrt(d) / h_of)  # (M, Hmax, d, d): V_h, output O(1)
+        self.W_Q = init(S, d, std=1 / math.sqrt(d))  # (S, d): one row per query slot
+        self.W_K = init(S, d, std=1 / math.sqrt(d))  # (S, d): one row per key slot
+        self.W_V = nn.Parameter(torch.randn(T, d, d, generator=generator, dtype=dtype)
+                                * v_std[:, None, None])  # (T, d, d): V_h of every head
 
     def attention(self, X: torch.Tensor) -> torch.Tensor:
-        """Attention weights of every head: (M, B, Hmax, N, N), query i, key j."""
-        B, N, d = X.shape
-        M, Hmax, P = self.group.shape
-        q = torch.einsum("bnd,mpd->mbnp", X, self.W_Q)  # (M, B, N, P)
-        k = torch.einsum("bnd,mpd->mbnp", X, self.W_K)  # (M, B, N, P)
-        qk = q[:, :, :, None, :] * k[:, :, None, :, :]  # (M, B, N, N, P): slot products
-        group_t = self.group.transpose(1, 2)[:, None]  # (M, 1, P, Hmax)
-        scores = qk.reshape(M, B, N * N, P) @ group_t  # (M, B, N*N, Hmax): sum slots per head
-        scores = scores.reshape(M, B, N, N, Hmax).permute(0, 1, 4, 2, 3)  # (M, B, Hmax, N, N)
-        return torch.softmax(scores * self.scale[:, None, None, None, None], dim=-1)
+        """Attention weights of every head of every model: (B, T, N, N), query i, key j."""
+        q, k = X @ self.W_Q.T, X @ self.W_K.T  # (B, N, S) each
+        qk = q[:, :, None, :] * k[:, None, :, :]  # (B, N, N, S): slot products
+        scores = (qk @ self.slot_head) * self.scale  # (B, N, N, T): sum of the slots of a head
+        return torch.softmax(scores, dim=2).permute(0, 3, 1, 2)  # (B, T, N, N)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """X: (B, N, d) -> (M, B, N, d), every model on the same input."""
         if X.shape[-1] != self.d:
             raise ParameterError("X.shape[-1]", X.shape[-1], f"d = {self.d}")
-        B, N, d = X.shape
-        A = self.attention(X)  # (M, B, Hmax, N, N)
-        V = self.W_V * self.head_mask[:, :, None, None]  # (M, Hmax, d, d): padded heads 0
-        M, Hmax = self.head_mask.shape
-        XV = (X.reshape(B * N, d) @ V.permute(2, 0, 1, 3).reshape(d, M * Hmax * d))
-        XV = XV.reshape(B, N, M, Hmax, d).permute(2, 0, 3, 1, 4)  # (M, B, Hmax, N, d)
-        return (A @ XV).sum(dim=2)  # (M, B, N, d): sum over heads
+        A = self.attention(X)  # (B, T, N, N)
+        AX = A @ X[:, None]  # (B, T, N, d): attention-weighted points of each head
+        out = torch.einsum("btid,tde->btie", AX, self.W_V)  # (B, T, N, d): head outputs
+        return torch.einsum("btie,tm->mbie", out, self.head_model)  # (M, B, N, d)
 
 
 class EncoderLine(nn.Module):
