@@ -90,3 +90,15 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     assert row.count("not run") == 2 and "**reproduced**: error 3e-9 at c = 64" in row
     assert "| `cpu` | 1 | 0 | 0 | 36 |" in page
     assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
+
+
+def test_an_unchanged_verdict_keeps_the_run_that_established_it(sandbox):
+    d = sandbox / "data/claims"
+    kw = dict(profile="cpu", notebook="nb", claims_dir=d)
+    claims.record("B-FR", True, "error 1e-9", run={"run_id": "first"}, **kw)
+    kept = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
+    assert kept["run"]["run_id"] == "first"
+    changed = claims.record("B-FR", False, "error 1e-3", run={"run_id": "third"}, **kw)
+    assert changed["run"]["run_id"] == "third"
+    saved = json.loads((d / "results/cpu/B-FR.json").read_text())
+    assert saved["run"]["run_id"] == "third" and saved["status"] == "not reproduced"

@@ -101,8 +101,12 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
         "run": jsonable(run),
     }
     name = claim_id + (f"__{_slug(part)}" if part else "")
-    _atomic_write(claims_dir / "results" / profile / f"{name}.json",
-                  json.dumps(entry, indent=1, sort_keys=True))
+    path = claims_dir / "results" / profile / f"{name}.json"
+    if path.exists():  # a re-draw with the same verdict keeps the run that established it
+        old = json.loads(path.read_text())
+        if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")):
+            return old
+    _atomic_write(path, json.dumps(entry, indent=1, sort_keys=True))
     return entry
 
 
