@@ -1,0 +1,32 @@
+"""The chapters keep the book's notebook contract (see README, Writing a chapter)."""
+
+import re
+
+import nbformat
+import pytest
+
+from attnbook import paths
+
+NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
+
+
+def _code(nb):
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_chapter_contract(path):
+    nb = nbformat.read(path, as_version=4)
+    code = _code(nb)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# "), \
+        "a chapter opens with its title"
+    assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
+        "sources are stored without outputs (executed copies live in build/executed)"
+    assert any(f'ab.start("{path.stem}"' in src for src in code), \
+        f"the chapter calls ab.start(\"{path.stem}\", ...)"
+    checks = [src for src in code if src.startswith("# NBVAL_CHECK_OUTPUT")]
+    assert checks, "at least one claim-check cell marked # NBVAL_CHECK_OUTPUT"
+    assert any("run.record(" in src for src in code), "the chapter records its claims"
+    for src in code:
+        for call in re.findall(r"\bglue\((.*?)\)\s*$", src, flags=re.M | re.S):
+            assert "display=False" in call, f"glue feeds the prose: display=False ({call[:40]})"
