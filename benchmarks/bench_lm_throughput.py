@@ -22,20 +22,10 @@ import time
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from attnbook.device import describe_device, pick_device
 from attnbook.lm import LanguageModel, LMConfig, count_parameters, reference_gpt2
-from attnbook.training import TrainConfig, _autocast, _optimizer, sample_batch
-
-
-def _step(model, opt, x, y, device):
-    with _autocast(device):
-        logits = model(x)
-    loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten())
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
+from attnbook.training import TrainConfig, _optimizer, sample_batch, train_step
 
 
 def _sync(device):
@@ -60,7 +50,7 @@ def benchmark(cfg: LMConfig, batch: int, steps: int, rounds: int, warmup: int, d
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
         for x, y in batches[:warmup]:
-            _step(model, opt, x, y, device)
+            train_step(model, opt, x, y, device)
         _sync(device)
         models[name] = (model, opt)
         out[name] = {"params": count_parameters(model)["total"], "seconds": 0.0,
@@ -72,7 +62,7 @@ def benchmark(cfg: LMConfig, batch: int, steps: int, rounds: int, warmup: int, d
             _sync(device)
             t0 = time.perf_counter()
             for x, y in batches:
-                _step(model, opt, x, y, device)
+                train_step(model, opt, x, y, device)
             _sync(device)
             out[name]["seconds"] += time.perf_counter() - t0
     n_tokens = rounds * steps * batch * cfg.N

@@ -23,7 +23,7 @@ from torch import nn
 from .errors import ParameterError
 from .lm import count_parameters
 
-__all__ = ["TrainConfig", "lr_at", "sample_batch", "evaluate", "train_lm"]
+__all__ = ["TrainConfig", "lr_at", "sample_batch", "evaluate", "train_step", "train_lm"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,18 @@ def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
 
 
+def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+               device: torch.device) -> torch.Tensor:
+    """One optimizer step on next-token cross-entropy (bf16 autocast on GPU); returns the loss."""
+    with _autocast(device):
+        logits = model(x)
+    loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten())
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def train_lm(make_model: Callable[[], nn.Module], train_tokens: np.ndarray,
              test_tokens: np.ndarray, N: int, cfg: TrainConfig, *, seed: int = 0,
              device: torch.device | str = "cpu", progress: bool = False) -> dict:
@@ -148,13 +160,7 @@ def train_lm(make_model: Callable[[], nn.Module], train_tokens: np.ndarray,
             group["lr"] = lr_at(step, cfg)
         x, y = sample_batch(train_tokens, N, cfg.batch, gen)
         x, y = x.to(device), y.to(device)
-        with _autocast(device):
-            logits = model(x)
-        loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        running += loss.item()
+        running += train_step(model, opt, x, y, device).item()
         last = step == cfg.steps - 1
         if (cfg.eval_every and (step + 1) % cfg.eval_every == 0) or last:
             n_since = (step % cfg.eval_every + 1) if cfg.eval_every else cfg.steps
