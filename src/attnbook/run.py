@@ -18,7 +18,6 @@ import numpy as np
 import torch
 
 from . import claims as _claims
-from . import paths
 from .device import describe_device, pick_device
 from .errors import AttnbookError, ParameterError
 from .provenance import provenance
@@ -161,5 +160,4 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
 
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}")
-    _ = paths  # the paths module is where every file lives; see attnbook.paths
     return Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly)
