@@ -1,20 +1,27 @@
 """Throughput of the batched memorization engine against training the same models one by one.
 
-Both sides run in one process on the same device, so the ratio is meaningful on a busy machine
-even when the absolute times are not. Also prints the engine's measured FLOP rate and the time
-the ``full`` profile would take at a given sustained rate (mahdavi2024 Figures 2-5 at the
-paper's d, n, H, T and steps).
+Both sides run in one process on the same device, with the same thread count, interleaved and
+repeated (the median ratio is reported), so the ratio is meaningful on a busy machine even when
+the absolute times are not. The batched side groups the models as ``train_sweep`` does
+(``plan_groups``); the other side trains each model alone with the same engine. Also prints
+the engine's measured FLOP rate and the time the ``full`` profile would take at a given
+sustained rate (mahdavi2024 Figures 2-5 at the paper's d, n, H, T and steps).
 
     .venv/bin/python benchmarks/bench_memorization_gd.py [--models 16] [--steps 200] [--threads 1]
+        [--repeats 3] [--out benchmarks/results/memorization_gd_cpu.json]
 """
 
 import argparse
+import json
+import statistics
 import time
+from pathlib import Path
 
 import torch
 
-from attnbook.device import describe_device, pick_device
-from attnbook.memorization_gd import MemorizationConfig, train_group, training_flops
+from attnbook.device import pick_device
+from attnbook.memorization_gd import MemorizationConfig, plan_groups, train_group, training_flops
+from attnbook.provenance import provenance
 
 
 def _configs(models: int, steps: int, d: int, context: str, mixed: bool
@@ -25,21 +32,28 @@ def _configs(models: int, steps: int, d: int, context: str, mixed: bool
             for i in range(models)]
 
 
-def bench(models: int, steps: int, d: int, context: str, mixed: bool, device) -> dict:
+def bench(models: int, steps: int, d: int, context: str, mixed: bool, device,
+          repeats: int = 3) -> dict:
     cfgs = _configs(models, steps, d, context, mixed)
+    groups = plan_groups(cfgs)
     train_group([MemorizationConfig(**{**cfgs[0].__dict__, "steps": 5})], device)  # warm-up
-    t0 = time.perf_counter()
-    train_group(cfgs, device)
-    batched = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for c in cfgs:
-        train_group([c], device)
-    sequential = time.perf_counter() - t0
+    batched, sequential = [], []
+    for _ in range(repeats):  # interleaved, so that load changes hit both sides alike
+        t0 = time.perf_counter()
+        for g in groups:
+            train_group(g, device)
+        batched.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for c in cfgs:
+            train_group([c], device)
+        sequential.append(time.perf_counter() - t0)
+    ratios = [s / b for s, b in zip(sequential, batched, strict=True)]
     flops = sum(training_flops(c) for c in cfgs)
     return {"models": models, "steps": steps, "d": d, "context": context,
-            "H": "1-8 mixed" if mixed else "4", "batched_s": batched,
-            "sequential_s": sequential, "speedup": sequential / batched,
-            "batched_gflops": flops / batched / 1e9}
+            "H": "1-8 mixed" if mixed else "4", "groups": [len(g) for g in groups],
+            "batched_s": statistics.median(batched), "sequential_s": statistics.median(sequential),
+            "speedup": statistics.median(ratios), "speedup_min": min(ratios),
+            "speedup_max": max(ratios), "batched_gflops": flops / min(batched) / 1e9}
 
 
 def full_profile_flops() -> float:
@@ -73,18 +87,31 @@ if __name__ == "__main__":
     ap.add_argument("--models", type=int, default=16)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--d", type=int, default=16)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--out", type=Path, help="also write the results here (JSON)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
     dev = pick_device(a.device)
-    print(describe_device(dev))
+    meta = provenance(dev)
+    print(meta["device"], "| commit", meta["commit"])
+    rows = []
     for context, mixed in (("shared", False), ("shared", True), ("per_example", False)):
-        r = bench(a.models, a.steps, a.d, context, mixed, dev)
-        print(f"{r['models']} models, d={r['d']}, H {r['H']}, {context}, {r['steps']} steps: "
-              f"batched {r['batched_s']:.1f} s, one after another {r['sequential_s']:.1f} s, "
-              f"speed-up {r['speedup']:.1f}x, batched {r['batched_gflops']:.1f} GFLOP/s")
+        r = bench(a.models, a.steps, a.d, context, mixed, dev, a.repeats)
+        rows.append(r)
+        print(f"{r['models']} models, d={r['d']}, H {r['H']}, {context}, {r['steps']} steps, "
+              f"groups {r['groups']}: batched {r['batched_s']:.2f} s, one after another "
+              f"{r['sequential_s']:.2f} s, speed-up {r['speedup']:.1f}x (median of {a.repeats}; "
+              f"{r['speedup_min']:.1f}-{r['speedup_max']:.1f}x), "
+              f"batched {r['batched_gflops']:.1f} GFLOP/s")
     F = full_profile_flops()
     print(f"full profile: {F / 1e15:.2f} PFLOP; at 10 TFLOP/s sustained: {F / 1e13 / 3600:.2f} h, "
           f"at 20 TFLOP/s: {F / 2e13 / 3600:.2f} h")
+    if a.out:
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(json.dumps({**meta, "threads": torch.get_num_threads(),
+                                     "results": rows, "full_profile_pflop": F / 1e15},
+                                    indent=1) + "\n")
+        print("wrote", a.out)

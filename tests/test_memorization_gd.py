@@ -223,3 +223,33 @@ def test_saturation_stats_from_maxima_equals_from_maps():
     a, b = saturation_stats(theta), saturation_stats(theta.max(-1).values)
     assert a["n_saturated"].tolist() == b["n_saturated"].tolist()
     assert a["frac_saturated"] == b["frac_saturated"]
+
+
+def test_plan_groups_covers_every_config_once_and_bounds_padding():
+    from attnbook.memorization_gd import _step_cost, plan_groups
+
+    cfgs = [MemorizationConfig(H=H, T=T, d=16, n=n, d_h=16, seed=s)
+            for H in (1, 2, 8, 30, 60) for T in (50, 500) for n in (4, 8) for s in (0, 1)]
+    cfgs += [replace(c, task="regression") for c in cfgs[:6]]
+    groups = plan_groups(cfgs, max_group=7, max_waste=1.5)
+    flat = [c for g in groups for c in g]
+    assert sorted(map(repr, flat)) == sorted(map(repr, cfgs))  # each exactly once
+    for g in groups:
+        assert 1 <= len(g) <= 7
+        assert len({c.group_key() for c in g}) == 1  # one recipe per group
+        alone = sum(_step_cost([c]) for c in g)
+        assert len(g) == 1 or _step_cost(g) <= 1.5 * alone
+    assert len(plan_groups(cfgs, max_waste=1e9)) == 2  # no bound on padding: one per recipe
+    with pytest.raises(ab.ParameterError, match="max_waste"):
+        plan_groups(cfgs, max_waste=0.5)
+
+
+def test_cpu_softmax_and_loss_match_torch():
+    from attnbook.memorization_gd import _loss, _softmax
+
+    s = torch.randn(3, 5, 2, 7, dtype=torch.float64) * 30
+    s[..., -2:] = float("-inf")  # padded keys
+    torch.testing.assert_close(_softmax(s), torch.softmax(s, -1), rtol=0, atol=1e-15)
+    out, y = torch.randn(4, 9, 100, dtype=torch.float64) * 20, torch.randint(100, (4, 9))
+    ref = F.cross_entropy(out.reshape(36, 100), y.reshape(36), reduction="none").view(4, 9)
+    torch.testing.assert_close(_loss(out, y, "classification"), ref.mean(1), rtol=1e-12, atol=0)
