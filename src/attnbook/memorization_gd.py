@@ -36,7 +36,7 @@ from .errors import ParameterError
 __all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data",
            "train_group", "plan_groups", "train_sweep", "attention_maps", "saturation_experiment",
            "saturation_stats", "linear_fit_r2", "linearity_by", "monotonicity_by",
-           "head_size_gains", "plot_sweep", "describe_by", "training_flops"]
+           "head_size_gains", "plot_sweep", "mean_over_seeds", "describe_by", "training_flops"]
 
 TASKS = ("classification", "regression")
 CONTEXTS = ("shared", "per_example")  # Figure 2 | appendix I.1 (general position)
@@ -633,10 +633,15 @@ def saturation_experiment(cfgs: list[MemorizationConfig], device="cpu", threshol
 
 def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
                fits: pd.DataFrame | None = None, saturated_at: float = 0.98):
-    """Draw ``y`` against ``x``, one line per value of ``by``; with ``fits`` (from
-    :func:`linearity_by`) also the fitted line through the non-saturated points, dashed."""
+    """Draw ``y`` against ``x``, one line per value of ``by``, with a band of one standard
+    deviation when ``df`` holds means over several seeds (:func:`mean_over_seeds`); with
+    ``fits`` (from :func:`linearity_by`) also the fitted line through the non-saturated points,
+    dashed."""
     for key, g in df.sort_values(x).groupby(by):
         line, = ax.plot(g[x], g[y], marker="o", ms=4, label=f"{by} = {key}")
+        if f"{y}_std" in g and g["seeds"].max() > 1:  # +- one standard deviation over seeds
+            ax.fill_between(g[x], g[y] - g[f"{y}_std"], g[y] + g[f"{y}_std"],
+                            color=line.get_color(), alpha=0.2, lw=0)
         if fits is not None:
             f = fits[fits[by] == key]
             if len(f) and np.isfinite(f["r2"].iloc[0]):
@@ -648,6 +653,22 @@ def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
     ax.set_xlabel(x)
     ax.legend(fontsize=7)
     return ax
+
+
+def mean_over_seeds(df: pd.DataFrame, value: str = "metric") -> pd.DataFrame:
+    """One row per configuration up to the seed: the mean of ``value`` over seeds, its sample
+    standard deviation (NaN for one seed) and the number of seeds.
+
+    >>> df = pd.DataFrame({"H": [1, 1, 2], "T": 8, "seed": [0, 1, 0], "metric": [0.5, 0.7, 0.9]})
+    >>> mean_over_seeds(df).round(3).to_dict("records")[0]
+    {'H': 1, 'T': 8, 'metric': 0.6, 'metric_std': 0.141, 'seeds': 2}
+    """
+    keys = [c for c in df.columns if c in MemorizationConfig.__dataclass_fields__ and c != "seed"]
+    g = df.groupby(keys, sort=True)[value]
+    out = g.mean().to_frame(value)
+    out[f"{value}_std"] = g.std()
+    out["seeds"] = g.size()
+    return out.reset_index()
 
 
 def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}") -> str:
