@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,3 +46,144 @@ def test_bad_input():
         sy.powersum_basis_size(2, 0)
     with pytest.raises(ab.ParameterError, match="parameter d = 0"):
         sy.multi_indices(0, 2)
+
+
+# -- the trained separation: PowerSumTarget, SetModels, train_set_models ---------------------
+
+def _theta(B, N, d, seed=0):
+    return sy.torus_angles(B, N, d, generator=torch.Generator().manual_seed(seed),
+                           dtype=torch.float64)
+
+
+@pytest.mark.parametrize("name,K,N,d", [("rotated", 16, 8, 16), ("identity", 16, 8, 5),
+                                        ("rotated", 3, 2, 1), ("rotated", 6, 4, 2)])
+def test_target_has_unit_norm_and_mean_zero(name, K, N, d):
+    # the exact variance groups coinciding frequencies (d = 1: 1 + 2 = 3, 3 - 1 = 2)
+    g = sy.PowerSumTarget(name, K, N, d)(_theta(40_000, N, d))
+    assert abs(float(g.mean())) < 0.03
+    assert abs(float((g ** 2).mean()) - 1) < 0.04
+
+
+def test_one_pairwise_feature_reproduces_the_target():
+    t = sy.PowerSumTarget("rotated", 16, 8, 16, seed=3)
+    theta = _theta(64, 8, 16)
+    g = t(theta)
+    assert torch.allclose(t.pair_feature(theta) - t.offset, g, atol=1e-12)
+    # the same psi summed by hand over the N^2 ordered pairs, i = i' included
+    psi = t.unary_features(theta) * math.sqrt(t.N / 2)  # cos(alpha_a . theta_i)
+    G = torch.as_tensor(t.matrix)
+    by_hand = sum((2 / t.N) * psi[:, i] @ G @ psi[:, j].T for i in range(8) for j in range(8))
+    assert torch.allclose(by_hand.diagonal() - t.offset, g, atol=1e-12)
+
+
+def test_deepsets_with_the_K_power_sums_is_exact_and_with_fewer_is_not():
+    t = sy.PowerSumTarget("rotated", 8, 6, 8)
+    theta = _theta(20_000, 6, 8)
+    g = t(theta)
+    phi = t.unary_features(theta).sum(1)  # H = K unary features, sum_i psi_a(x_i)
+    assert torch.allclose(t.from_power_sums(phi), g, atol=1e-12)  # rho a fixed quadratic form
+    lam, U = np.linalg.eigh(t.matrix)
+    for H in (1, 4, 7):  # the best H directions of G: only the rank-H part is captured
+        keep = np.argsort(-np.abs(lam))[:H]
+        F = torch.as_tensor(U[:, keep] @ np.diag(lam[keep]) @ U[:, keep].T)
+        f = torch.einsum("ba,ac,bc->b", phi, F, phi) - float(np.trace(F))
+        err = float(((g - f) ** 2).mean() / (g ** 2).mean())
+        assert err >= (1 - t.diagonal_share) * (1 - H / t.K) - 0.03
+        assert err >= sy.zb_lower_bound(H, 6, 8)
+
+
+@pytest.mark.parametrize("name", sy.TARGETS)
+def test_matrix_representation_has_rank_K(name):
+    t = sy.PowerSumTarget(name, 10, 6, 4)
+    M = sy.matrix_representation(t, seed=1)
+    assert np.allclose(M, t.matrix, atol=1e-9)
+    s = np.linalg.svd(M, compute_uv=False)
+    assert np.linalg.matrix_rank(M, tol=1e-6 * s[0]) == 10
+    assert np.allclose(s, s[0])  # flat spectrum
+    assert np.allclose(sy.eckart_young_tail(M, range(11)), 1 - np.arange(11) / 10)
+
+
+def test_matrix_representation_sees_a_rank_deficient_target():
+    t = sy.PowerSumTarget("identity", 4, 4, 4)
+    t.matrix = np.diag([1.0, 1.0, 0.0, 0.0])  # a rank-2 matrix representation
+    t.offset = 2.0
+    M = sy.matrix_representation(t)
+    assert np.linalg.matrix_rank(M, tol=1e-6) == 2
+    assert np.allclose(sy.eckart_young_tail(M, [1, 2]), [0.5, 0.0])
+
+
+def test_padded_features_are_masked():
+    net = sy.SetModels(3, [1, 4], pairwise=False, dtype=torch.float64)
+    x = sy.torus_embed(_theta(7, 5, 3))
+    out = net(x)
+    with torch.no_grad():  # model 0 has H = 1: its padded psi columns and rho rows are unused
+        net.W_psi2[0, :, 1:] = 5.0
+        net.b_psi2[0, :, 1:] = 5.0
+    assert torch.equal(net(x), out)
+    net.zero_grad()
+    net(x).sum().backward()
+    assert (net.W_rho1.grad[0, 1:] == 0).all() and (net.W_skip.grad[0, 1:] == 0).all()
+
+
+def _train(Hs, pairwise, seed=0, steps=25):
+    t = sy.PowerSumTarget("rotated", 4, 4, 4)
+    settings = sy.SetTrainSettings(steps=steps, batch=16, lr=0.01, warmup=5, eval_every=5,
+                                   eval_size=32, test_size=64, chunk=20)
+    net = sy.SetModels(4, Hs, pairwise=pairwise, width=16, seed=seed, dtype=torch.float64)
+    return sy.train_set_models(net, t, settings, seed=seed)
+
+
+def test_batched_models_train_as_they_would_alone():
+    together = _train([2, 5], pairwise=True)
+    alone = [_train([2], False), _train([5], False), _train([], True)]
+    for m, res in enumerate(alone):
+        assert np.allclose(together["curve"][:, m], res["curve"][:, 0], rtol=1e-9, atol=0)
+        assert np.allclose(together["test_error"][m], res["test_error"][0], rtol=1e-9, atol=0)
+    assert together["curve"][0, 0] != together["curve"][0, 1]  # the models do differ
+
+
+def test_training_is_deterministic_given_the_seed():
+    a, b, c = _train([1, 3], True), _train([1, 3], True), _train([1, 3], True, seed=1)
+    assert np.array_equal(a["curve"], b["curve"]) and np.array_equal(a["test_error"],
+                                                                       b["test_error"])
+    assert not np.array_equal(a["test_error"], c["test_error"])
+
+
+def test_training_reduces_the_error():
+    res = _train([4], True, steps=150)
+    assert (res["test_error"] < 0.9 * res["curve"][0]).all()
+
+
+def test_unary_pairwise_table():
+    t = sy.PowerSumTarget("identity", 4, 4, 4)
+    settings = sy.SetTrainSettings(steps=3, batch=8, warmup=0, eval_every=3, eval_size=8,
+                                   test_size=8)
+    tab, res = sy.unary_pairwise_table(t, [1, 4], settings, width=8)
+    assert tab["model"].tolist() == ["unary", "unary", "pairwise"]
+    assert np.allclose(tab["eckart_young"][:2], [0.75, 0.0])
+    assert np.allclose(tab["zb_bound"][:2], sy.zb_lower_bound([1, 4], 4, 4))
+    assert np.allclose(tab["test_error"], res["test_error"])
+
+
+def test_bad_input_of_the_trained_separation():
+    with pytest.raises(ab.ParameterError, match="parameter target = 'circle'"):
+        sy.PowerSumTarget("circle")
+    with pytest.raises(ab.ParameterError, match="parameter N = 1"):
+        sy.PowerSumTarget("rotated", K=4, N=1, d=3)
+    with pytest.raises(ab.ParameterError, match="parameter K = 0"):
+        sy.PowerSumTarget("rotated", K=0, N=4, d=3)
+    with pytest.raises(ab.ParameterError, match="parameter d = 0"):
+        sy.PowerSumTarget("rotated", K=4, N=4, d=0)
+    with pytest.raises(ab.ParameterError, match="parameter H = 0"):
+        sy.SetModels(3, [0, 2])
+    with pytest.raises(ab.ParameterError, match="parameter Hs"):
+        sy.SetModels(3, [2, 2])
+    with pytest.raises(ab.ParameterError, match="parameter x.shape"):
+        sy.SetModels(3, [2])(torch.zeros(2, 4, 5))
+    with pytest.raises(ab.ParameterError, match="parameter theta.shape"):
+        sy.PowerSumTarget("rotated", 4, 4, 3)(torch.zeros(2, 5, 3))
+    with pytest.raises(ab.ParameterError, match="parameter warmup"):
+        sy.SetTrainSettings(steps=10, warmup=10)
+    with pytest.raises(ab.ParameterError, match="parameter d = 3"):
+        sy.train_set_models(sy.SetModels(3, [1]), sy.PowerSumTarget("rotated", 4, 4, 4),
+                            sy.SetTrainSettings(steps=2, warmup=0))
