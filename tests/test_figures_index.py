@@ -1,5 +1,6 @@
 """figures/README.md names every figure a notebook saves, and the notebook that saves it."""
 
+import json
 import re
 from pathlib import Path
 
@@ -10,7 +11,11 @@ def test_every_saved_figure_is_indexed_with_its_notebook():
     index = (ROOT / "figures" / "README.md").read_text()
     saved = {}
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        for name in re.findall(r'savefig\(\s*\w+,\s*\\?"([A-Za-z0-9_]+)', nb.read_text()):
+        code = "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"]
+                          if c["cell_type"] == "code")
+        calls = re.findall(r'savefig\(\s*\w+,\s*"([A-Za-z0-9_]+)"', code)  # calls may span lines
+        assert code.count("savefig(") == len(calls), f"{nb.name}: a savefig call not understood"
+        for name in calls:
             saved[name] = nb.name
     assert saved, "no notebook saves a figure"
     for name, nb in saved.items():
