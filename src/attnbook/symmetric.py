@@ -148,7 +148,8 @@ def matrix_separation(D: int, Hs, *, samples: int = 4000, N: int = 8, d: int = 2
                       seed: int = 0) -> pd.DataFrame:
     """Unary versus pairwise on g(X) = sum_ab G_ab p_{alpha_a}(X) p_{alpha_b}(X) (zweig2022).
 
-    G = Q Q^T / sqrt(D), Q a random D x D orthogonal matrix: rank D, unit Frobenius norm.
+    G = Q diag(1, -1, 1, ...) Q^T / sqrt(D), Q a random D x D orthogonal matrix: rank D, all
+    singular values equal, unit Frobenius norm.
 
     A unary model's quadratic part has a matrix representation F of rank <= H, so
     ||F - G||_F^2 >= sum_{i > H} sigma_i(G)^2 = 1 - H/D (Eckart-Young; here the best F is the
@@ -161,7 +162,8 @@ def matrix_separation(D: int, Hs, *, samples: int = 4000, N: int = 8, d: int = 2
     D = _check("D", D, 1)
     rng = np.random.default_rng(seed)
     Q, _ = np.linalg.qr(rng.standard_normal((D, D)))
-    G = Q @ np.diag(np.ones(D)) @ Q.T / math.sqrt(D)  # (D, D), ||G||_F = 1
+    signs = np.where(np.arange(D) % 2 == 0, 1.0, -1.0)
+    G = Q @ np.diag(signs) @ Q.T / math.sqrt(D)  # (D, D), ||G||_F = 1
     s = np.linalg.svd(G, compute_uv=False)
     A = target_multi_indices(d, D)  # (D, d): the first D non-zero multi-indices
     theta = 2 * np.pi * rng.uniform(size=(samples, N, d))  # (S, N, d): x = e^{i theta}
