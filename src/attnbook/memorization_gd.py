@@ -451,7 +451,7 @@ def attention_maps(result: dict, m: int) -> torch.Tensor:
 
 def _step_cost(cfgs: list[MemorizationConfig]) -> float:
     """FLOPs of one training step of ``cfgs`` stacked: each model padded to the largest H, d_h
-    and n (and, for per-example contexts, the largest T of the stacked data)."""
+    and n."""
     pad = {k: max(getattr(c, k) for c in cfgs) for k in ("H", "d_h", "n")}
     return len(cfgs) * training_flops(MemorizationConfig(**{**asdict(cfgs[0]), **pad,
                                                             "steps": 1}))
@@ -484,14 +484,15 @@ def plan_groups(configs: list[MemorizationConfig], max_group: int = 64,
     chunks = []
     for group in recipes.values():
         group = sorted(group, key=lambda c: (c.H * c.d_h, c.n, c.T, c.seed))
-        chunk: list = []
+        chunk, alone = [], 0.0  # alone: the chunk's FLOPs without padding
         for c in group:
-            alone = sum(_step_cost([x]) for x in chunk + [c])
+            cost = _step_cost([c])
             if chunk and (len(chunk) >= max_group or
-                          _step_cost(chunk + [c]) > max_waste * alone):
+                          _step_cost(chunk + [c]) > max_waste * (alone + cost)):
                 chunks.append(chunk)
-                chunk = []
+                chunk, alone = [], 0.0
             chunk.append(c)
+            alone += cost
         chunks.append(chunk)
     return chunks
 

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from .errors import ParameterError
+from .training import warmup_cosine
 
 __all__ = ["multi_indices", "powersum_basis_size", "generator_counts", "zb_lower_bound",
            "matrix_separation", "TARGETS", "target_multi_indices", "torus_angles", "torus_embed",
@@ -497,10 +498,7 @@ class SetTrainSettings:
         >>> [round(s.lr_at(k), 3) for k in (0, 1, 2, 9)]
         [0.5, 1.0, 1.0, 0.0]
         """
-        if step < self.warmup:
-            return self.lr * (step + 1) / self.warmup
-        span = max(self.steps - 1 - self.warmup, 1)
-        return 0.5 * self.lr * (1 + math.cos(math.pi * min(step - self.warmup, span) / span))
+        return warmup_cosine(step, self.steps, self.warmup, self.lr)
 
 
 @torch.no_grad()

@@ -23,7 +23,8 @@ from torch import nn
 from .errors import ParameterError
 from .lm import count_parameters
 
-__all__ = ["TrainConfig", "lr_at", "sample_batch", "evaluate", "train_step", "train_lm"]
+__all__ = ["TrainConfig", "warmup_cosine", "lr_at", "sample_batch", "evaluate", "train_step",
+           "train_lm"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,19 @@ class TrainConfig:
             raise ParameterError("lr", self.lr, "lr > 0")
 
 
+def warmup_cosine(step: int, steps: int, warmup: int, lr: float) -> float:
+    """Learning rate at ``step`` (0-based) of ``steps``: linear warm-up to ``lr`` over
+    ``warmup`` steps, then cosine decay to zero at the last step.
+
+    >>> [round(warmup_cosine(s, 10, 2, 1.0), 3) for s in (0, 1, 2, 6, 9)]
+    [0.5, 1.0, 1.0, 0.389, 0.0]
+    """
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    span = max(steps - 1 - warmup, 1)
+    return 0.5 * lr * (1 + math.cos(math.pi * min(step - warmup, span) / span))
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Learning rate at ``step`` (0-based): linear warm-up to ``lr``, then cosine to zero.
 
@@ -60,10 +74,7 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     >>> [round(lr_at(s, c), 3) for s in (0, 1, 2, 6, 9)]
     [0.5, 1.0, 1.0, 0.389, 0.0]
     """
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    span = max(cfg.steps - 1 - cfg.warmup, 1)
-    return 0.5 * cfg.lr * (1 + math.cos(math.pi * min(step - cfg.warmup, span) / span))
+    return warmup_cosine(step, cfg.steps, cfg.warmup, cfg.lr)
 
 
 def sample_batch(tokens: np.ndarray, N: int, batch: int, generator: torch.Generator):
