@@ -5,6 +5,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tensors import F64, gaussian
 
 import attnbook as ab
 from attnbook.assumptions import (
@@ -16,12 +17,6 @@ from attnbook.assumptions import (
     kruskal_rank_at_least,
     numerical_rank,
 )
-
-F64 = torch.float64
-
-
-def gaussian(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=F64)
 
 
 def test_numerical_rank_is_scale_aware():

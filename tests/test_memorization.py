@@ -6,6 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tensors import F64, gaussian
 
 import attnbook as ab
 from attnbook.assumptions import assumption1, assumption2, kruskal_rank, numerical_rank
@@ -29,12 +30,6 @@ from attnbook.memorization import (
     solve_values,
     trivial_attention_skip,
 )
-
-F64 = torch.float64
-
-
-def gaussian(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=F64)
 
 
 # -- the layer ------------------------------------------------------------------------------
