@@ -74,3 +74,30 @@ def test_notebook_rejecting_its_parameters_exits_2(sandbox):
     assert entries[0]["error"] == ("ParameterError: parameter k = 7 is out of range: "
                                    "allowed k < 3 (needed by this notebook)")
     assert exit_code(entries) == 2
+
+
+def test_changed_parameters_run_but_leave_the_ledger_alone(sandbox):
+    """A ledger entry means the profile as defined: a run with -p changes prints its verdict,
+    records the changes in the manifest, and writes nothing to the ledger."""
+    build, ledger = sandbox / "build", sandbox / "data/claims/results/ci/L-Lem1.json"
+    (same,) = plan(["a_ok"], "ci", [("k", "1")], notebooks_dir=sandbox / "notebooks")
+    assert same.overrides == {}  # ci already sets k = 1: nothing changed
+    (job,) = plan(["a_ok"], "ci", [("k", "2")], notebooks_dir=sandbox / "notebooks")
+    assert job.overrides == {"k": 2}
+    (entry,) = execute([job], build_dir=build, log=lambda *_: None)
+    assert entry["status"] == "ok" and entry["overrides"] == {"k": 2}
+    assert not ledger.exists()
+    text = (build / "executed" / "a_ok.ipynb").read_text()
+    assert "L-Lem1 [ci] reproduced: k = 2" in text  # k == 2: the verdict is computed and shown
+    assert "not recorded in the ledger: parameters changed from profile ci: k=2" in text
+    (entry,) = execute([same], build_dir=build, log=lambda *_: None)
+    assert entry["overrides"] == {} and json.loads(ledger.read_text())["measured"] == "k = 1"
+
+
+def test_bad_overrides_variable_is_one_clear_error(monkeypatch):
+    from attnbook.errors import ParameterError
+    from attnbook.run import ENV_OVERRIDES, start
+
+    monkeypatch.setenv(ENV_OVERRIDES, "[1, 2]")
+    with pytest.raises(ParameterError, match="ATTNBOOK_OVERRIDES .* a JSON object"):
+        start("x", profile="ci")

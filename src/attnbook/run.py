@@ -5,8 +5,13 @@ the notebook's single door to the cache (``run.cached``, ``run.sweep``), the cla
 (``run.record``) and the figures folder (``run.savefig``). The runner passes its run id and
 ``--recompute`` through environment variables; in an interactive session they default to an
 ``interactive`` run that reads the cache.
+
+A run whose parameters were changed from its profile's (``attnbook run -p NAME VALUE``) is
+exploratory: its verdicts are printed but not written to the ledger, whose entries stand for
+the profiles as defined, and its figures are footed with the changed values.
 """
 
+import json
 import os
 import random
 import re
@@ -30,6 +35,7 @@ ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
 ENV_DEVICE = "ATTNBOOK_DEVICE"
 ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation re-executions
 ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small models on a busy CPU
+ENV_OVERRIDES = "ATTNBOOK_OVERRIDES"  # JSON: parameters the runner changed from the profile's
 
 
 def seed_everything(seed: int) -> None:
@@ -53,6 +59,7 @@ class Run:
     recompute: bool
     info: dict = field(default_factory=dict)  # provenance: commit, device, versions, time
     readonly: bool = False
+    overrides: dict = field(default_factory=dict)  # parameters changed from the profile's
 
     def __post_init__(self):
         self.store = ResultStore(self.notebook, self.profile, recompute=self.recompute,
@@ -74,7 +81,7 @@ class Run:
         """Record a claim's measured value and verdict in the ledger, print the verdict line."""
         if reproduced is not None:
             reproduced = bool(reproduced)
-        if self.readonly:
+        if self.readonly or self.overrides:
             _claims.check_claim_id(claim_id)
         else:
             # `computed_by`: where the cached numbers behind this verdict were computed (a book
@@ -84,8 +91,15 @@ class Run:
                            run={"run_id": self.run_id, "seed": self.seed, **self.info,
                                 "computed_by": list(self.store.sources)})
         line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part)
+        if self.overrides:
+            line += (f" [not recorded in the ledger: parameters changed from profile "
+                     f"{self.profile}: {self.changed()}]")
         print(line)
         return line
+
+    def changed(self) -> str:
+        """The parameters changed from the profile's, as ``name=value, ...`` ('' if none)."""
+        return ", ".join(f"{k}={v!r}" for k, v in sorted(self.overrides.items()))
 
     def ledger(self, *claim_ids: str):
         """This chapter's claims: the paper's value beside the verdict at every profile.
@@ -109,7 +123,10 @@ class Run:
         """Save ``fig`` as figures/<name>.png and .pdf, footed with its source and profile."""
         from .plotting import save_figure
 
-        return save_figure(fig, name, footer=f"{source} · profile {self.profile}".strip(" ·"))
+        footer = f"{source} · profile {self.profile}".strip(" ·")
+        if self.overrides:
+            footer += f" (changed: {self.changed()})"
+        return save_figure(fig, name, footer=footer)
 
 
 @dataclass
@@ -156,8 +173,25 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
                                             f"{uuid.uuid4().hex[:6]}"
     recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
     readonly = os.environ.get(ENV_READONLY, "") == "1"
+    overrides = _read_overrides()
     from . import __version__
 
+    run = Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly,
+              overrides)
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
-          f"{describe_device(dev)}")
-    return Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly)
+          f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
+    return run
+
+
+def _read_overrides() -> dict:
+    """The runner's record of parameters changed from the profile (``ATTNBOOK_OVERRIDES``)."""
+    text = os.environ.get(ENV_OVERRIDES, "")
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ParameterError(ENV_OVERRIDES, text, "a JSON object of parameter values")
+    return value

@@ -7,7 +7,10 @@
 * Executed notebooks go to ``build/executed/<stem>.ipynb``, never over the sources; a failed
   one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed.
 * Each run appends one JSON line to ``build/manifest.jsonl``: notebook, profile, parameters,
-  commit, device, library versions, start time, wall time, status and error.
+  the parameters changed from the profile's, commit, device, library versions, start time,
+  wall time, status and error.
+* A run with parameters changed from its profile's (``-p``) records no verdict in the ledger
+  (see :mod:`attnbook.run`): a ledger entry always means the profile as defined.
 * A failing notebook is recorded and the others still run; the exit code is non-zero at the
   end if any failed (2 if a notebook rejected its parameters, 1 otherwise).
 """
@@ -17,14 +20,14 @@ import os
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
 from .errors import AttnbookError, ParameterError
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
-from .run import ENV_RECOMPUTE, ENV_RUN_ID
+from .run import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError"]
 
@@ -38,6 +41,7 @@ class Job:
     spec: NotebookSpec
     profile: str
     parameters: dict
+    overrides: dict = field(default_factory=dict)  # values that differ from the profile's
 
 
 def _toc_order() -> list[str]:
@@ -82,7 +86,9 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
                 if pname not in spec.defaults:
                     spec.check(pname, text)  # raises: names the notebook and its parameters
                 overrides[pname] = parse_value(pname, text, spec.defaults[pname])
-            jobs.append(Job(spec, profile, spec.parameters(profile, overrides)))
+            defined = {**spec.defaults, **spec.parameters(profile)}
+            changed = {k: v for k, v in overrides.items() if v != defined[k]}
+            jobs.append(Job(spec, profile, spec.parameters(profile, overrides), changed))
         except ParameterError as e:
             raise UsageError(f"{stem}: {e}") from e
     return jobs
@@ -114,9 +120,11 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         out, tmp = executed / f"{stem}.ipynb", scratch / f"{stem}.{run_id}.ipynb"
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}")
-        env_before = {k: os.environ.get(k) for k in (ENV_RUN_ID, ENV_RECOMPUTE)}
+        env_before = {k: os.environ.get(k) for k in (ENV_RUN_ID, ENV_RECOMPUTE, ENV_OVERRIDES)}
         os.environ[ENV_RUN_ID] = run_id
         os.environ[ENV_RECOMPUTE] = "1" if recompute else "0"
+        os.environ[ENV_OVERRIDES] = json.dumps(job.overrides, sort_keys=True) \
+            if job.overrides else ""
         start, t0 = now_iso(), time.perf_counter()
         status, error = "ok", None
         try:
@@ -139,7 +147,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                     os.environ[k] = v
         wall = time.perf_counter() - t0
         entry = {"run_id": run_id, "notebook": stem, "profile": job.profile,
-                 "parameters": job.parameters, "recompute": recompute, "start": start,
+                 "parameters": job.parameters, "overrides": job.overrides,
+                 "recompute": recompute, "start": start,
                  "wall_s": round(wall, 2), "status": status, "error": error,
                  "commit": base["commit"], "device": base["device"],
                  "versions": base["versions"]}
