@@ -30,3 +30,26 @@ def test_chapter_contract(path):
     for src in code:
         for call in re.findall(r"\bglue\((.*?)\)\s*$", src, flags=re.M | re.S):
             assert "display=False" in call, f"glue feeds the prose: display=False ({call[:40]})"
+
+
+PROSE = NOTEBOOKS + sorted((paths.ROOT / "book").glob("*.md"))
+
+
+def _math(text: str) -> list[str]:
+    """The TeX between $...$, $$...$$ and inside {math} blocks of a MyST text."""
+    spans = re.findall(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", text, flags=re.S)
+    blocks = re.findall(r"```\{math\}(.*?)```", text, flags=re.S)
+    return [a or b for a, b in spans] + blocks
+
+
+@pytest.mark.parametrize("path", PROSE, ids=[p.stem for p in PROSE])
+def test_math_has_no_doubled_backslash_before_a_command(path):
+    """MyST passes math through verbatim: ``\\\\top`` is a line break followed by 'top' (a
+    MathJax error after ``^``, a silently wrong formula elsewhere), not ``\\top``."""
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    else:
+        text = path.read_text()
+    bad = [m for tex in _math(text) for m in re.findall(r".{0,20}\\\\[A-Za-z,;:!].{0,10}", tex)]
+    assert not bad, f"doubled backslash before a TeX command: {bad}"
