@@ -251,9 +251,9 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
     curve = []
     steps = range(settings.steps)
     if progress:
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
-        steps = tqdm(steps, desc=f"{type(model).__name__} r*H line", leave=False)
+        steps = progress_bar(steps, desc=f"{type(model).__name__} r*H line", leave=False)
     for step in steps:
         X = sphere_points(settings.batch, N, d, generator=g, device=device, dtype=dtype)
         Y = furthest_neighbour(X)[0]

@@ -96,9 +96,9 @@ def _quiet_transformers():
 
 
 def _batches(T: int, batch: int, desc: str):
-    from tqdm.auto import tqdm
+    from .progress import progress_bar
 
-    return tqdm(range(0, T, batch), desc=desc, leave=False)
+    return progress_bar(range(0, T, batch), desc=desc, leave=False)
 
 
 def _collect(forward, T: int, batch: int, query_index: int, desc: str) -> dict:

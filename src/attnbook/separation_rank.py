@@ -129,8 +129,8 @@ def grid_tensor(f, Z: int, N: int, *, chunk: int = 1 << 16, device=None,
     out = []
     starts = range(0, total, chunk)
     if progress:
-        from tqdm.auto import tqdm
-        starts = tqdm(starts, desc=f"grid {Z}^{N}", leave=False)
+        from .progress import progress_bar
+        starts = progress_bar(starts, desc=f"grid {Z}^{N}", leave=False)
     for s in starts:
         d = grid_points(Z, N, s, min(s + chunk, total), device=device)  # (B, N)
         out.append(f(d).reshape(-1).to(torch.float64).cpu())
@@ -514,7 +514,8 @@ def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: 
     import time
 
     import pandas as pd
-    from tqdm.auto import tqdm
+
+    from .progress import progress_bar
 
     if partitions not in ("first", "all"):
         raise ParameterError("partitions", partitions, "'first' or 'all'")
@@ -523,7 +524,7 @@ def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: 
                for s in settings]
     todo = sweep.missing(configs) if sweep is not None else configs
     results = {}
-    for c in tqdm(todo, desc="grid ranks", disable=not progress or not todo):
+    for c in progress_bar(todo, desc="grid ranks", disable=not progress or not todo):
         s = GridSetting(**{k: v for k, v in c.items() if k in GridSetting.__dataclass_fields__})
         parts = balanced_partitions(s.N) if partitions == "all" else None
         t0 = time.perf_counter()

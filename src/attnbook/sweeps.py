@@ -103,9 +103,9 @@ class LocalExecutor:
     def map(self, fn, configs):
         it = configs
         if self.progress:
-            from tqdm.auto import tqdm
+            from .progress import progress_bar
 
-            it = tqdm(configs, desc=self.desc, unit="run")
+            it = progress_bar(configs, desc=self.desc, unit="run")
         for c in it:
             t0 = time.perf_counter()
             result = fn(c, self.device)

@@ -539,9 +539,9 @@ def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrai
     opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
     steps = range(settings.steps)
     if progress:
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
-        steps = tqdm(steps, desc="Sym(H) and Sym^2(1)", leave=False)
+        steps = progress_bar(steps, desc="Sym(H) and Sym^2(1)", leave=False)
     curve, curve_step = [], []
     t0 = time.perf_counter()
     for step in steps:

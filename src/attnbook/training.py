@@ -160,9 +160,9 @@ def train_lm(make_model: Callable[[], nn.Module], train_tokens: np.ndarray,
     curve_step, curve_train, curve_test = [], [], []
     steps = range(cfg.steps)
     if progress:
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
-        steps = tqdm(steps, desc="steps", leave=False)
+        steps = progress_bar(steps, desc="steps", leave=False)
     model.train()
     t0 = time.perf_counter()
     running = 0.0
