@@ -225,6 +225,20 @@ def test_saturation_stats_from_maxima_equals_from_maps():
     assert a["frac_saturated"] == b["frac_saturated"]
 
 
+def test_saturation_stats_takes_read_only_arrays_without_warning():
+    import warnings
+
+    import pandas as pd
+
+    theta = torch.softmax(torch.randn(6, 3, 5, generator=torch.Generator().manual_seed(0)) * 4, -1)
+    maxima = pd.Series(theta.max(-1).values.reshape(-1).numpy()).to_numpy().reshape(6, 3)
+    maxima.flags.writeable = False  # as pandas hands out its data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when it wraps a read-only array
+        s = saturation_stats(maxima)
+    assert s["n_saturated"].tolist() == saturation_stats(theta)["n_saturated"].tolist()
+
+
 def test_plan_groups_covers_every_config_once_and_bounds_padding():
     from attnbook.memorization_gd import _step_cost, plan_groups
 

@@ -390,10 +390,10 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     steps_run = 0
     bar = range(c0.steps)
     if progress:
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
         desc = progress if isinstance(progress, str) else f"{len(cfgs)} models"
-        bar = tqdm(bar, desc=desc, mininterval=5)
+        bar = progress_bar(bar, desc=desc, mininterval=5)
     for step in bar:
         q, ctx, y = data.batch(_batch_indices(streams, step, c0.batch, data.T_m))
         loss = _loss(net(q, ctx), y, c0.task)  # (M,)
@@ -527,7 +527,8 @@ def saturation_stats(theta, threshold: float = 0.99) -> dict:
     >>> s["saturated"].tolist(), s["n_saturated"].tolist(), s["frac_with_unsaturated"]
     ([[True, False], [True, True]], [1, 2], 0.5)
     """
-    theta = torch.as_tensor(theta)
+    # a copy for arrays: pandas hands out read-only views, which torch cannot wrap safely
+    theta = theta if torch.is_tensor(theta) else torch.tensor(np.asarray(theta))
     if theta.dim() not in (2, 3):
         raise ParameterError("theta.dim()", theta.dim(), "3: (T, H, n) softmax coefficients, "
                              "or 2: (T, H) largest coefficients")

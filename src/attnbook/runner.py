@@ -11,12 +11,15 @@
   wall time, status and error.
 * A run with parameters changed from its profile's (``-p``) records no verdict in the ledger
   (see :mod:`attnbook.run`): a ledger entry always means the profile as defined.
+* Warnings a notebook printed (``...: SomeWarning: message`` on stderr) are listed in its
+  manifest entry and in the log: the HTML book does not show stderr.
 * A failing notebook is recorded and the others still run; the exit code is non-zero at the
   end if any failed (2 if a notebook rejected its parameters, 1 otherwise).
 """
 
 import json
 import os
+import re
 import sys
 import time
 import uuid
@@ -101,6 +104,29 @@ def _error_summary(exc: Exception) -> tuple[str, str]:
     return ename, (evalue[-1] if evalue else "")
 
 
+_WARNING = re.compile(r"^(?:(\S+?):(\d+): )?(\w*Warning): (.*)$")
+
+
+def printed_warnings(nb_path: Path) -> list[str]:
+    """The Python warnings an executed notebook printed on stderr, as ``Category: message
+    (file:line)``, in order, without repeats."""
+    import nbformat
+
+    found = []
+    for cell in nbformat.read(nb_path, as_version=4).cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "stream" or out.get("name") != "stderr":
+                continue
+            for line in out.get("text", "").splitlines():
+                m = _WARNING.match(line.strip())
+                if m:
+                    where = f" ({Path(m[1]).name}:{m[2]})" if m[1] else ""
+                    text = f"{m[3]}: {m[4]}{where}"
+                    if text not in found:
+                        found.append(text)
+    return found
+
+
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
             log=print) -> list[dict]:
     """Run the jobs one after another; return their manifest entries."""
@@ -146,10 +172,13 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                 else:
                     os.environ[k] = v
         wall = time.perf_counter() - t0
+        written = out if status == "ok" else failed / f"{stem}.ipynb"
+        warned = printed_warnings(written) if written.exists() else []
         entry = {"run_id": run_id, "notebook": stem, "profile": job.profile,
                  "parameters": job.parameters, "overrides": job.overrides,
                  "recompute": recompute, "start": start,
                  "wall_s": round(wall, 2), "status": status, "error": error,
+                 "warnings": warned,
                  "commit": base["commit"], "device": base["device"],
                  "versions": base["versions"]}
         with open(manifest, "a") as f:
@@ -157,6 +186,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         entries.append(entry)
         log(f"      {status} in {wall:.1f} s" + (f" · {error}" if error else "")
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
+        for w in warned:
+            log(f"      warning: {w}")
     return entries
 
 
