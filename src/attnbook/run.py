@@ -17,6 +17,7 @@ import random
 import re
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -163,6 +164,9 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     seed_everything(seed)
+    # libraries (transformers, datasets) draw their bars with tqdm.auto; without ipywidgets it
+    # falls back to text after a warning that would otherwise end up in every executed notebook
+    warnings.filterwarnings("ignore", message="IProgress not found", module="tqdm")
     threads = os.environ.get(ENV_THREADS, "")
     if threads:
         if not threads.isdigit() or int(threads) < 1:
