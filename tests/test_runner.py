@@ -131,3 +131,19 @@ def test_printed_warnings_are_listed_in_log_and_manifest(sandbox):
     assert all(w.endswith(")") for w in warned)  # with the file and line that warned
     assert entries[1]["warnings"] == []
     assert sum("warning: UserWarning: careful" in x for x in lines) == 1
+
+
+def test_full_profile_without_gpu_says_so_first(sandbox, capsys, monkeypatch):
+    import attnbook.cli as cli
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    monkeypatch.setattr(cli, "_device", lambda: "cpu")
+    assert main(["run", "a_ok", "--profile", "full"]) == 0
+    assert "note: profile full is sized for one GPU" in capsys.readouterr().err
+    assert main(["run", "a_ok", "--profile", "ci"]) == 0
+    assert "sized for one GPU" not in capsys.readouterr().err
+    monkeypatch.setattr(cli, "_device", lambda: "cuda")
+    assert main(["run", "a_ok", "--profile", "full"]) == 0
+    assert "sized for one GPU" not in capsys.readouterr().err

@@ -39,12 +39,27 @@ def _run(args) -> int:
     from .runner import execute, exit_code, plan
 
     jobs = plan(args.notebooks, args.profile, args.parameter)
+    if args.profile == "full" and _device() == "cpu":
+        print("note: profile full is sized for one GPU (about an hour per notebook) and this "
+              "machine has none; results not already under data/results/<notebook>/full/ "
+              "are computed on the CPU and can take many hours. Committed full results are "
+              "re-drawn without recomputing.", file=sys.stderr)
     entries = execute(jobs, recompute=args.recompute)
     failed = [e for e in entries if e["status"] != "ok"]
     print(f"{len(entries) - len(failed)}/{len(entries)} notebooks ran at profile "
           f"{args.profile}" + (f"; failed: {', '.join(e['notebook'] for e in failed)}"
                                if failed else ""))
     return exit_code(entries)
+
+
+def _device() -> str:
+    """The device a notebook run will pick (``ATTNBOOK_DEVICE``, else CUDA when present)."""
+    import os
+
+    from .device import pick_device
+    from .run import ENV_DEVICE
+
+    return pick_device(os.environ.get(ENV_DEVICE, "auto")).type
 
 
 def _claims(args) -> int:
