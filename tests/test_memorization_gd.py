@@ -267,3 +267,10 @@ def test_cpu_softmax_and_loss_match_torch():
     out, y = torch.randn(4, 9, 100, dtype=torch.float64) * 20, torch.randint(100, (4, 9))
     ref = F.cross_entropy(out.reshape(36, 100), y.reshape(36), reduction="none").view(4, 9)
     torch.testing.assert_close(_loss(out, y, "classification"), ref.mean(1), rtol=1e-12, atol=0)
+    # the fused path (taken off CPU) gives the same values and the same gradients
+    a, b = out.clone().requires_grad_(), out.clone().requires_grad_()
+    la, lb = _loss(a, y, "classification", fused=False), _loss(b, y, "classification", fused=True)
+    torch.testing.assert_close(la, lb, rtol=1e-12, atol=0)
+    la.sum().backward()
+    lb.sum().backward()
+    torch.testing.assert_close(a.grad, b.grad, rtol=1e-10, atol=1e-14)

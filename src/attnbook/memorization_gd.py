@@ -30,6 +30,7 @@ import pandas as pd
 import torch
 from scipy import stats
 from torch import nn
+from torch.nn import functional as F
 
 from .errors import ParameterError
 
@@ -323,18 +324,24 @@ class _Stack:
         return q, ctx, y
 
 
-def _loss(out, y, task):
+def _loss(out, y, task, fused: bool | None = None):
     """Per-model mean loss (M,): cross-entropy, or squared error for regression.
 
-    Cross-entropy is written out as logsumexp(out) - out[y] with a detached max shift: the same
-    value as ``F.cross_entropy``, and faster on CPU for (M, B, 100) logits.
+    On CPU, cross-entropy is written out as logsumexp(out) - out[y] with a detached max shift:
+    the same value as ``F.cross_entropy``, and faster there for (M, B, 100) logits; elsewhere
+    the fused kernel (as in :func:`_softmax`); ``fused`` overrides the choice.
 
-    >>> import torch.nn.functional as F
     >>> out, y = torch.randn(2, 3, 5), torch.randint(5, (2, 3))
     >>> ref = F.cross_entropy(out.reshape(6, 5), y.reshape(6), reduction="none").view(2, 3)
     >>> torch.allclose(_loss(out, y, "classification"), ref.mean(1))
     True
     """
+    if fused is None:
+        fused = out.device.type != "cpu"
+    if task == "classification" and fused:
+        M, B, C = out.shape
+        return F.cross_entropy(out.reshape(M * B, C), y.reshape(M * B),
+                               reduction="none").view(M, B).mean(1)
     if task == "classification":
         s = out - out.detach().amax(-1, keepdim=True)
         return (s.exp().sum(-1).log() - s.gather(-1, y[..., None])[..., 0]).mean(1)
