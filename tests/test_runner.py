@@ -147,3 +147,11 @@ def test_full_profile_without_gpu_says_so_first(sandbox, capsys, monkeypatch):
     monkeypatch.setattr(cli, "_device", lambda: "cuda")
     assert main(["run", "a_ok", "--profile", "full"]) == 0
     assert "sized for one GPU" not in capsys.readouterr().err
+
+
+def test_kernels_run_on_local_sockets_not_tcp(sandbox, capfd):
+    jobs = plan(["a_ok"], "ci", notebooks_dir=sandbox / "notebooks")
+    (entry,) = execute(jobs, build_dir=sandbox / "build", log=lambda *_: None)
+    assert entry["status"] == "ok"
+    assert "TCP without encryption" not in capfd.readouterr().err  # ipykernel warns on TCP
+    assert not list((sandbox / "notebooks").glob("kernel-*"))  # no sockets beside notebooks

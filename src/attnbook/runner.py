@@ -127,6 +127,24 @@ def printed_warnings(nb_path: Path) -> list[str]:
     return found
 
 
+def _ipc_kernel_manager():
+    """A kernel manager on local sockets (IPC) rather than TCP ports: no port is opened, and
+    the kernel has no reason to warn about unencrypted TCP. Each kernel gets its own socket
+    prefix in the temporary folder (short, so under the 107-byte socket path limit)."""
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(),
+                                                 f"attnbook-kernel-{uuid.uuid4().hex[:12]}"))
+            super().__init__(**kwargs)
+
+    return IPCKernelManager
+
+
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
             log=print) -> list[dict]:
     """Run the jobs one after another; return their manifest entries."""
@@ -156,7 +174,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         try:
             papermill.execute_notebook(
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
-                progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent))
+                progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
+                kernel_manager_class=_ipc_kernel_manager())
             os.replace(tmp, out)
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
