@@ -53,13 +53,10 @@ def _run(args) -> int:
 
 
 def _device() -> str:
-    """The device a notebook run will pick (``ATTNBOOK_DEVICE``, else CUDA when present)."""
-    import os
+    """The device a notebook run will pick (see :func:`attnbook.run.run_device`)."""
+    from .run import run_device
 
-    from .device import pick_device
-    from .run import ENV_DEVICE
-
-    return pick_device(os.environ.get(ENV_DEVICE, "auto")).type
+    return run_device().type
 
 
 def _claims(args) -> int:

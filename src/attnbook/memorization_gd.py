@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 import torch
+import torch.nn.functional as F
 from scipy import stats
 from torch import nn
-from torch.nn import functional as F
 
 from .errors import ParameterError
 

@@ -29,7 +29,7 @@ from .errors import AttnbookError, ParameterError
 from .provenance import provenance
 from .store import ResultStore
 
-__all__ = ["Run", "start", "seed_everything"]
+__all__ = ["Run", "start", "run_device", "seed_everything"]
 
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
@@ -172,7 +172,7 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
         if not threads.isdigit() or int(threads) < 1:
             raise ParameterError(ENV_THREADS, threads, "an integer >= 1")
         torch.set_num_threads(int(threads))
-    dev = pick_device(device or os.environ.get(ENV_DEVICE, "auto"))
+    dev = run_device(device)
     run_id = os.environ.get(ENV_RUN_ID) or f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-" \
                                             f"{uuid.uuid4().hex[:6]}"
     recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
@@ -185,6 +185,12 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
     return run
+
+
+def run_device(device: str | None = None) -> torch.device:
+    """The device a run uses: ``device`` if given, else ``ATTNBOOK_DEVICE``, else CUDA when
+    present and the CPU otherwise."""
+    return pick_device(device or os.environ.get(ENV_DEVICE, "auto"))
 
 
 def _read_overrides() -> dict:

@@ -156,6 +156,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         d.mkdir(parents=True, exist_ok=True)
     manifest = build / "manifest.jsonl"
     base = provenance()
+    kernel_manager = _ipc_kernel_manager()
     entries = []
     for i, job in enumerate(jobs, 1):
         stem = job.spec.stem
@@ -175,7 +176,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             papermill.execute_notebook(
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
                 progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
-                kernel_manager_class=_ipc_kernel_manager())
+                kernel_manager_class=kernel_manager)
             os.replace(tmp, out)
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
