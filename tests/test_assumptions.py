@@ -1,4 +1,5 @@
-"""Kruskal rank, General Position and Assumptions 1-3 of mahdavi2024 (attnbook.assumptions)."""
+"""Kruskal rank, General Position and Assumptions 1-3 of mahdavi2024
+(attnbook.memorization.assumptions)."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ from hypothesis import strategies as st
 from tensors import F64, gaussian
 
 import attnbook as ab
-from attnbook.assumptions import (
+from attnbook.memorization.assumptions import (
     assumption1,
     assumption2,
     assumption3,

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from attnbook import claims
-from attnbook.cli import main
+from attnbook.book import claims
+from attnbook.book.cli import main
 from attnbook.errors import AttnbookError
 
 MAP_IDS = {  # every item id of the reproduction map must have a ledger row
@@ -78,7 +78,7 @@ def test_cli_claims_json(capsys):
 
 
 def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp_path):
-    from attnbook.report import execution_markdown, status_markdown
+    from attnbook.book.report import execution_markdown, status_markdown
 
     d = sandbox / "data/claims"
     claims.record("B-FR", True, "error 3e-9 at c = 64", profile="cpu", notebook="nb", run={},

@@ -3,7 +3,7 @@
 import pytest
 
 from attnbook import AttnbookError, ParameterError
-from attnbook import corpus as C
+from attnbook.data import corpus as C
 
 
 def _docs(n=60):

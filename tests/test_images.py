@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from attnbook import AttnbookError, ParameterError
-from attnbook.images import SKIMAGE_PHOTOS, sample_images, source_photos
+from attnbook.data.images import SKIMAGE_PHOTOS, sample_images, source_photos
 
 
 def test_shape_range_and_determinism():

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from attnbook import mathjax_local
+from attnbook.book import mathjax_local
 from attnbook.errors import AttnbookError
 from attnbook.registry import sha256_file
 

@@ -5,7 +5,7 @@ import re
 import nbformat
 import pytest
 
-from attnbook import paths
+from attnbook.book import paths
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 

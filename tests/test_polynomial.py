@@ -5,8 +5,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnbook.attention_net import AttentionNetConfig, SelfAttentionNet
 from attnbook.errors import ParameterError
-from attnbook.models import AttentionNetConfig, SelfAttentionNet
 from attnbook.polynomial import (
     attention_factor_count,
     degree_along_line,

@@ -2,9 +2,9 @@
 
 import pytest
 
-from attnbook import paths
+from attnbook.book import paths
+from attnbook.book.profiles import check_value, load_spec, parse_value
 from attnbook.errors import AttnbookError, ParameterError
-from attnbook.profiles import check_value, load_spec, parse_value
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 

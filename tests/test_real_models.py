@@ -4,9 +4,8 @@ import pytest
 import torch
 
 from attnbook import AttnbookError, ParameterError
-from attnbook.images import sample_images
-from attnbook.rank_tests import batched_rank
-from attnbook.real_models import (
+from attnbook.data.images import sample_images
+from attnbook.memorization.real_models import (
     TABLE1,
     TABLE3,
     TextShape,
@@ -20,6 +19,7 @@ from attnbook.real_models import (
     random_vit_tokens,
     sentence_pair_ids,
 )
+from attnbook.memorization.token_ranks import batched_rank
 
 TINY_VIT = VitShape(image_size=32, patch_size=8, d=48, heads=4, mlp=96)  # n = 17
 TINY_TEXT = TextShape(d=32, heads=4, layers=2, max_positions=64)
@@ -137,7 +137,7 @@ def test_hub_models_fail_offline_with_one_line(tiny_images, monkeypatch):
 
 
 def test_missing_package_names_the_pip_install():
-    from attnbook.real_models import _package_file
+    from attnbook.memorization.real_models import _package_file
 
     with pytest.raises(AttnbookError, match="pip install some-data==1.0"):
         _package_file("attnbook_no_such_package", "x.bin", "some-data==1.0")

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from attnbook.cli import main
-from attnbook.runner import UsageError, execute, exit_code, plan
+from attnbook.book.cli import main
+from attnbook.book.runner import UsageError, execute, exit_code, plan
 
 
 def test_plan_applies_profile_then_overrides(sandbox):
@@ -34,7 +34,7 @@ def test_bad_input_is_one_clear_line(sandbox, names, profile, overrides, message
 
 
 def test_cli_bad_input_exits_2_and_writes_nothing(sandbox, capsys, monkeypatch):
-    import attnbook.paths as paths
+    import attnbook.book.paths as paths
 
     monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
     monkeypatch.setattr(paths, "BUILD", sandbox / "build")
@@ -95,8 +95,8 @@ def test_changed_parameters_run_but_leave_the_ledger_alone(sandbox):
 
 
 def test_bad_overrides_variable_is_one_clear_error(monkeypatch):
+    from attnbook.book.notebook import ENV_OVERRIDES, start
     from attnbook.errors import ParameterError
-    from attnbook.run import ENV_OVERRIDES, start
 
     monkeypatch.setenv(ENV_OVERRIDES, "[1, 2]")
     with pytest.raises(ParameterError, match="ATTNBOOK_OVERRIDES .* a JSON object"):
@@ -134,8 +134,8 @@ def test_printed_warnings_are_listed_in_log_and_manifest(sandbox):
 
 
 def test_full_profile_without_gpu_says_so_first(sandbox, capsys, monkeypatch):
-    import attnbook.cli as cli
-    import attnbook.paths as paths
+    import attnbook.book.cli as cli
+    import attnbook.book.paths as paths
 
     monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
     monkeypatch.setattr(paths, "BUILD", sandbox / "build")

@@ -203,7 +203,7 @@ def test_rank_mod_p_sees_characteristic():
 def test_modular_forward_matches_the_network(residual):
     # integer weights in {-1, 0, 1} and integer inputs: net(x) is exact in float64 and must
     # agree with the modular forward pass modulo p
-    from attnbook.models import AttentionNetConfig, SelfAttentionNet
+    from attnbook.attention_net import AttentionNetConfig, SelfAttentionNet
 
     g = torch.Generator().manual_seed(0)
     net = SelfAttentionNet(AttentionNetConfig(depth=2, d_x=3, heads=2, d_a=2, residual=residual))
@@ -238,8 +238,8 @@ def test_symmetric_grid_cap_bounds_and_is_reached():
 
 
 def test_rank_sweep_resumes_from_its_cache(tmp_path, monkeypatch):
-    from attnbook.run import Sweep
-    from attnbook.store import ResultStore
+    from attnbook.book.notebook import Sweep
+    from attnbook.book.store import ResultStore
 
     sweep = Sweep(ResultStore("test_sep", "ci", root=tmp_path), "ranks")
     settings_ = [sr.GridSetting(L=1, d_x=2, H=1, d_a=2, r=r, N=4, V=4) for r in (1, 2)]
@@ -256,8 +256,8 @@ def test_rank_sweep_resumes_from_its_cache(tmp_path, monkeypatch):
 def test_convolutional_embedding_caps_one_layer_rank_at_kernel_rank(r):
     # wies2021 eq. (2)/(4): M = 4 raw inputs in patches of k = 2 (N = 2 positions); for the
     # partition ({0, 1}, {2, 3}) that splits no patch, one layer gives sep = 1 + min(r, H d_a)
+    from attnbook.attention_net import AttentionNetConfig, SelfAttentionNet
     from attnbook.embeddings import convolutional_embedding
-    from attnbook.models import AttentionNetConfig, SelfAttentionNet
 
     g = torch.Generator().manual_seed(r)
     emb = convolutional_embedding(M=4, N=2, d_input=2, d_x=4, r=r, generator=g)

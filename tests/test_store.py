@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
+from attnbook.book.store import ResultStore, config_key
 from attnbook.errors import AttnbookError
-from attnbook.store import ResultStore, config_key
 
 
 def test_sweep_resumes_with_only_the_missing_configurations(tmp_path):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from attnbook import ParameterError
-from attnbook import corpus as C
-from attnbook import tokenization as T
+from attnbook.data import corpus as C
+from attnbook.data import tokenization as T
 
 TEXT = ("the quick brown fox jumps over the lazy dog and the dog sleeps. " * 3).strip()
 

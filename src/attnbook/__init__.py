@@ -11,9 +11,9 @@ Every notebook of the book is a thin argument over this library::
 
 __version__ = "0.1.0"
 
+from .book.notebook import Run, start  # noqa: E402
 from .errors import AttnbookError, ParameterError, require  # noqa: E402
 from .progress import progress_bar  # noqa: E402
-from .run import Run, start  # noqa: E402
 
 __all__ = ["AttnbookError", "ParameterError", "Run", "progress_bar", "require", "start",
            "__version__"]

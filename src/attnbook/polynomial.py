@@ -115,7 +115,7 @@ def lemma1_table(depths, widths, heads, *, d_a: int, N: int, batch: int, line_ma
     """
     import pandas as pd
 
-    from .models import AttentionNetConfig, SelfAttentionNet
+    from .attention_net import AttentionNetConfig, SelfAttentionNet
 
     for name, values in (("depths", depths), ("widths", widths), ("heads", heads)):
         if not values or any(not isinstance(v, int) or v < 1 for v in values):

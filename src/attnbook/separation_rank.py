@@ -409,8 +409,8 @@ class GridSetting:
 
     def build(self, seed: int = 0, device=None):
         """Draw the embedding and network of this setting from ``seed`` (float64)."""
+        from .attention_net import AttentionNetConfig, SelfAttentionNet
         from .embeddings import vocabulary_embedding
-        from .models import AttentionNetConfig, SelfAttentionNet
 
         g = torch.Generator().manual_seed(seed)
         emb = vocabulary_embedding(self.V, self.d_x, self.r, self.N, self.r_e, generator=g)
@@ -430,7 +430,7 @@ class GridSetting:
     def function_mod_p(self, seed: int = 0, device=None, p: int = PRIME):
         """y_p^i in exact arithmetic modulo p, for weights drawn uniformly from GF(p).
 
-        The same network as :class:`attnbook.models.SelfAttentionNet` (eq. 5 of wies2021),
+        The same network as :class:`attnbook.attention_net.SelfAttentionNet` (eq. 5 of wies2021),
         with every contraction reduced mod p; values are integers in [0, p) held in float64,
         exact because no contraction sums 2^11 or more products of residues.
         """
@@ -588,8 +588,8 @@ def worked_example(t) -> dict:
     >>> worked_example([-1.0, 1.0])["rank"]  # t^2 constant: a measure-zero choice, rank 1
     1
     """
+    from .attention_net import AttentionNetConfig, SelfAttentionNet
     from .embeddings import VocabularyEmbedding
-    from .models import AttentionNetConfig, SelfAttentionNet
 
     t = torch.as_tensor(t, dtype=torch.float64).reshape(-1)  # (V,): the scalar embeddings
     V = t.numel()

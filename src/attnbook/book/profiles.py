@@ -22,8 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
-from .errors import AttnbookError, ParameterError
 
 __all__ = ["NotebookSpec", "load_spec", "parse_value", "check_value"]
 

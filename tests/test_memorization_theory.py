@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from tensors import F64, gaussian
 
 import attnbook as ab
-from attnbook.assumptions import assumption1, assumption2, kruskal_rank, numerical_rank
-from attnbook.memorization import (
+from attnbook.memorization.assumptions import assumption1, assumption2, kruskal_rank, numerical_rank
+from attnbook.memorization.theory import (
     MHAWeights,
     adversarial_rank_search,
     construct_attention,

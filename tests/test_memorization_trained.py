@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attnbook as ab
-from attnbook.memorization_gd import (
+from attnbook.book.store import ResultStore
+from attnbook.memorization.trained import (
     MemorizationConfig,
     StackedAttention,
     _batch_indices,
@@ -24,7 +25,6 @@ from attnbook.memorization_gd import (
     train_group,
     train_sweep,
 )
-from attnbook.store import ResultStore
 
 SMALL = dict(d=8, n=4, d_h=8, steps=30, batch=16, eval_every=10)
 
@@ -201,14 +201,14 @@ def test_group_must_share_recipe():
 
 
 def test_sweep_resumes_without_retraining(tmp_path, monkeypatch):
-    from attnbook.run import Sweep
+    from attnbook.book.notebook import Sweep
 
     sweep = Sweep(ResultStore("nb", "ci", root=tmp_path), "heads")
     cfgs = [MemorizationConfig(H=h, T=12, **SMALL) for h in (1, 2)]
     df = train_sweep(sweep, cfgs[:1], progress=False)  # an interrupted sweep: one of two done
     assert len(df) == 1
     calls = []
-    import attnbook.memorization_gd as mgd
+    import attnbook.memorization.trained as mgd
 
     real = mgd.train_group
     monkeypatch.setattr(mgd, "train_group", lambda c, *a, **k: calls.append(len(c)) or
@@ -240,7 +240,7 @@ def test_saturation_stats_takes_read_only_arrays_without_warning():
 
 
 def test_plan_groups_covers_every_config_once_and_bounds_padding():
-    from attnbook.memorization_gd import _step_cost, plan_groups
+    from attnbook.memorization.trained import _step_cost, plan_groups
 
     cfgs = [MemorizationConfig(H=H, T=T, d=16, n=n, d_h=16, seed=s)
             for H in (1, 2, 8, 30, 60) for T in (50, 500) for n in (4, 8) for s in (0, 1)]
@@ -259,7 +259,7 @@ def test_plan_groups_covers_every_config_once_and_bounds_padding():
 
 
 def test_cpu_softmax_and_loss_match_torch():
-    from attnbook.memorization_gd import _loss, _softmax
+    from attnbook.memorization.trained import _loss, _softmax
 
     s = torch.randn(3, 5, 2, 7, dtype=torch.float64) * 30
     s[..., -2:] = float("-inf")  # padded keys

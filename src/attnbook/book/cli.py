@@ -4,8 +4,8 @@ import argparse
 import json
 import sys
 
+from ..errors import AttnbookError
 from .claims import PROFILES
-from .errors import AttnbookError
 
 __all__ = ["main"]
 
@@ -53,8 +53,8 @@ def _run(args) -> int:
 
 
 def _device() -> str:
-    """The device a notebook run will pick (see :func:`attnbook.run.run_device`)."""
-    from .run import run_device
+    """The device a notebook run will pick (see :func:`attnbook.book.notebook.run_device`)."""
+    from .notebook import run_device
 
     return run_device().type
 

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..errors import AttnbookError, ParameterError
 from .assumptions import assumption1, assumption2, assumption3, numerical_rank, rank_tolerance
-from .errors import AttnbookError, ParameterError
 
 __all__ = [
     "MHAWeights", "MHAOutput", "mha_forward", "make_dataset", "positional_encoding",

@@ -65,8 +65,8 @@ def _split(c: dict) -> tuple[LMConfig, TrainConfig]:
 @cache
 def token_arrays(corpus: str, V: int, fetch: bool = True):
     """The token arrays of ``corpus`` at vocabulary size V (built once per process)."""
-    from .corpus import build_corpus
-    from .tokenization import tokenize_corpus
+    from .data.corpus import build_corpus
+    from .data.tokenization import tokenize_corpus
 
     return tokenize_corpus(build_corpus(corpus, fetch=fetch), V)
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..device import describe_device, pick_device
+from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
-from .device import describe_device, pick_device
-from .errors import AttnbookError, ParameterError
 from .provenance import provenance
 from .store import ResultStore
 
@@ -178,7 +178,7 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
     readonly = os.environ.get(ENV_READONLY, "") == "1"
     overrides = _read_overrides()
-    from . import __version__
+    from .. import __version__
 
     run = Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly,
               overrides)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import AttnbookError
+from ..errors import AttnbookError
 from .store import _atomic_write, jsonable
 
 __all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "status_table",

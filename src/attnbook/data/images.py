@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .errors import AttnbookError, ParameterError
+from ..errors import AttnbookError, ParameterError
 
 __all__ = ["IMAGE_SUFFIXES", "SKIMAGE_PHOTOS", "ImageSet", "source_photos", "sample_images"]
 

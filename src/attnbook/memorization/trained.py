@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from scipy import stats
 from torch import nn
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data",
            "train_group", "plan_groups", "train_sweep", "attention_maps", "saturation_experiment",
@@ -397,7 +397,7 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     steps_run = 0
     bar = range(c0.steps)
     if progress:
-        from .progress import progress_bar
+        from ..progress import progress_bar
 
         desc = progress if isinstance(progress, str) else f"{len(cfgs)} models"
         bar = progress_bar(bar, desc=desc, mininterval=5)

@@ -10,7 +10,7 @@
   the parameters changed from the profile's, commit, device, library versions, start time,
   wall time, status and error.
 * A run with parameters changed from its profile's (``-p``) records no verdict in the ledger
-  (see :mod:`attnbook.run`): a ledger entry always means the profile as defined.
+  (see :mod:`attnbook.book.notebook`): a ledger entry always means the profile as defined.
 * Warnings a notebook printed (``...: SomeWarning: message`` on stderr) are listed in its
   manifest entry and in the log: the HTML book does not show stderr.
 * A failing notebook is recorded and the others still run; the exit code is non-zero at the
@@ -26,11 +26,11 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import AttnbookError, ParameterError
 from . import paths
-from .errors import AttnbookError, ParameterError
+from .notebook import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
-from .run import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError"]
 

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .errors import AttnbookError, ParameterError
-from .images import ImageSet
-from .rank_tests import TokenSummary, stack_summaries, summarize_tokens
+from ..data.images import ImageSet
+from ..errors import AttnbookError, ParameterError
+from .token_ranks import TokenSummary, stack_summaries, summarize_tokens
 
 __all__ = ["VitShape", "TextShape", "DINOV2_SMALL", "PAPER_VIT", "random_vit_tokens",
            "dinov2_small_tokens", "pretrained_vit_tokens", "kjv_verses", "wordpiece_tokenizer",
@@ -96,7 +96,7 @@ def _quiet_transformers():
 
 
 def _batches(T: int, batch: int, desc: str):
-    from .progress import progress_bar
+    from ..progress import progress_bar
 
     return progress_bar(range(0, T, batch), desc=desc, leave=False)
 
@@ -137,7 +137,7 @@ def random_vit_tokens(images: ImageSet, shape: VitShape = VitShape(), *, seed: i
                       batch: int = 32, device="cpu") -> dict[str, TokenSummary]:
     """Embedding, random attention layer and random ViT first layer on ``images`` (Table 1).
 
-    >>> from attnbook.images import sample_images
+    >>> from attnbook.data.images import sample_images
     >>> out = random_vit_tokens(sample_images(4, 16), VitShape(16, 8, 32, 2, 64))
     >>> sorted(out), out["embedding"].n, out["embedding"].d
     (['embedding', 'random_attention', 'random_vit'], 5, 32)
@@ -550,7 +550,7 @@ def image_stage_tokens(count: int, shape: VitShape = VitShape(), *, trained_coun
     The trained stages ("Trained ViT (embedding)", "Trained ViT") see the first
     ``trained_count`` images at 224 x 224 (0 skips them).
     """
-    from .images import sample_images
+    from ..data.images import sample_images
 
     images = sample_images(count, shape.image_size, seed=seed, folder=folder)
     rnd = random_vit_tokens(images, shape, seed=seed, batch=batch, device=device)

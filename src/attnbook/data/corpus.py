@@ -26,9 +26,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import AttnbookError, ParameterError
-from .paths import DATA
-from .registry import npm_tarball, sha256_file
+from ..book.paths import DATA
+from ..errors import AttnbookError, ParameterError
+from ..registry import npm_tarball, sha256_file
 
 __all__ = ["CORPORA", "Corpus", "build_corpus", "split_of", "detokenize_brown", "hf_documents",
            "kjv_documents", "brown_documents"]

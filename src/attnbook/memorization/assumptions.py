@@ -17,7 +17,7 @@ from itertools import combinations, islice
 import numpy as np
 import torch
 
-from .errors import AttnbookError, ParameterError
+from ..errors import AttnbookError, ParameterError
 
 __all__ = ["AssumptionCheck", "numerical_rank", "rank_tolerance", "kruskal_rank",
            "kruskal_rank_at_least", "general_position", "assumption1", "assumption2",

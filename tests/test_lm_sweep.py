@@ -3,9 +3,9 @@
 import pytest
 
 from attnbook import ParameterError
-from attnbook.run import Sweep
-from attnbook.store import ResultStore
-from attnbook.sweeps import LocalExecutor, lm_config, run_sweep
+from attnbook.book.notebook import Sweep
+from attnbook.book.store import ResultStore
+from attnbook.lm_sweep import LocalExecutor, lm_config, run_sweep
 
 
 def _sweep(tmp_path, name="s"):

@@ -1,7 +1,7 @@
 """Batched rank tests of the memorization assumptions on model tokens (mahdavi2024, 5.1, App. J).
 
 The exact Kruskal rank and the assumption checks on small sets live in
-:mod:`attnbook.assumptions`; this module adds what the tests on real models need:
+:mod:`attnbook.memorization.assumptions`; this module adds what the tests on real models need:
 
 * a numerical rank whose tolerance follows the precision the vectors were computed in
   (``sigma_max * max(rows, cols) * eps``, with ``eps`` of float32 for model outputs: the
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = ["TokenSummary", "summarize_tokens", "stack_summaries", "batched_rank",
            "subset_rank_fraction", "fraction_curve", "randomized_kruskal_rank",

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import AttnbookError, ParameterError
 from .corpus import Corpus
-from .errors import AttnbookError, ParameterError
 
 __all__ = ["EOT", "LARGE_VOCAB", "train_bpe", "TokenArrays", "tokenize_corpus"]
 

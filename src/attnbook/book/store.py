@@ -128,7 +128,7 @@ class ResultStore:
         for c in configs:
             r = self.get(name, c)
             if r is None:
-                from .errors import AttnbookError
+                from ..errors import AttnbookError
 
                 raise AttnbookError(f"sweep {name!r}: configuration {c} has no stored result")
             rows.append({**c, **r})

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from attnbook import ParameterError
-from attnbook.assumptions import kruskal_rank
-from attnbook.rank_tests import (
+from attnbook.memorization.assumptions import kruskal_rank
+from attnbook.memorization.token_ranks import (
     TokenSummary,
     assumption_row,
     batched_rank,

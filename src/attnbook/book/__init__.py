@@ -1,0 +1,17 @@
+"""The executable-book machinery: everything that turns the science modules into a book.
+
+Nothing here knows any paper. The science modules (``attnbook.<object>``) never import this
+package; a notebook is where the two meet.
+
+* :mod:`~attnbook.book.notebook`: what a chapter calls (``start``, ``Run``, ``Sweep``);
+* :mod:`~attnbook.book.profiles`: the profiles and each notebook's parameters and ranges;
+* :mod:`~attnbook.book.runner` and :mod:`~attnbook.book.cli`: ``python -m attnbook run``,
+  papermill execution and the manifest;
+* :mod:`~attnbook.book.store`: the result cache; :mod:`~attnbook.book.executors`: where the
+  configurations of a sweep are computed;
+* :mod:`~attnbook.book.claims` and :mod:`~attnbook.book.report`: the claims ledger and the
+  generated book pages;
+* :mod:`~attnbook.book.provenance`, :mod:`~attnbook.book.paths`,
+  :mod:`~attnbook.book.plotting`, :mod:`~attnbook.book.mathjax_local`: provenance, paths,
+  figure files, the book's own MathJax.
+"""
