@@ -21,6 +21,7 @@ import torch
 
 from attnbook import separation_rank as sr
 from attnbook.device import pick_device
+from attnbook.linalg import rank_with_gap
 
 
 def _time(fn):
@@ -49,7 +50,7 @@ def largest_grid(budget: float, device, Zs) -> list[dict]:
         s = sr.GridSetting(L=2, d_x=4, H=2, d_a=2, r=4, N=6, V=Z)
         P = range(s.N // 2)
         A, t_grid = _time(lambda s=s: sr.setting_grid_tensor(s, 0, device))
-        R, t_svd = _time(lambda A=A, P=P: sr.numerical_rank(sr.matricize(A, P)))
+        R, t_svd = _time(lambda A=A, P=P: rank_with_gap(sr.matricize(A, P)))
         B, t_grid_p = _time(lambda s=s: sr.grid_tensor(s.function_mod_p(0, device), s.V, s.N,
                                                        device=device))
         k, t_elim = _time(lambda B=B, P=P: sr.rank_mod_p(sr.matricize(B, P).to(torch.int64)

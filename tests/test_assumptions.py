@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from tensors import F64, gaussian
 
 import attnbook as ab
+from attnbook.linalg import numerical_rank
 from attnbook.memorization.assumptions import (
     assumption1,
     assumption2,
@@ -16,7 +17,6 @@ from attnbook.memorization.assumptions import (
     general_position,
     kruskal_rank,
     kruskal_rank_at_least,
-    numerical_rank,
 )
 
 

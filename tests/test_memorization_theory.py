@@ -9,27 +9,30 @@ from hypothesis import strategies as st
 from tensors import F64, gaussian
 
 import attnbook as ab
-from attnbook.memorization.assumptions import assumption1, assumption2, kruskal_rank, numerical_rank
-from attnbook.memorization.theory import (
+from attnbook.linalg import numerical_rank
+from attnbook.memorization.assumptions import assumption1, assumption2, kruskal_rank
+from attnbook.memorization.attention import (
     MHAWeights,
-    adversarial_rank_search,
-    construct_attention,
     fcn_hard_dataset,
-    fcn_reduction_error,
-    lemma3_w_plus,
     make_dataset,
-    memorization_lower_bound,
-    memorize,
     mha_forward,
-    random_feature_ranks,
-    relu_fcn_bound,
-    relu_fcn_jacobian_rank,
-    relu_fcn_parameter_count,
-    saturation_scale,
-    shared_context_bound,
-    solve_values,
     trivial_attention_skip,
 )
+from attnbook.memorization.bounds import (
+    memorization_lower_bound,
+    relu_fcn_bound,
+    relu_fcn_parameter_count,
+    shared_context_bound,
+)
+from attnbook.memorization.construction import (
+    construct_attention,
+    lemma3_w_plus,
+    memorize,
+    saturation_scale,
+    solve_values,
+)
+from attnbook.memorization.feature_ranks import adversarial_rank_search, random_feature_ranks
+from attnbook.memorization.relu_fcn import fcn_reduction_error, relu_fcn_jacobian_rank
 
 
 # -- the layer ------------------------------------------------------------------------------

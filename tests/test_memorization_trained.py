@@ -12,16 +12,15 @@ from hypothesis import strategies as st
 
 import attnbook as ab
 from attnbook.book.store import ResultStore
+from attnbook.memorization.statistics import linear_fit_r2, saturation_stats
 from attnbook.memorization.trained import (
     MemorizationConfig,
     StackedAttention,
     _batch_indices,
     _init_weights,
-    _lr_factor,
     attention_maps,
-    linear_fit_r2,
+    lr_factor,
     make_data,
-    saturation_stats,
     train_group,
     train_sweep,
 )
@@ -45,7 +44,7 @@ def _reference_losses(cfg: MemorizationConfig, steps: int) -> list[float]:
     D = make_data(cfg)
     pos = StackedAttention([cfg]).pos  # (n+1, d) sinusoidal codes, query at 0
     opt = torch.optim.Adam(list(w.values()), lr=cfg.lr, fused=True)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, cfg.steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg.steps))
     stream = torch.tensor([cfg.init_seed()])
     losses = []
     for step in range(steps):
@@ -149,9 +148,9 @@ def test_batch_indices_roughly_uniform():
 
 
 def test_lr_schedule():
-    assert _lr_factor(0, 1000) == pytest.approx(0.01)
-    assert _lr_factor(50, 1000) == pytest.approx(1.0)
-    assert _lr_factor(999, 1000) < 1e-3
+    assert lr_factor(0, 1000) == pytest.approx(0.01)
+    assert lr_factor(50, 1000) == pytest.approx(1.0)
+    assert lr_factor(999, 1000) < 1e-3
 
 
 def test_saturation_stats_on_hand_built_maps():

@@ -5,6 +5,7 @@ import torch
 
 from attnbook import AttnbookError, ParameterError
 from attnbook.data.images import sample_images
+from attnbook.linalg import batched_rank
 from attnbook.memorization.real_models import (
     TABLE1,
     TABLE3,
@@ -19,7 +20,6 @@ from attnbook.memorization.real_models import (
     random_vit_tokens,
     sentence_pair_ids,
 )
-from attnbook.memorization.token_ranks import batched_rank
 
 TINY_VIT = VitShape(image_size=32, patch_size=8, d=48, heads=4, mlp=96)  # n = 17
 TINY_TEXT = TextShape(d=32, heads=4, layers=2, max_positions=64)

@@ -34,7 +34,7 @@ def test_bad_input_is_one_clear_line(sandbox, names, profile, overrides, message
 
 
 def test_cli_bad_input_exits_2_and_writes_nothing(sandbox, capsys, monkeypatch):
-    import attnbook.book.paths as paths
+    import attnbook.paths as paths
 
     monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
     monkeypatch.setattr(paths, "BUILD", sandbox / "build")
@@ -135,7 +135,7 @@ def test_printed_warnings_are_listed_in_log_and_manifest(sandbox):
 
 def test_full_profile_without_gpu_says_so_first(sandbox, capsys, monkeypatch):
     import attnbook.book.cli as cli
-    import attnbook.book.paths as paths
+    import attnbook.paths as paths
 
     monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
     monkeypatch.setattr(paths, "BUILD", sandbox / "build")

@@ -8,14 +8,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnbook import ParameterError
+from attnbook import AttnbookError, ParameterError
 from attnbook import separation_rank as sr
+from attnbook.linalg import rank_with_gap
 
 # -- rank of known functions ----------------------------------------------------------------
 
 def _grid_rank(f, Z, N, P=None):
     A = sr.grid_tensor(f, Z, N)
-    return sr.numerical_rank(sr.matricize(A, P if P is not None else range(N // 2))).rank
+    return rank_with_gap(sr.matricize(A, P if P is not None else range(N // 2))).rank
 
 
 def test_separable_function_has_rank_one():
@@ -94,15 +95,15 @@ def test_numerical_rank_of_random_low_rank_matrix(m, n, k, scale, seed):
     k = min(k, m, n)
     g = np.random.default_rng(seed)
     M = scale * g.standard_normal((m, k)) @ g.standard_normal((k, n))
-    R = sr.numerical_rank(M)
+    R = rank_with_gap(M)
     assert R.rank == k  # scale-aware: the same rank at 1e-30 and 1e30
     if 0 < k < min(m, n):
         assert R.gap_decades > 8
 
 
 def test_numerical_rank_rejects_overflowed_entries():
-    with pytest.raises(sr.AttnbookError, match="non-finite"):
-        sr.numerical_rank(np.array([[1.0, np.inf], [0.0, 1.0]]))
+    with pytest.raises(AttnbookError, match="non-finite"):
+        rank_with_gap(np.array([[1.0, np.inf], [0.0, 1.0]]))
 
 
 # -- networks: partition invariance, determinism, settings -----------------------------------
@@ -124,11 +125,18 @@ def test_one_layer_rank_is_one_plus_min_r_and_heads_times_d_a():
         assert m["rank_exact"] <= sr.levine2020_theorem1_bound(1, H, d_a)
 
 
-def test_rank_sweep_is_deterministic_and_bounded():
+def _sweep(tmp_path, name="ranks"):
+    from attnbook.book.notebook import Sweep
+    from attnbook.book.store import ResultStore
+
+    return Sweep(ResultStore("test_sep", "ci", root=tmp_path), name)
+
+
+def test_rank_sweep_is_deterministic_and_bounded(tmp_path):
     settings_ = [sr.GridSetting(L=L, d_x=3, H=1, d_a=3, r=r, N=4, V=5)
                  for L in (1, 2) for r in (1, 2, 3)]
-    a = sr.add_bounds(sr.rank_sweep(settings_, seed=3, progress=False))
-    b = sr.rank_sweep(settings_, seed=3, progress=False)
+    a = sr.add_bounds(sr.rank_sweep(settings_, _sweep(tmp_path, "a"), seed=3, progress=False))
+    b = sr.rank_sweep(settings_, _sweep(tmp_path, "b"), seed=3, progress=False)
     assert a["rank_exact"].tolist() == b["rank_exact"].tolist()
     assert a["rank"].tolist() == b["rank"].tolist()
     assert all(a["rank_exact"] <= a["grid_cap"])
@@ -136,13 +144,13 @@ def test_rank_sweep_is_deterministic_and_bounded():
     assert all(int(k) <= u for k, u in zip(a["rank_exact"], a["levine_t2"], strict=True))
 
 
-def test_grid_setting_rejects_bad_values():
+def test_grid_setting_rejects_bad_values(tmp_path):
     with pytest.raises(ParameterError, match="r = 4"):
         sr.GridSetting(L=1, d_x=3, H=1, d_a=1, r=4, N=4, V=8)
     with pytest.raises(ParameterError, match="N = 3"):
         sr.GridSetting(L=1, d_x=3, H=1, d_a=1, r=2, N=3, V=8)
     with pytest.raises(ParameterError, match="partitions"):
-        sr.rank_sweep([], partitions="some")
+        sr.rank_sweep([], _sweep(tmp_path), partitions="some")
 
 
 # -- bounds against hand-computed values -------------------------------------------------------
@@ -238,16 +246,13 @@ def test_symmetric_grid_cap_bounds_and_is_reached():
 
 
 def test_rank_sweep_resumes_from_its_cache(tmp_path, monkeypatch):
-    from attnbook.book.notebook import Sweep
-    from attnbook.book.store import ResultStore
-
-    sweep = Sweep(ResultStore("test_sep", "ci", root=tmp_path), "ranks")
+    sweep = _sweep(tmp_path)
     settings_ = [sr.GridSetting(L=1, d_x=2, H=1, d_a=2, r=r, N=4, V=4) for r in (1, 2)]
-    first = sr.rank_sweep(settings_[:1], sweep=sweep, progress=False)  # "interrupted" after one
+    first = sr.rank_sweep(settings_[:1], sweep, progress=False)  # "interrupted" after one
     calls = []
     real = sr.measure_rank
     monkeypatch.setattr(sr, "measure_rank", lambda *a, **k: calls.append(a) or real(*a, **k))
-    both = sr.rank_sweep(settings_, sweep=sweep, progress=False)
+    both = sr.rank_sweep(settings_, sweep, progress=False)
     assert len(calls) == 1  # only the missing setting is computed
     assert both["rank_exact"].tolist() == [2, 3] and first["rank_exact"].tolist() == [2]
 
@@ -264,4 +269,4 @@ def test_convolutional_embedding_caps_one_layer_rank_at_kernel_rank(r):
     net = SelfAttentionNet(AttentionNetConfig(depth=1, d_x=4, heads=1, d_a=4), generator=g)
     templates = torch.randn(4, 2, dtype=torch.float64, generator=g)  # Z = 4 vectors in R^2
     A = sr.grid_tensor(lambda d: net(emb(templates[d]))[:, 0, 0], Z=4, N=4)  # (Z,)*M
-    assert sr.numerical_rank(sr.matricize(A, [0, 1])).rank == 1 + r
+    assert rank_with_gap(sr.matricize(A, [0, 1])).rank == 1 + r

@@ -10,12 +10,13 @@ from hypothesis import strategies as st
 
 import attnbook as ab
 from attnbook import symmetric as sy
+from attnbook.linalg import multi_indices
 
 
 @given(st.integers(1, 6), st.integers(1, 6))
 @settings(max_examples=40, deadline=None)
 def test_basis_size_is_the_number_of_multi_indices(d, N):
-    alphas = sy.multi_indices(d, N)
+    alphas = multi_indices(d, N)
     assert len(alphas) == len(set(alphas)) == sy.powersum_basis_size(d, N) == math.comb(d + N, N)
     assert all(sum(a) <= N and len(a) == d for a in alphas)
 
@@ -45,7 +46,7 @@ def test_bad_input():
     with pytest.raises(ab.ParameterError, match="parameter N = 0"):
         sy.powersum_basis_size(2, 0)
     with pytest.raises(ab.ParameterError, match="parameter d = 0"):
-        sy.multi_indices(0, 2)
+        multi_indices(0, 2)
 
 
 # -- the trained separation: PowerSumTarget, SetModels, train_set_models ---------------------

@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from attnbook import ParameterError
+from attnbook.linalg import batched_rank
 from attnbook.memorization.assumptions import kruskal_rank
 from attnbook.memorization.token_ranks import (
     TokenSummary,
     assumption_row,
-    batched_rank,
     ordering_kruskal_estimates,
     randomized_kruskal_rank,
     subset_rank_fraction,

@@ -8,6 +8,8 @@ the columns y_1..y_N (each in R^{d_x}) to
     y'_i = sum_h W^{O,h} sum_j <W^{Q,h} y_i, W^{K,h} y_j> W^{V,h} y_j      (+ y_i if residual)
 
 with W^{Q,h}, W^{K,h}, W^{V,h} in R^{d_a x d_x} and W^{O,h} in R^{d_x x d_a}.
+
+Used by: levine2020_lemma1, levine2020_separation_rank, wies2021_embedding_rank.
 """
 
 import math

@@ -1,11 +1,14 @@
 """Device choice and description: CUDA when present, CPU otherwise, and always recorded."""
 
+import os
 import platform
 from functools import cache
 
 import torch
 
-__all__ = ["pick_device", "describe_device", "library_versions"]
+__all__ = ["ENV_DEVICE", "pick_device", "default_device", "describe_device", "library_versions"]
+
+ENV_DEVICE = "ATTNBOOK_DEVICE"  # auto (default), cpu or cuda: the device every computation uses
 
 
 def pick_device(prefer: str = "auto") -> torch.device:
@@ -27,6 +30,16 @@ def pick_device(prefer: str = "auto") -> torch.device:
     return torch.device("cuda")
 
 
+def default_device(device: str | None = None) -> torch.device:
+    """The device a computation uses: ``device`` if given, else ``ATTNBOOK_DEVICE``, else CUDA
+    when present and the CPU otherwise.
+
+    >>> default_device("cpu")
+    device(type='cpu')
+    """
+    return pick_device(device or os.environ.get(ENV_DEVICE, "auto"))
+
+
 @cache
 def _cpu_model() -> str:
     try:
@@ -44,8 +57,6 @@ def describe_device(device: torch.device | None = None) -> str:
     device = device or pick_device()
     if device.type == "cuda":
         return f"cuda: {torch.cuda.get_device_name(device)}"
-    import os
-
     return f"cpu: {_cpu_model()} ({os.cpu_count()} cores, {torch.get_num_threads()} threads)"
 
 

@@ -13,6 +13,8 @@ network reads:
 
 Factors are drawn Gaussian, so a drawn embedding has rank exactly r with probability one;
 :func:`vocabulary_embedding` and :func:`convolutional_embedding` check it.
+
+Used by: levine2020_separation_rank, wies2021_embedding_rank.
 """
 
 import math
@@ -20,19 +22,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .errors import ParameterError
+from .errors import ParameterError, check_int
 
 __all__ = ["VocabularyEmbedding", "ConvolutionalEmbedding", "vocabulary_embedding",
            "convolutional_embedding", "conv_kernel_matrix", "conv_embedding_rank"]
-
-
-def _check_int(name, value, lo, hi=None, what=""):
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= lo
-    if hi is not None:
-        ok = ok and value <= hi
-    if not ok:
-        allowed = f"an integer {lo} <= {name} <= {hi}" if hi is not None else f"an integer >= {lo}"
-        raise ParameterError(name, value, allowed + (f" ({what})" if what else ""))
 
 
 def _positional(N, d_x, r_e, dtype, generator):
@@ -99,11 +92,11 @@ def vocabulary_embedding(V: int, d_x: int, r: int, N: int, r_e: int = 0, *,
     ...
     attnbook.errors.ParameterError: parameter r = 4 is out of range: ... 1 <= r <= 3 (r <= ...
     """
-    _check_int("V", V, 1)
-    _check_int("d_x", d_x, 1)
-    _check_int("N", N, 1)
-    _check_int("r", r, 1, min(d_x, V), "r <= min(d_x, V), wies2021 eq. (3)")
-    _check_int("r_e", r_e, 0, min(d_x, N), "r_e <= min(d_x, N)")
+    check_int("V", V, 1)
+    check_int("d_x", d_x, 1)
+    check_int("N", N, 1)
+    check_int("r", r, 1, min(d_x, V), what="r <= min(d_x, V), wies2021 eq. (3)")
+    check_int("r_e", r_e, 0, min(d_x, N), what="r_e <= min(d_x, N)")
     M_low = torch.randn(d_x, r, dtype=dtype, generator=generator) / math.sqrt(r)
     M_vocab = torch.randn(r, V, dtype=dtype, generator=generator)
     emb = VocabularyEmbedding(M_low, M_vocab, _positional(N, d_x, r_e, dtype, generator))
@@ -169,16 +162,16 @@ def convolutional_embedding(M: int, N: int, d_input: int, d_x: int, r: int, r_e:
     ...
     attnbook.errors.ParameterError: parameter M = 7 is out of range: allowed a multiple of N = 2 ...
     """
-    _check_int("N", N, 1)
-    _check_int("M", M, 1)
+    check_int("N", N, 1)
+    check_int("M", M, 1)
     if M % N:
         raise ParameterError("M", M, f"a multiple of N = {N} (wies2021 eq. (2))")
-    _check_int("d_input", d_input, 1)
-    _check_int("d_x", d_x, 1)
+    check_int("d_input", d_input, 1)
+    check_int("d_x", d_x, 1)
     k = M // N
     V = k * d_input  # the effective vocabulary dimension of eq. (4)
-    _check_int("r", r, 1, min(d_x, V), "r <= min(d_x, (M/N) d_input), wies2021 eq. (4)")
-    _check_int("r_e", r_e, 0, min(d_x, N), "r_e <= min(d_x, N)")
+    check_int("r", r, 1, min(d_x, V), what="r <= min(d_x, (M/N) d_input), wies2021 eq. (4)")
+    check_int("r_e", r_e, 0, min(d_x, N), what="r_e <= min(d_x, N)")
     low = torch.randn(d_x, r, dtype=dtype, generator=generator) / math.sqrt(r)
     conv = torch.randn(r, V, dtype=dtype, generator=generator)
     W_tilde = low @ conv  # (d_x, V) of rank r

@@ -20,6 +20,8 @@ Follows the rank/heads part of the Bruna talk (bruna2024talk; Amsel, Yehudai & B
   Voting"): ``rank1_votes``, ``majority_accuracy``, ``hoeffding_accuracy_bound`` and the
   two-layer attention construction with index and scratchpad coordinates,
   ``two_layer_majority``.
+
+Used by: bruna2024_furthest_neighbour, bruna2024_lower_bound.
 """
 
 import math
@@ -32,9 +34,10 @@ from scipy import stats
 from torch import nn
 
 from .errors import AttnbookError, ParameterError
+from .schedules import warmup_cosine
 
 __all__ = ["sphere_points", "furthest_neighbour", "full_rank_head", "line_configs",
-           "RankedAttention", "EncoderLine", "TrainSettings", "train_line",
+           "RankedAttention", "EncoderLine", "TrainSettings", "train_line", "train_line_config",
            "rank1_votes", "head_accuracy", "majority_accuracy", "hoeffding_accuracy_bound",
            "two_layer_majority", "single_head_advantage", "majority_vote_table", "full_rank_table"]
 
@@ -241,13 +244,8 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
     opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.95),
                             weight_decay=settings.weight_decay)
 
-    def lr_factor(step):
-        if step < settings.warmup:
-            return (step + 1) / settings.warmup
-        t = (step - settings.warmup) / max(1, settings.steps - settings.warmup)
-        return 0.5 * (1 + math.cos(math.pi * t))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
+    sched = torch.optim.lr_scheduler.LambdaLR(  # the authors' code: zero one step past the end
+        opt, lambda step: warmup_cosine(step, settings.steps, settings.warmup, zero_at_last=False))
     curve = []
     steps = range(settings.steps)
     if progress:
@@ -267,6 +265,26 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
                 curve.append(_mse(model(X_eval), Y_eval).cpu().numpy())
     curve = np.array(curve)  # (evaluations, M)
     return {"min_loss": curve.min(0), "final_loss": curve[-1], "curve": curve}
+
+
+def train_line_config(config: dict, settings: TrainSettings, *, device=None,
+                      progress: bool = False) -> dict:
+    """Build and train one line of constant rH (``config``: ``kind`` "attention" or "encoder",
+    ``d``, ``N``, ``rank_heads``, ``seed``) and return what the chapter stores: per model ``r``,
+    ``H`` and ``min_loss``, and the held-out ``curve``."""
+    d, seed = config["d"], config["seed"]
+    rh = line_configs(d, config["rank_heads"])
+    torch.manual_seed(seed)
+    if config["kind"] == "attention":
+        model = RankedAttention(d, [r for r, _ in rh], [H for _, H in rh],
+                                generator=torch.Generator().manual_seed(seed))
+    elif config["kind"] == "encoder":
+        model = EncoderLine(d, [H for _, H in rh])
+    else:
+        raise ParameterError("kind", config["kind"], "'attention' or 'encoder'")
+    res = train_line(model, config["N"], settings, seed=seed, device=device, progress=progress)
+    return {"r": [r for r, _ in rh], "H": [H for _, H in rh], "min_loss": res["min_loss"],
+            "curve": res["curve"]}
 
 
 # -- majority vote of random rank-one heads (slide "Majority Voting") -------------------------

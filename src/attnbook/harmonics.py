@@ -20,9 +20,10 @@ together"):
   i.e. the slide's sum_l <sign, P_l>^2 (N(d,l) - H C(r+l,l)) with each of the N(d, l)
   harmonics of degree l carrying the energy <sign, P_l>^2 / N(d, l) (the slide's form drops
   this 1/N(d, l) and exceeds ||sign||^2 = 1 already at H = 0).
+
+Used by: bruna2024_furthest_neighbour, bruna2024_lower_bound.
 """
 
-import itertools
 import math
 from fractions import Fraction
 
@@ -30,19 +31,14 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .errors import ParameterError
+from .errors import ParameterError, check_int
+from .linalg import multi_indices
 
 __all__ = ["harmonic_dimension", "homogeneous_dimension", "laplacian_kernel_dimension",
            "sphere_marginal_density",
            "gegenbauer", "sign_coefficients", "sign_coefficients_quadrature",
            "rank_lower_bound", "heads_needed", "dimension_table", "coefficient_table",
            "decay_exponent", "lower_bound_table", "heads_needed_table"]
-
-
-def _check_int(name: str, value, low: int, allowed: str | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ParameterError(name, value, allowed or f"an integer >= {low}")
-    return int(value)
 
 
 def harmonic_dimension(d: int, l: int) -> int:
@@ -55,8 +51,8 @@ def harmonic_dimension(d: int, l: int) -> int:
     >>> harmonic_dimension(4, 3)  # (l + 1)^2 on S^3
     16
     """
-    d = _check_int("d", d, 2)
-    l = _check_int("l", l, 0)
+    d = check_int("d", d, 2)
+    l = check_int("l", l, 0)
     if l == 0:
         return 1
     n = Fraction(2 * l + d - 2, l) * math.comb(l + d - 3, l - 1)
@@ -73,17 +69,8 @@ def homogeneous_dimension(d: int, l: int) -> int:
     >>> homogeneous_dimension(3, 2) - homogeneous_dimension(3, 0) == harmonic_dimension(3, 2)
     True
     """
-    d = _check_int("d", d, 1)
+    d = check_int("d", d, 1)
     return math.comb(l + d - 1, d - 1) if l >= 0 else 0
-
-
-def _compositions(l: int, d: int) -> list[tuple[int, ...]]:
-    """Exponent vectors alpha in N^d with |alpha| = l (stars and bars)."""
-    out = []
-    for bars in itertools.combinations(range(l + d - 1), d - 1):
-        edges = (-1,) + bars + (l + d - 1,)
-        out.append(tuple(edges[i + 1] - edges[i] - 1 for i in range(d)))
-    return out
 
 
 def laplacian_kernel_dimension(d: int, l: int) -> int:
@@ -94,14 +81,14 @@ def laplacian_kernel_dimension(d: int, l: int) -> int:
     >>> laplacian_kernel_dimension(3, 2)  # x^2 - y^2, x^2 - z^2, xy, xz, yz
     5
     """
-    d = _check_int("d", d, 1)
-    l = _check_int("l", l, 0)
+    d = check_int("d", d, 1)
+    l = check_int("l", l, 0)
     if homogeneous_dimension(d, l) > 4000:
         raise ParameterError("(d, l)", (d, l), "at most 4000 monomials of degree l")
-    src = _compositions(l, d)
+    src = multi_indices(d, l, exact=True)
     if l < 2:
         return len(src)
-    dst = {a: i for i, a in enumerate(_compositions(l - 2, d))}
+    dst = {a: i for i, a in enumerate(multi_indices(d, l - 2, exact=True))}
     lap = np.zeros((len(dst), len(src)))  # (dim P_{l-2}, dim P_l)
     for j, a in enumerate(src):
         for i in range(d):
@@ -128,7 +115,7 @@ def sphere_marginal_density(t, d: int):
     >>> round(float(sphere_marginal_density(0.3, 3)), 12)  # uniform on [-1, 1] at d = 3
     0.5
     """
-    d = _check_int("d", d, 3, "an integer >= 3 (the sphere S^{d-1} in R^d)")
+    d = check_int("d", d, 3, allowed="an integer >= 3 (the sphere S^{d-1} in R^d)")
     t = np.asarray(t, dtype=float)
     return np.power(1 - t * t, _a(d)) * math.exp(-_log_u_normaliser(d))
 
@@ -149,8 +136,8 @@ def gegenbauer(l: int, d: int, t):
     >>> round(float(gegenbauer(1, 3, 0.5)), 12)  # sqrt(3) t on S^2
     0.866025403784
     """
-    d = _check_int("d", d, 3, "an integer >= 3 (the sphere S^{d-1} in R^d)")
-    l = _check_int("l", l, 0)
+    d = check_int("d", d, 3, allowed="an integer >= 3 (the sphere S^{d-1} in R^d)")
+    l = check_int("l", l, 0)
     alpha = (d - 2) / 2
     t = np.asarray(t, dtype=float)
     scale = 0.5 * math.log(harmonic_dimension(d, l)) - _log_gegenbauer_at_one(np.array(l), alpha)
@@ -169,8 +156,8 @@ def sign_coefficients(d: int, l_max: int) -> np.ndarray:
     >>> [round(float(x), 12) for x in c]
     [0.0, 0.866025403784, 0.0, -0.330718913883]
     """
-    d = _check_int("d", d, 3, "an integer >= 3 (the sphere S^{d-1} in R^d)")
-    l_max = _check_int("l_max", l_max, 0)
+    d = check_int("d", d, 3, allowed="an integer >= 3 (the sphere S^{d-1} in R^d)")
+    l_max = check_int("l_max", l_max, 0)
     a = _a(d)
     c = np.zeros(l_max + 1)
     l = np.arange(1, l_max + 1, 2)  # odd degrees
@@ -191,8 +178,8 @@ def sign_coefficients_quadrature(d: int, l_max: int, nodes: int | None = None) -
     >>> bool(np.allclose(sign_coefficients_quadrature(5, 7), sign_coefficients(5, 7)))
     True
     """
-    d = _check_int("d", d, 3, "an integer >= 3 (the sphere S^{d-1} in R^d)")
-    l_max = _check_int("l_max", l_max, 0)
+    d = check_int("d", d, 3, allowed="an integer >= 3 (the sphere S^{d-1} in R^d)")
+    l_max = check_int("l_max", l_max, 0)
     a = _a(d)
     s, w = special.roots_jacobi(nodes or l_max + 60, a, 0.0)
     t = (1 + s) / 2
@@ -221,8 +208,8 @@ def rank_lower_bound(d: int, r: int, H, l_max: int = 2000) -> np.ndarray:
     >>> bool(rank_lower_bound(16, 2, 10) > rank_lower_bound(16, 8, 10))  # higher rank helps
     True
     """
-    d = _check_int("d", d, 3, "an integer >= 3 (the sphere S^{d-1} in R^d)")
-    r = _check_int("r", r, 1, f"an integer 1 <= r <= d = {d}")
+    d = check_int("d", d, 3, allowed="an integer >= 3 (the sphere S^{d-1} in R^d)")
+    r = check_int("r", r, 1, allowed=f"an integer 1 <= r <= d = {d}")
     if r > d:
         raise ParameterError("r", r, f"an integer 1 <= r <= d = {d}")
     H = np.asarray(H, dtype=float)

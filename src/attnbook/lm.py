@@ -11,6 +11,8 @@ A GPT-2 style model (pre-LN blocks, causal softmax attention, GELU feed-forward 
 * H heads of dimension d_a independent of d_x, so H d_a / d_x can exceed 1 (section 5.3).
 
 :func:`reference_gpt2` builds HuggingFace ``GPT2LMHeadModel`` of the same size (W-Tab1).
+
+Used by: wies2021_rank_bottleneck.
 """
 
 import math

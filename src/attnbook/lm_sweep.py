@@ -1,31 +1,26 @@
-"""Sweeps of language-model trainings: a table of configurations -> resumable, stored runs.
+"""Sweeps of language-model trainings: one flat configuration per model, trained by one function.
 
 wies2021 (section 5, appendix C) trains hundreds of models, each one row of a table (vocabulary,
-depth, width, ranks, seed). Here a sweep is a list of flat configuration dicts; every finished
-run is stored at once through ``run.sweep(name)`` (config hash -> metrics, curves, device and
-wall time), so an interrupted sweep resumes and loses no finished run. Runs are dispatched by
-an :class:`Executor`; :class:`LocalExecutor` trains them one after another on this machine,
-and a cluster executor only has to implement :meth:`Executor.map`.
+depth, width, ranks, seed). :func:`lm_config` builds one configuration (a flat, JSON-able dict)
+and :func:`train_config` trains it: a module-level function of a plain dict, so an executor can
+ship it to another process. A chapter runs a sweep as
+``run.sweep(name).run(partial(train_config, device=run.device), configs)``, which stores every
+finished model at once, so an interrupted sweep resumes and loses no finished run.
+:func:`matched_size` reads the size of the baseline that matches a loss (wies2021 Fig. 2).
 
-:func:`lm_config` builds one configuration and :func:`train_config` trains it (a module-level
-function of a plain dict, so an executor can ship it to another process).
+Used by: wies2021_rank_bottleneck.
 """
 
-import time
-from collections.abc import Callable, Iterator
 from functools import cache
-from typing import Protocol
 
 import numpy as np
-import pandas as pd
 import torch
 
 from .errors import ParameterError
 from .lm import LanguageModel, LMConfig, reference_gpt2
 from .training import TrainConfig, train_lm
 
-__all__ = ["Executor", "LocalExecutor", "run_sweep", "lm_config", "train_config", "token_arrays",
-           "matched_size"]
+__all__ = ["lm_config", "train_config", "token_arrays", "matched_size"]
 
 _MODEL_KEYS = ("V", "N", "L", "d_x", "H", "d_a", "r", "r_e", "dropout", "tie")
 _TRAIN_KEYS = ("steps", "batch", "lr", "warmup", "weight_decay", "eval_tokens")
@@ -82,53 +77,6 @@ def train_config(config: dict, device: torch.device | str = "cpu") -> dict:
     out = train_lm(make, data.train, data.test, model_cfg.N, train_cfg, seed=config["seed"],
                    device=device)
     return {**out, "embedding_rank": model_cfg.embedding_rank}
-
-
-class Executor(Protocol):
-    """Runs ``fn(config, device)`` for each configuration, yielding results as they finish."""
-
-    def map(self, fn: Callable[[dict, torch.device], dict],
-            configs: list[dict]) -> Iterator[tuple[dict, dict, float]]:
-        """Yield (config, result, wall seconds) per configuration, in any order."""
-        ...
-
-
-class LocalExecutor:
-    """One run after another in this process, on ``device``, with a progress bar over runs."""
-
-    def __init__(self, device: torch.device | str = "cpu", progress: bool = True,
-                 desc: str = "runs"):
-        self.device, self.progress, self.desc = torch.device(device), progress, desc
-
-    def map(self, fn, configs):
-        it = configs
-        if self.progress:
-            from .progress import progress_bar
-
-            it = progress_bar(configs, desc=self.desc, unit="run")
-        for c in it:
-            t0 = time.perf_counter()
-            result = fn(c, self.device)
-            yield c, result, time.perf_counter() - t0
-
-
-def run_sweep(sweep, configs: list[dict], fn: Callable = train_config,
-              executor: Executor | None = None) -> pd.DataFrame:
-    """Run the configurations ``sweep`` (from ``run.sweep(name)``) lacks; return all as a frame.
-
-    Each result is stored the moment it finishes, so stopping and re-running loses nothing.
-    """
-    if len({tuple(sorted(c.items(), key=str)) for c in map(_hashable, configs)}) != len(configs):
-        raise ParameterError("configs", len(configs), "distinct configurations (duplicates found)")
-    executor = executor or LocalExecutor(desc=getattr(sweep, "name", "runs"))
-    todo = sweep.missing(configs)
-    for config, result, wall_s in executor.map(fn, todo):
-        sweep.put(config, result, round(wall_s, 3))
-    return sweep.frame(configs)
-
-
-def _hashable(c: dict) -> dict:
-    return {k: (tuple(v) if isinstance(v, list) else v) for k, v in c.items()}
 
 
 def matched_size(sizes, losses, loss: float) -> float:

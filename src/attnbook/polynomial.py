@@ -7,6 +7,8 @@ a homogeneous polynomial of degree 2 C(L) + 1 = 3^L. Two numerical witnesses:
 * homogeneity: f(a X) = a^{3^L} f(X) for every scale a;
 * degree along a line: t -> f(X + t V) is a polynomial of degree exactly 3^L (Chebyshev
   interpolation of degree 3^L reproduces it to rounding, degree 3^L - 1 does not).
+
+Used by: levine2020_lemma1, levine2020_separation_rank, wies2021_embedding_rank.
 """
 
 import numpy as np

@@ -28,6 +28,8 @@ is evaluated in exact modular arithmetic and the grid matrix is row-reduced over
 rank never exceeds the generic rank over the reals (a k x k minor that is non-zero mod p is a
 non-zero integer polynomial), and equals it unless the random point is a root of every
 maximal minor, which has probability at most (degree / p) by the Schwartz-Zippel lemma.
+
+Used by: levine2020_separation_rank, wies2021_embedding_rank.
 """
 
 import itertools
@@ -38,11 +40,12 @@ from fractions import Fraction
 import numpy as np
 import torch
 
-from .errors import AttnbookError, ParameterError
+from .errors import ParameterError
+from .linalg import rank_with_gap
 from .polynomial import attention_factor_count
 
 __all__ = ["balanced_partitions", "check_partition", "grid_points", "grid_tensor", "matricize",
-           "numerical_rank", "RankResult", "multiset",
+           "multiset",
            "wies2021_upper_bound", "wies2021_lower_bound",
            "levine2020_theorem1_bound", "levine2020_theorem2_bound",
            "levine2020_theorem3_bound", "levine2020_theorem4_bound",
@@ -156,56 +159,7 @@ def matricize(A: torch.Tensor, P, Q=None) -> torch.Tensor:
     return A.permute(*Ps, *Qs).reshape(half, half)  # (Z^(N/2), Z^(N/2))
 
 
-# -- numerical rank -------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RankResult:
-    """Numerical rank of a matrix, with the evidence that decides it."""
-
-    rank: int  # number of singular values above tol
-    tol: float  # sigma_1 * max(m, n) * eps * safety
-    sigma: np.ndarray  # all singular values, descending
-    gap: float  # sigma_rank / sigma_(rank+1): the jump the rank sits on (inf if none below)
-
-    @property
-    def gap_decades(self) -> float:
-        """log10 of the gap: how many orders of magnitude separate signal from rounding."""
-        return float(np.log10(self.gap)) if np.isfinite(self.gap) else float("inf")
-
-
-EPS64 = float(np.finfo(np.float64).eps)
-
-
-def numerical_rank(M, *, safety: float = 1.0) -> RankResult:
-    """Rank of M from a float64 SVD, counting singular values above sigma_1 max(m, n) eps.
-
-    The tolerance is scale-aware (relative to sigma_1, so rescaling M does not change the
-    rank) and is the rounding level of a float64 SVD of M (the LAPACK / NumPy default of
-    ``matrix_rank``); ``safety`` multiplies it. It is only as good as the entries: the
-    returned ``gap`` is the ratio of the last kept to the first dropped singular value, and
-    a rank is trustworthy when that gap spans many decades (see ``gap_decades``).
-
-    >>> r = numerical_rank(np.diag([1.0, 1e-3, 1e-20]))  # tol = 1 * 3 * 2.2e-16
-    >>> r.rank, round(r.gap_decades, 1)  # 1e-3 / 1e-20
-    (2, 17.0)
-    >>> numerical_rank(np.outer([1., 2.], [3., 4.])).rank
-    1
-    """
-    M = torch.as_tensor(M).detach().to("cpu", torch.float64)
-    if M.dim() != 2 or M.numel() == 0:
-        raise ParameterError("M.shape", tuple(M.shape), "a non-empty matrix")
-    if not torch.isfinite(M).all():
-        raise AttnbookError("the matrix has non-finite entries (inf/nan): the grid values "
-                            "overflowed; use smaller weights or a shallower network")
-    sigma = torch.linalg.svdvals(M).numpy()
-    if sigma[0] == 0:
-        return RankResult(0, 0.0, sigma, float("inf"))
-    tol = float(sigma[0]) * max(M.shape) * EPS64 * safety
-    rank = int((sigma > tol).sum())
-    gap = float(sigma[rank - 1] / sigma[rank]) if rank < len(sigma) and sigma[rank] > 0 \
-        else float("inf")
-    return RankResult(rank, tol, sigma, gap)
-
+# -- exact rank over a prime field --------------------------------------------------------
 
 PRIME = 2097143  # the largest prime below 2^21: products of residues stay below 2^42, so a
 # float64 sum of up to 2^11 of them is exact (all contractions here are far shorter)
@@ -495,7 +449,7 @@ def measure_rank(s: GridSetting, seed: int = 0, partitions=None, device=None,
     A = grid_tensor(s.function_mod_p(seed, device), s.V, s.N, device=device)
     exact = [rank_mod_p(matricize(A, P).to(torch.int64).numpy()) for P in parts]
     A = setting_grid_tensor(s, seed, device)
-    results = [numerical_rank(matricize(A, P), safety=safety) for P in parts]
+    results = [rank_with_gap(matricize(A, P), safety=safety) for P in parts]
     first = results[0]
     return {"rank_exact": exact[0], "ranks_exact": exact,
             "rank": first.rank, "ranks": [r.rank for r in results],
@@ -503,41 +457,29 @@ def measure_rank(s: GridSetting, seed: int = 0, partitions=None, device=None,
             "sigma_rel": (first.sigma / first.sigma[0]).tolist() if first.sigma[0] else []}
 
 
-def rank_sweep(settings, *, seed: int = 0, device=None, sweep=None, partitions: str = "first",
+def rank_sweep(settings, sweep, *, seed: int = 0, device=None, partitions: str = "first",
                progress: bool = True):
-    """Measure every setting (resumably when ``sweep`` is a run.sweep) into a DataFrame.
+    """Measure every setting into a DataFrame, resumably: ``sweep`` is a ``run.sweep(name)``
+    (any object with ``run(fn, configs, desc=...)``), which stores each setting as it finishes.
 
     ``partitions="all"`` measures every balanced partition (Claim 3); ``"first"`` only
     P = {0, ..., N/2-1}. Rows carry the setting, ``rank`` (first partition), ``ranks``,
     ``rank_exact``, ``ranks_exact``, ``gap_decades`` and ``grid_cap`` (see GridSetting).
     """
-    import time
-
-    import pandas as pd
-
-    from .progress import progress_bar
-
     if partitions not in ("first", "all"):
         raise ParameterError("partitions", partitions, "'first' or 'all'")
     # "measure" names what a stored result holds, so results of an older measurement are redone
     configs = [{**s.__dict__, "seed": seed, "partitions": partitions, "measure": "exact+float64"}
                for s in settings]
-    todo = sweep.missing(configs) if sweep is not None else configs
-    results = {}
-    for c in progress_bar(todo, desc="grid ranks", disable=not progress or not todo):
+
+    def measure(c):
         s = GridSetting(**{k: v for k, v in c.items() if k in GridSetting.__dataclass_fields__})
         parts = balanced_partitions(s.N) if partitions == "all" else None
-        t0 = time.perf_counter()
         m = measure_rank(s, seed, parts, device)
         m["sigma_rel"] = m["sigma_rel"][: m["rank"] + 8]  # enough to show the gap
-        if sweep is not None:
-            sweep.put(c, m, time.perf_counter() - t0)
-        else:
-            results[id(c)] = m
-    if sweep is not None:
-        df = sweep.frame(configs)
-    else:
-        df = pd.DataFrame([{**c, **results[id(c)]} for c in configs])
+        return m
+
+    df = sweep.run(measure, configs, desc="grid ranks", progress=progress)
     df["grid_cap"] = [GridSetting(**{k: row[k] for k in GridSetting.__dataclass_fields__})
                       .grid_cap for _, row in df.iterrows()]
     return df
@@ -602,4 +544,4 @@ def worked_example(t) -> dict:
     by_hand = t[:, None] ** 3 + t[:, None] * t[None, :] ** 2  # t_a^3 + t_a t_b^2
     return {"grid": matricize(A, [0]), "by_hand": by_hand,
             "max_abs_diff": float((matricize(A, [0]) - by_hand).abs().max()),
-            "rank": numerical_rank(matricize(A, [0])).rank}
+            "rank": rank_with_gap(matricize(A, [0])).rank}

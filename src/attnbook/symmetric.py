@@ -18,9 +18,10 @@ Covers the first part of the Bruna talk (bruna2024talk; Zweig & Bruna 2022, zwei
   models Sym(H, N, d) (one per H) and one pairwise model Sym^2(1, N, d) as one batched tensor
   program; ``train_set_models`` and ``unary_pairwise_table``, which train them on fresh samples
   and measure the relative error ||g - f||^2 / ||g||^2 on fresh test samples.
+
+Used by: bruna2024_symmetric.
 """
 
-import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -30,34 +31,14 @@ import pandas as pd
 import torch
 from torch import nn
 
-from .errors import ParameterError
-from .training import warmup_cosine
+from .errors import ParameterError, check_int
+from .linalg import multi_indices, numerical_rank
+from .schedules import warmup_cosine
 
-__all__ = ["multi_indices", "powersum_basis_size", "generator_counts", "zb_lower_bound",
+__all__ = ["powersum_basis_size", "generator_counts", "zb_lower_bound",
            "matrix_separation", "TARGETS", "target_multi_indices", "torus_angles", "torus_embed",
            "PowerSumTarget", "matrix_representation", "eckart_young_tail", "SetModels",
-           "SetTrainSettings", "train_set_models", "unary_pairwise_table"]
-
-
-def _check(name, value, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ParameterError(name, value, f"an integer >= {low}")
-    return int(value)
-
-
-def multi_indices(d: int, degree: int, exact: bool = False) -> list[tuple[int, ...]]:
-    """All alpha in N^d with |alpha| <= degree (or == degree), graded, by enumeration.
-
-    >>> multi_indices(2, 2)
-    [(0, 0), (0, 1), (1, 0), (0, 2), (1, 1), (2, 0)]
-    """
-    d, degree = _check("d", d, 1), _check("degree", degree, 0)
-    out = []
-    for k in ([degree] if exact else range(degree + 1)):  # stars and bars: C(k+d-1, d-1) each
-        for bars in itertools.combinations(range(k + d - 1), d - 1):
-            edges = (-1,) + bars + (k + d - 1,)
-            out.append(tuple(edges[i + 1] - edges[i] - 1 for i in range(d)))
-    return out
+           "SetTrainSettings", "train_set_models", "unary_pairwise_table", "unary_pairwise_result"]
 
 
 def powersum_basis_size(d: int, N: int) -> int:
@@ -66,7 +47,7 @@ def powersum_basis_size(d: int, N: int) -> int:
     >>> powersum_basis_size(1, 3), len(multi_indices(1, 3))  # 1, p_1, p_2, p_3
     (4, 4)
     """
-    d, N = _check("d", d, 1), _check("N", N, 1)
+    d, N = check_int("d", d, 1), check_int("N", N, 1)
     return math.comb(d + N, N)
 
 
@@ -99,12 +80,11 @@ def _evaluate(X: np.ndarray, prods) -> np.ndarray:
     return np.stack([np.prod([p(a) for a in prod], axis=0) for prod in prods], axis=1)
 
 
-def _rank(A: np.ndarray, tol: float = 1e-9) -> int:
+def _rank(A: np.ndarray, rtol: float = 1e-9) -> int:
+    """Rank of A with unit columns, singular values above ``rtol`` sigma_1."""
     if A.shape[1] == 0:
         return 0
-    A = A / np.linalg.norm(A, axis=0, keepdims=True)
-    s = np.linalg.svd(A, compute_uv=False)
-    return int((s > tol * s[0]).sum())
+    return int(numerical_rank(A / np.linalg.norm(A, axis=0, keepdims=True), rtol=rtol))
 
 
 def generator_counts(d: int, N: int, k_max: int | None = None, *, seed: int = 0) -> pd.DataFrame:
@@ -116,8 +96,8 @@ def generator_counts(d: int, N: int, k_max: int | None = None, *, seed: int = 0)
     >>> generator_counts(1, 2)[["k", "needed", "predicted"]].values.tolist()  # p_1, p_2; p_3 not
     [[1, 1, 1], [2, 1, 1], [3, 0, 0]]
     """
-    d, N = _check("d", d, 1), _check("N", N, 1)
-    k_max = N + 1 if k_max is None else _check("k_max", k_max, 1)
+    d, N = check_int("d", d, 1), check_int("N", N, 1)
+    k_max = N + 1 if k_max is None else check_int("k_max", k_max, 1)
     by_deg = {k: multi_indices(d, k, exact=True) for k in range(1, k_max + 1)}
     rng = np.random.default_rng(seed)
     rows = []
@@ -160,7 +140,7 @@ def matrix_separation(D: int, Hs, *, samples: int = 4000, N: int = 8, d: int = 2
 
     Returns columns H, eckart_young (1 - H/D by SVD), pairwise_error (relative, one feature).
     """
-    D = _check("D", D, 1)
+    D = check_int("D", D, 1)
     rng = np.random.default_rng(seed)
     Q, _ = np.linalg.qr(rng.standard_normal((D, D)))
     signs = np.where(np.arange(D) % 2 == 0, 1.0, -1.0)
@@ -189,7 +169,7 @@ def target_multi_indices(d: int, K: int) -> np.ndarray:
     >>> target_multi_indices(2, 4).tolist()
     [[0, 1], [1, 0], [0, 2], [1, 1]]
     """
-    d, K = _check("d", d, 1), _check("K", K, 1)
+    d, K = check_int("d", d, 1), check_int("K", K, 1)
     degree = 1
     while math.comb(d + degree, degree) - 1 < K:  # smallest degree with K non-zero alphas
         degree += 1
@@ -204,7 +184,7 @@ def torus_angles(B: int, N: int, d: int, *, generator=None, device=None,
     >>> torus_angles(2, 3, 4, generator=torch.Generator().manual_seed(0)).shape
     torch.Size([2, 3, 4])
     """
-    B, N, d = _check("B", B, 1), _check("N", N, 1), _check("d", d, 1)
+    B, N, d = check_int("B", B, 1), check_int("N", N, 1), check_int("d", d, 1)
     u = torch.rand(B, N, d, generator=generator, device=device, dtype=dtype)
     return 2 * math.pi * u
 
@@ -259,8 +239,8 @@ class PowerSumTarget:
                  seed: int = 0):
         if name not in TARGETS:
             raise ParameterError("target", name, " or ".join(TARGETS))
-        self.K, self.N, self.d = _check("K", K, 1), _check("N", N, 2), _check("d", d, 1)
-        self.name, self.seed = name, _check("seed", seed, 0)
+        self.K, self.N, self.d = check_int("K", K, 1), check_int("N", N, 2), check_int("d", d, 1)
+        self.name, self.seed = name, check_int("seed", seed, 0)
         self.alphas = target_multi_indices(d, K)  # (K, d)
         if name == "identity":
             G = np.eye(K)
@@ -334,7 +314,7 @@ def matrix_representation(target: PowerSumTarget, samples: int = 0, *,
     iu = np.triu_indices(K)
     n_cols = len(iu[0]) + 1
     samples = samples or 3 * n_cols + 50
-    if _check("samples", samples, 1) < n_cols:
+    if check_int("samples", samples, 1) < n_cols:
         raise ParameterError("samples", samples, f">= {n_cols} (the number of products + 1)")
     gen = torch.Generator().manual_seed(seed)
     theta = torus_angles(samples, target.N, target.d, generator=gen, dtype=torch.float64)
@@ -393,8 +373,9 @@ class SetModels(nn.Module):
     def __init__(self, d: int, Hs, *, pairwise: bool = True, width: int = 64, seed: int = 0,
                  dtype=torch.float32):
         super().__init__()
-        d, width, seed = _check("d", d, 1), _check("width", width, 1), _check("seed", seed, 0)
-        Hs = [_check("H", H, 1) for H in Hs]
+        d, width = check_int("d", d, 1), check_int("width", width, 1)
+        seed = check_int("seed", seed, 0)
+        Hs = [check_int("H", H, 1) for H in Hs]
         if len(set(Hs)) != len(Hs):
             raise ParameterError("Hs", Hs, "distinct numbers of features")
         if not Hs and not pairwise:
@@ -581,3 +562,16 @@ def unary_pairwise_table(target: PowerSumTarget, Hs, settings: SetTrainSettings,
     rows.append({"model": "pairwise", "H": 1, "test_error": float(res["test_error"][-1]),
                  "zb_bound": float("nan"), "eckart_young": float("nan")})
     return pd.DataFrame(rows), res
+
+
+def unary_pairwise_result(target: PowerSumTarget, Hs, settings: SetTrainSettings, *,
+                          width: int = 64, seed: int = 0, device=None,
+                          progress: bool = False) -> dict:
+    """:func:`unary_pairwise_table` as one storable result: per model ``model``, ``H`` and
+    ``test_error``, the held-out ``curve`` (evaluations x models) at ``curve_step``, and the
+    training time ``train_s``."""
+    tab, res = unary_pairwise_table(target, Hs, settings, width=width, seed=seed, device=device,
+                                    progress=progress)
+    return {"model": tab["model"].tolist(), "H": tab["H"].tolist(),
+            "test_error": tab["test_error"].tolist(), "curve": res["curve"],
+            "curve_step": res["curve_step"], "train_s": res["wall_s"]}

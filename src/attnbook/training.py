@@ -8,9 +8,10 @@ batch and warm-up down. On CUDA the forward pass runs under bf16 autocast.
 
 The test loss is the mean next-token cross-entropy (nats) over consecutive non-overlapping
 windows of N tokens of the held-out documents (the paper's Table 1 uses stride 1 instead).
+
+Used by: wies2021_rank_bottleneck.
 """
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,8 +23,9 @@ from torch import nn
 
 from .errors import ParameterError
 from .lm import count_parameters
+from .schedules import warmup_cosine
 
-__all__ = ["TrainConfig", "warmup_cosine", "lr_at", "sample_batch", "evaluate", "train_step",
+__all__ = ["TrainConfig", "lr_at", "sample_batch", "evaluate", "train_step",
            "train_lm"]
 
 
@@ -52,19 +54,6 @@ class TrainConfig:
                                  f"{self.steps}")
         if not self.lr > 0:
             raise ParameterError("lr", self.lr, "lr > 0")
-
-
-def warmup_cosine(step: int, steps: int, warmup: int, lr: float) -> float:
-    """Learning rate at ``step`` (0-based) of ``steps``: linear warm-up to ``lr`` over
-    ``warmup`` steps, then cosine decay to zero at the last step.
-
-    >>> [round(warmup_cosine(s, 10, 2, 1.0), 3) for s in (0, 1, 2, 6, 9)]
-    [0.5, 1.0, 1.0, 0.389, 0.0]
-    """
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    span = max(steps - 1 - warmup, 1)
-    return 0.5 * lr * (1 + math.cos(math.pi * min(step - warmup, span) / span))
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:

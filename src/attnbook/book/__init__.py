@@ -11,7 +11,9 @@ package; a notebook is where the two meet.
   configurations of a sweep are computed;
 * :mod:`~attnbook.book.claims` and :mod:`~attnbook.book.report`: the claims ledger and the
   generated book pages;
-* :mod:`~attnbook.book.provenance`, :mod:`~attnbook.book.paths`,
-  :mod:`~attnbook.book.plotting`, :mod:`~attnbook.book.mathjax_local`: provenance, paths,
-  figure files, the book's own MathJax.
+* :mod:`~attnbook.book.provenance`, :mod:`~attnbook.book.plotting`,
+  :mod:`~attnbook.book.mathjax_local`: provenance, figure files, the book's own MathJax.
+
+Shared with the science modules: :mod:`attnbook.errors`, :mod:`attnbook.progress`,
+:mod:`attnbook.device` and :mod:`attnbook.paths`.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import AttnbookError
-from .store import _atomic_write, jsonable
+from .store import atomic_write, jsonable
 
 __all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "status_table",
            "verdict_line"]
@@ -26,7 +26,7 @@ LEDGER_COLUMNS = ["id", "kind", "source", "statement", "paper_value", "criterion
 
 
 def _claims_dir() -> Path:
-    from . import paths
+    from .. import paths
 
     return paths.CLAIMS
 
@@ -106,7 +106,7 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
         old = json.loads(path.read_text())
         if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")):
             return old
-    _atomic_write(path, json.dumps(entry, indent=1, sort_keys=True))
+    atomic_write(path, json.dumps(entry, indent=1, sort_keys=True))
     return entry
 
 

@@ -53,10 +53,10 @@ def _run(args) -> int:
 
 
 def _device() -> str:
-    """The device a notebook run will pick (see :func:`attnbook.book.notebook.run_device`)."""
-    from .notebook import run_device
+    """The device a notebook run will pick (see :func:`attnbook.device.default_device`)."""
+    from ..device import default_device
 
-    return run_device().type
+    return default_device().type
 
 
 def _claims(args) -> int:

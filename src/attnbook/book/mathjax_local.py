@@ -13,9 +13,9 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from .. import paths
 from ..errors import AttnbookError
 from ..registry import npm_tarball
-from . import paths
 
 __all__ = ["MATHJAX_VERSION", "MATHJAX_TGZ_SHA256", "install", "setup"]
 

@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..device import describe_device, pick_device
+from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
+from .executors import LocalExecutor
 from .provenance import provenance
-from .store import ResultStore
+from .store import ResultStore, config_key
 
-__all__ = ["Run", "start", "run_device", "seed_everything"]
+__all__ = ["Run", "start", "seed_everything"]
 
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
-ENV_DEVICE = "ATTNBOOK_DEVICE"
 ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation re-executions
 ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small models on a busy CPU
 ENV_OVERRIDES = "ATTNBOOK_OVERRIDES"  # JSON: parameters the runner changed from the profile's
@@ -68,9 +68,29 @@ class Run:
                                  provenance={"run_id": self.run_id, **self.info})
 
     # -- cache ---------------------------------------------------------------------------
-    def cached(self, name: str, params: dict, compute):
-        """A table computed once per (profile, params) and re-read after: see ResultStore."""
-        return self.store.cached(name, params, compute)
+    def cached(self, name: str | tuple[str, ...], params: dict, compute):
+        """A table computed once per (profile, params) and re-read after: see ResultStore.
+
+        With a tuple of names, ``compute()`` returns a dict of those tables (one computation
+        that yields several tables); each is stored under its own name, and a dict is
+        returned. ``compute`` runs at most once, and only if a table is missing.
+        """
+        if isinstance(name, str):
+            return self.store.cached(name, params, compute)
+        names, computed = tuple(name), {}
+
+        def table(n):
+            def one():
+                if not computed:
+                    out = compute()
+                    if not isinstance(out, dict) or set(out) != set(names):
+                        raise AttnbookError(f"compute for {names} must return a dict with "
+                                            f"exactly the keys {names}")
+                    computed.update(out)
+                return computed[n]
+            return one
+
+        return {n: self.store.cached(n, params, table(n)) for n in names}
 
     def sweep(self, name: str) -> "Sweep":
         """A resumable per-configuration cache for the sweep called ``name``."""
@@ -132,10 +152,48 @@ class Run:
 
 @dataclass
 class Sweep:
-    """Per-configuration cache of one sweep (finished configurations survive interruption)."""
+    """Per-configuration cache of one sweep (finished configurations survive interruption).
+
+    :meth:`run` is the one resumable loop of the book: every sweep of every chapter goes
+    through it.
+    """
 
     store: ResultStore
     name: str
+
+    def run(self, fn, configs, *, executor=None, groups=None, desc: str | None = None,
+            progress: bool = True):
+        """Compute ``fn`` for every configuration not yet stored; return all as one frame.
+
+        ``configs`` are flat JSON-able dicts, distinct. Without ``groups``, ``fn(config)``
+        returns one result dict. With ``groups``, a function that splits the missing
+        configurations into lists computed together (stacked models), ``fn(group)`` returns
+        one result dict per configuration of the group, in order. Each result is stored the
+        moment its unit finishes, so a sweep stopped at any point resumes where it stopped.
+        ``executor`` (see :mod:`attnbook.book.executors`) decides where units run; the
+        default computes them here, one after another, with a progress bar (``progress``).
+        """
+        configs = list(configs)
+        if len({config_key(c) for c in configs}) != len(configs):
+            raise ParameterError("configs", len(configs),
+                                 "distinct configurations (duplicates found)")
+        todo = self.missing(configs)
+        if not todo:
+            return self.frame(configs)
+        executor = executor or LocalExecutor(progress=progress, desc=desc or self.name,
+                                             unit="run" if groups is None else "group")
+        if groups is None:
+            for config, result, wall_s in executor.map(fn, todo):
+                self.put(config, result, round(wall_s, 3))
+            return self.frame(configs)
+        for unit, results, wall_s in executor.map(fn, [list(g) for g in groups(todo)]):
+            results = list(results)
+            if len(results) != len(unit):
+                raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a group "
+                                    f"of {len(unit)} configurations")
+            for config, result in zip(unit, results, strict=True):
+                self.put(config, result, round(wall_s, 3))
+        return self.frame(configs)
 
     def missing(self, configs):
         return self.store.missing(self.name, configs)
@@ -172,7 +230,7 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
         if not threads.isdigit() or int(threads) < 1:
             raise ParameterError(ENV_THREADS, threads, "an integer >= 1")
         torch.set_num_threads(int(threads))
-    dev = run_device(device)
+    dev = default_device(device)
     run_id = os.environ.get(ENV_RUN_ID) or f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-" \
                                             f"{uuid.uuid4().hex[:6]}"
     recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
@@ -185,12 +243,6 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
     return run
-
-
-def run_device(device: str | None = None) -> torch.device:
-    """The device a run uses: ``device`` if given, else ``ATTNBOOK_DEVICE``, else CUDA when
-    present and the CPU otherwise."""
-    return pick_device(device or os.environ.get(ENV_DEVICE, "auto"))
 
 
 def _read_overrides() -> dict:

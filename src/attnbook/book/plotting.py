@@ -11,7 +11,7 @@ if "ipykernel" not in sys.modules and not os.environ.get("MPLBACKEND"):
     matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from . import paths  # noqa: E402
+from .. import paths  # noqa: E402
 
 __all__ = ["save_figure", "style"]
 

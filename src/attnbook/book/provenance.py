@@ -4,7 +4,7 @@ import subprocess
 from datetime import datetime, timezone
 
 from ..device import describe_device, library_versions
-from .paths import ROOT
+from ..paths import ROOT
 
 __all__ = ["git_commit", "now_iso", "provenance"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths
+from .. import paths
 from .claims import PROFILES, STATUSES, status_table
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown"]

@@ -26,8 +26,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import paths
 from ..errors import AttnbookError, ParameterError
-from . import paths
 from .notebook import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .paths import RESULTS
+from ..paths import RESULTS
 
-__all__ = ["ResultStore", "config_key", "jsonable"]
+__all__ = ["ResultStore", "config_key", "jsonable", "atomic_write"]
 
 
 def jsonable(x):
@@ -58,7 +58,7 @@ def config_key(config: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
@@ -87,7 +87,7 @@ class ResultStore:
         if self.readonly:
             self._memory[path] = text
         else:
-            _atomic_write(path, text)
+            atomic_write(path, text)
         self._fresh.add(path)
 
     def _read(self, path: Path) -> str:

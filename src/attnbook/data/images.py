@@ -7,6 +7,8 @@ images come from random crops (a random fraction of the area and aspect ratio) a
 horizontal flips, resized to the model's input size with antialiased bilinear interpolation.
 Interpolation matters: enlarging by pixel repetition makes neighbouring pixels equal, so
 patches become linearly dependent and the rank tests would measure the resizing, not the model.
+
+Used by: mahdavi2024_real_models.
 """
 
 from dataclasses import dataclass

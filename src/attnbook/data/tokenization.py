@@ -11,6 +11,8 @@ no GPT-2 merges, so the large vocabulary is the largest the corpus supports
 Tokenizers are cached as ``data/corpora/<corpus>/bpe-<V>.json``; token ids of each split as a
 flat ``uint16`` memmap ``tokens-<V>-<split>.bin`` with an end-of-text token after every
 document.
+
+Used by: wies2021_rank_bottleneck.
 """
 
 import json

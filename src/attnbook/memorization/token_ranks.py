@@ -13,6 +13,8 @@ The exact Kruskal rank and the assumption checks on small sets live in
   predecessors (an upper bound of the Kruskal rank; Figure 1 is their histogram);
 * :func:`assumption_row`: General Position, Assumptions 1, 2 and 3 for one model stage, as the
   fractions and verdicts of Tables 1 and 3.
+
+Used by: mahdavi2024_real_models.
 """
 
 from dataclasses import dataclass
@@ -21,62 +23,17 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..device import default_device
 from ..errors import ParameterError
+from ..linalg import batched_rank, machine_eps
 
-__all__ = ["TokenSummary", "summarize_tokens", "stack_summaries", "batched_rank",
-           "subset_rank_fraction", "fraction_curve", "randomized_kruskal_rank",
+__all__ = ["TokenSummary", "summarize_tokens", "stack_summaries", "subset_rank_fraction",
+           "fraction_curve", "randomized_kruskal_rank",
            "ordering_kruskal_estimates", "assumption_row", "assumption_table", "curve_table",
            "ordering_table", "verdict_table"]
 
 F64 = torch.float64
 _BYTES = 2e8  # float64 bytes per batched SVD chunk
-
-
-def _device() -> torch.device:
-    """Where the batched decompositions run: the GPU when there is one (``full`` profile)."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def _eps(dtype) -> float:
-    return float(torch.finfo(dtype if dtype in (torch.float16, torch.bfloat16, torch.float32,
-                                                 torch.float64) else F64).eps)
-
-
-def batched_rank(X: torch.Tensor, eps: float | None = None) -> torch.Tensor:
-    """Ranks of a batch (..., M, N): singular values above sigma_max * max(M, N) * eps count.
-
-    ``eps`` defaults to the machine epsilon of ``X``'s dtype, so float32 model outputs are
-    judged at float32 resolution (the SVD itself runs in float64).
-
-    >>> batched_rank(torch.tensor([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])).tolist()
-    [1, 2]
-    """
-    eps = _eps(X.dtype) if eps is None else eps
-    X = X.to(F64)
-    M, N = X.shape[-2:]
-    flat = X.reshape(-1, M, N)
-    out = torch.empty(flat.shape[0], dtype=torch.long)
-    step = max(1, int(_BYTES // max(1, M * N * 8)))
-    for i in range(0, flat.shape[0], step):
-        out[i:i + step] = _rank_chunk(flat[i:i + step], eps)
-    return out.reshape(X.shape[:-2])
-
-
-def _rank_chunk(A: torch.Tensor, eps: float) -> torch.Tensor:
-    """Ranks of a (b, M, N) float64 chunk under the rule sigma > sigma_max * max(M, N) * eps.
-
-    At float32 resolution (eps >= 1e-10) the singular values come from the eigenvalues of the
-    smaller Gram matrix: its float64 rounding, about sqrt(min(M, N) * 2.2e-16) * sigma_max, lies
-    two orders of magnitude below the cut, and it is several times faster than an SVD.
-    """
-    M, N = A.shape[-2:]
-    A = A.to(_device())
-    if eps >= 1e-10:
-        G = A @ A.transpose(-1, -2) if M <= N else A.transpose(-1, -2) @ A
-        s = torch.linalg.eigvalsh(G).clamp(min=0).sqrt().flip(-1)  # descending
-    else:
-        s = torch.linalg.svdvals(A)  # (b, min(M, N))
-    return (s > s[:, :1] * max(M, N) * eps).sum(dim=-1).cpu()
 
 
 @dataclass(frozen=True)
@@ -106,7 +63,7 @@ def summarize_tokens(hidden: torch.Tensor, query_index: int) -> TokenSummary:
     ([3, 3], [1.0, 0.0, 0.0])
     """
     B, n, d = hidden.shape
-    eps = _eps(hidden.dtype)
+    eps = machine_eps(hidden.dtype)
     h = hidden.detach().to(F64).cpu()
     q = h[:, query_index]  # (B, d)
     return TokenSummary(q, q + h.mean(dim=1), batched_rank(h, eps), n, eps)
@@ -140,7 +97,7 @@ def subset_rank_fraction(V: torch.Tensor, k: int, draws: int, *, seed: int = 0,
     if k > min(T, d):
         return 0.0  # k vectors in R^d with k > d, or more than there are: never independent
     idx = _subsets(T, k, draws, seed)
-    ranks = batched_rank(V.to(F64)[idx], _eps(V.dtype) if eps is None else eps)  # (draws,)
+    ranks = batched_rank(V.to(F64)[idx], machine_eps(V.dtype) if eps is None else eps)  # (draws,)
     return float((ranks == k).double().mean())
 
 
@@ -209,7 +166,7 @@ def ordering_kruskal_estimates(summary: TokenSummary, orderings: int, *, seed: i
     out = np.empty(orderings, dtype=np.int64)
     step = max(1, int(_BYTES // max(1, m * d * 8)))
     for i in range(0, orderings, step):
-        A = V[idx[i:i + step]].transpose(1, 2).to(_device())  # (b, d, m): vectors as columns
+        A = V[idx[i:i + step]].transpose(1, 2).to(default_device())  # (b, d, m): vectors as columns
         R = torch.linalg.qr(A, mode="r").R  # (b, min(d, m), m)
         piv = R.diagonal(dim1=-2, dim2=-1).abs()  # (b, min(d, m))
         cut = _sigma_max(A) * max(m, d) * summary.eps

@@ -16,12 +16,16 @@ the same examples whether it trains alone or in a group.
 
 References: mahdavi2024 section 3 (model), section 5.2 and appendix A (recipe), appendix H
 (softmax saturation), appendix I.1 (contexts in general position), Figure 5 (regression).
+The read-outs of a trained sweep are in :mod:`~attnbook.memorization.statistics`, its
+figures in :mod:`~attnbook.memorization.figures`.
+
+Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size, mahdavi2024_fig3_saturation,
+benchmarks/bench_memorization_gd.py.
 """
 
 import hashlib
 import json
 import math
-import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
@@ -29,15 +33,13 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from scipy import stats
 from torch import nn
 
 from ..errors import ParameterError
+from ..schedules import warmup_cosine
 
-__all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data",
-           "train_group", "plan_groups", "train_sweep", "attention_maps", "saturation_experiment",
-           "saturation_stats", "linear_fit_r2", "linearity_by", "monotonicity_by",
-           "head_size_gains", "plot_sweep", "mean_over_seeds", "describe_by", "training_flops"]
+__all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data", "train_group",
+           "lr_factor", "plan_groups", "train_sweep", "attention_maps", "training_flops"]
 
 TASKS = ("classification", "regression")
 CONTEXTS = ("shared", "per_example")  # Figure 2 | appendix I.1 (general position)
@@ -276,12 +278,15 @@ def _batch_indices(streams: torch.Tensor, step: int, B: int, T: torch.Tensor) ->
     return (x & _MASK63) % T[:, None]  # (M, B)
 
 
-def _lr_factor(step: int, steps: int, warmup: float = 0.05) -> float:
-    """Linear warm-up from 1% over the first 5% of steps, then cosine decay to 0."""
-    w = max(1, int(warmup * steps))
-    if step < w:
-        return 0.01 + 0.99 * step / w
-    return 0.5 * (1 + math.cos(math.pi * (step - w) / max(1, steps - w)))
+def lr_factor(step: int, steps: int) -> float:
+    """The learning-rate factor at ``step``: warm-up from 1% over the first 5% of the steps,
+    then cosine decay (:func:`attnbook.schedules.warmup_cosine`).
+
+    >>> lr_factor(0, 1000), lr_factor(50, 1000)
+    (0.01, 1.0)
+    """
+    return warmup_cosine(step, steps, max(1, int(0.05 * steps)), warmup_from=0.01,
+                         zero_at_last=False)
 
 
 class _Stack:
@@ -388,7 +393,7 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     data = _Stack(cfgs, device)
     streams = torch.tensor([c.init_seed() for c in cfgs], dtype=torch.int64, device=device)
     opt = torch.optim.Adam(net.parameters(), lr=c0.lr, fused=True)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, c0.steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, c0.steps))
     classify = c0.task == "classification"
     best = torch.full((len(cfgs),), -1.0 if classify else float("inf"), device=device)
     best_state = {k: v.detach().clone() for k, v in net.state_dict().items()} if keep_models \
@@ -506,64 +511,26 @@ def plan_groups(configs: list[MemorizationConfig], max_group: int = 64,
 
 def train_sweep(sweep, configs: Iterable[MemorizationConfig], device="cpu", *,
                 max_group: int = 64, progress=True) -> pd.DataFrame:
-    """Train every configuration not yet stored in ``sweep`` (a ``run.sweep``), one stacked
-    group per recipe, store each model's result as it finishes, and return the whole table."""
-    configs = list(configs)
-    todo = {json.dumps(asdict(c), sort_keys=True): c for c in
-            (MemorizationConfig(**d) for d in sweep.missing([asdict(c) for c in configs]))}
-    chunks = plan_groups(list(todo.values()), max_group=max_group)
-    for i, chunk in enumerate(chunks):
-        t0 = time.perf_counter()
-        desc = f"group {i + 1}/{len(chunks)}: {len(chunk)} models"
-        r = train_group(chunk, device, progress=desc if progress else False)
-        wall = time.perf_counter() - t0
-        for m, c in enumerate(chunk):
-            sweep.put(asdict(c), {"metric": float(r["metric"][m]), "steps_run": r["steps_run"],
-                                  "final_loss": float(r["final_loss"][m]),
-                                  "group_size": len(chunk)}, round(wall, 2))
-    return sweep.frame([asdict(c) for c in configs])
+    """Train every configuration not yet stored in ``sweep`` (a ``run.sweep``), in stacked
+    groups (:func:`plan_groups`), store each model's result as its group finishes, and return
+    the whole table."""
+    configs = [asdict(c) for c in configs]
+
+    def groups(todo):
+        return [[asdict(c) for c in chunk] for chunk in
+                plan_groups([MemorizationConfig(**d) for d in todo], max_group=max_group)]
+
+    def train(chunk):
+        r = train_group([MemorizationConfig(**d) for d in chunk], device,
+                        progress=f"{len(chunk)} models" if progress else False)
+        return [{"metric": float(r["metric"][m]), "steps_run": r["steps_run"],
+                 "final_loss": float(r["final_loss"][m]), "group_size": len(chunk)}
+                for m in range(len(chunk))]
+
+    return sweep.run(train, configs, groups=groups, desc="groups", progress=bool(progress))
 
 
 # -- statistics ----------------------------------------------------------------------------
-def saturation_stats(theta, threshold: float = 0.99) -> dict:
-    """Softmax saturation of mahdavi2024 appendix H: head h is saturated for example t when
-    max_i theta_h^(t)_i > threshold. ``theta`` is (T, H, n), or the (T, H) maxima themselves.
-
-    >>> th = torch.tensor([[[1.0, 0.0], [0.5, 0.5]], [[0.995, 0.005], [0.0, 1.0]]])  # (T, H, n)
-    >>> s = saturation_stats(th)
-    >>> s["saturated"].tolist(), s["n_saturated"].tolist(), s["frac_with_unsaturated"]
-    ([[True, False], [True, True]], [1, 2], 0.5)
-    """
-    # a copy for arrays: pandas hands out read-only views, which torch cannot wrap safely
-    theta = theta if torch.is_tensor(theta) else torch.tensor(np.asarray(theta))
-    if theta.dim() not in (2, 3):
-        raise ParameterError("theta.dim()", theta.dim(), "3: (T, H, n) softmax coefficients, "
-                             "or 2: (T, H) largest coefficients")
-    if not 0 < threshold < 1:
-        raise ParameterError("threshold", threshold, "a value in (0, 1)")
-    max_coef = theta.max(-1).values if theta.dim() == 3 else theta  # (T, H)
-    T, H = max_coef.shape
-    sat = max_coef > threshold
-    n_sat = sat.sum(-1)  # (T,)
-    return {"max_coef": max_coef.numpy(), "saturated": sat.numpy(), "n_saturated": n_sat.numpy(),
-            "frac_saturated": float(sat.float().mean()),
-            "frac_with_unsaturated": float((n_sat < H).float().mean())}
-
-
-def linear_fit_r2(x, y) -> float:
-    """R^2 of the least-squares line through (x, y) (mahdavi2024 section 5.2's linearity test).
-
-    >>> round(linear_fit_r2([1, 2, 3], [2, 4, 6.0]), 6)
-    1.0
-    """
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if len(x) < 3:
-        raise ParameterError("points", len(x), "at least 3 points for a meaningful R^2")
-    if np.ptp(y) == 0:
-        return 1.0
-    return float(stats.linregress(x, y).rvalue ** 2)
-
-
 def training_flops(cfg: MemorizationConfig) -> float:
     """Approximate FLOPs to train one model (forward + backward ~ 3 x forward matmuls).
 
@@ -580,126 +547,3 @@ def training_flops(cfg: MemorizationConfig) -> float:
     return 3.0 * per_step * cfg.steps
 
 
-def linearity_by(df: pd.DataFrame, x: str = "H", y: str = "metric", by: str = "T",
-                 saturated_at: float = 0.98) -> pd.DataFrame:
-    """Per value of ``by``: R^2 of a line through the points with ``y < saturated_at``
-    (mahdavi2024 section 5.2: "R^2 of the best linear fit of the non-saturated part").
-
-    >>> df = pd.DataFrame({"T": 1, "H": [1, 2, 3, 4], "metric": [0.2, 0.4, 0.6, 1.0]})
-    >>> linearity_by(df).round(3).to_dict("records")
-    [{'T': 1, 'points': 3, 'slope': 0.2, 'r2': 1.0}]
-    """
-    rows = []
-    for key, g in df.sort_values(x).groupby(by):
-        g = g[g[y] < saturated_at]
-        if len(g) >= 3:
-            fit = stats.linregress(g[x].astype(float), g[y].astype(float))
-            rows.append({by: key, "points": len(g), "slope": fit.slope,
-                         "r2": linear_fit_r2(g[x], g[y])})
-        else:
-            rows.append({by: key, "points": len(g), "slope": np.nan, "r2": np.nan})
-    return pd.DataFrame(rows)
-
-
-def monotonicity_by(df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
-                    increasing: bool = True) -> pd.DataFrame:
-    """Per value of ``by``: the worst step of ``y`` against the trend along ``x`` (a drop when
-    ``increasing``, a rise otherwise); <= 0 means monotone.
-
-    >>> df = pd.DataFrame({"T": 1, "n": [1, 2, 3], "metric": [0.1, 0.3, 0.28]})
-    >>> monotonicity_by(df, "n").round(3).to_dict("records")
-    [{'T': 1, 'worst_step': 0.02}]
-    """
-    rows = []
-    for key, g in df.sort_values(x).groupby(by):
-        steps = np.diff(g[y].to_numpy(float))
-        worst = float(np.max(-steps if increasing else steps)) if len(steps) else 0.0
-        rows.append({by: key, "worst_step": worst})
-    return pd.DataFrame(rows)
-
-
-def saturation_experiment(cfgs: list[MemorizationConfig], device="cpu", threshold=0.99,
-                          progress=True) -> dict:
-    """Appendix H of mahdavi2024: train ``cfgs`` (several T per H) together, take per H the
-    largest T memorized perfectly (else the best-memorized T), and return the accuracy table and
-    the max softmax coefficient of every (example, head) of the chosen models."""
-    r = train_group(cfgs, device, progress=progress, keep_models=True)
-    acc = pd.DataFrame([{"H": c.H, "T": c.T, "metric": float(r["metric"][m])}
-                        for m, c in enumerate(cfgs)])
-    acc["chosen"] = False
-    maps = []
-    for H, g in acc.groupby("H"):
-        perfect = g[g["metric"] >= 1.0]
-        pick = perfect["T"].idxmax() if len(perfect) else g["metric"].idxmax()
-        acc.loc[pick, "chosen"] = True
-        s = saturation_stats(attention_maps(r, int(pick)), threshold)
-        T, Hm = s["max_coef"].shape  # (T, H)
-        maps.append(pd.DataFrame({"H": H, "T": int(acc.loc[pick, "T"]),
-                                  "t": np.repeat(np.arange(T), Hm), "h": np.tile(np.arange(Hm), T),
-                                  "max_coef": s["max_coef"].reshape(-1)}))
-    return {"accuracy": acc, "max_coef": pd.concat(maps, ignore_index=True)}
-
-
-def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
-               fits: pd.DataFrame | None = None, saturated_at: float = 0.98):
-    """Draw ``y`` against ``x``, one line per value of ``by``, with a band of one standard
-    deviation when ``df`` holds means over several seeds (:func:`mean_over_seeds`); with
-    ``fits`` (from :func:`linearity_by`) also the fitted line through the non-saturated points,
-    dashed."""
-    for key, g in df.sort_values(x).groupby(by):
-        line, = ax.plot(g[x], g[y], marker="o", ms=4, label=f"{by} = {key}")
-        if f"{y}_std" in g and g["seeds"].max() > 1:  # +- one standard deviation over seeds
-            ax.fill_between(g[x], g[y] - g[f"{y}_std"], g[y] + g[f"{y}_std"],
-                            color=line.get_color(), alpha=0.2, lw=0)
-        if fits is not None:
-            f = fits[fits[by] == key]
-            if len(f) and np.isfinite(f["r2"].iloc[0]):
-                part = g[g[y] < saturated_at]
-                fit = stats.linregress(part[x].astype(float), part[y].astype(float))
-                xs = np.array([part[x].min(), part[x].max()], float)
-                ax.plot(xs, fit.intercept + fit.slope * xs, ls="--", lw=1,
-                        color=line.get_color())
-    ax.set_xlabel(x)
-    ax.legend(fontsize=7)
-    return ax
-
-
-def mean_over_seeds(df: pd.DataFrame, value: str = "metric") -> pd.DataFrame:
-    """One row per configuration up to the seed: the mean of ``value`` over seeds, its sample
-    standard deviation (NaN for one seed) and the number of seeds.
-
-    >>> df = pd.DataFrame({"H": [1, 1, 2], "T": 8, "seed": [0, 1, 0], "metric": [0.5, 0.7, 0.9]})
-    >>> mean_over_seeds(df).round(3).to_dict("records")[0]
-    {'H': 1, 'T': 8, 'metric': 0.6, 'metric_std': 0.141, 'seeds': 2}
-    """
-    keys = [c for c in df.columns if c in MemorizationConfig.__dataclass_fields__ and c != "seed"]
-    g = df.groupby(keys, sort=True)[value]
-    out = g.mean().to_frame(value)
-    out[f"{value}_std"] = g.std()
-    out["seeds"] = g.size()
-    return out.reset_index()
-
-
-def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}") -> str:
-    """One rounded line for a verdict: ``"T=32: 0.980, T=64: 0.912"``.
-
-    >>> describe_by(pd.DataFrame({"T": [32, 64], "r2": [0.98, 0.9123]}), "r2")
-    'T=32: 0.980, T=64: 0.912'
-    """
-    return ", ".join(f"{by}={k}: " + fmt.format(v) for k, v in zip(df[by], df[value], strict=True))
-
-
-def head_size_gains(g: pd.DataFrame, n: int, y: str = "metric") -> pd.Series:
-    """Gain of ``y`` from the smallest d_h to d_h = n, and from d_h = n to the largest d_h
-    (mahdavi2024 Fig. 2(c): gains should stop at d_h = n).
-
-    >>> head_size_gains(pd.DataFrame({"d_h": [1, 4, 8], "metric": [0.1, 0.5, 0.52]}), n=4)
-    gain_to_n        0.40
-    gain_beyond_n    0.02
-    dtype: float64
-    """
-    at = g.set_index("d_h")[y]
-    if n not in at.index:
-        raise ParameterError("d_h values", sorted(at.index), f"a list that contains n = {n}")
-    return pd.Series({"gain_to_n": at[n] - at[at.index.min()],
-                      "gain_beyond_n": at[at.index.max()] - at[n]}).round(12)

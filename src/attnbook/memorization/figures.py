@@ -1,0 +1,43 @@
+"""Figures and verdict text of the trained memorization sweeps (mahdavi2024 Figs. 2, 4, 5).
+
+Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size.
+"""
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["plot_sweep", "describe_by"]
+
+
+def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
+               fits: pd.DataFrame | None = None, saturated_at: float = 0.98):
+    """Draw ``y`` against ``x``, one line per value of ``by``, with a band of one standard
+    deviation when ``df`` holds means over several seeds (:func:`mean_over_seeds`); with
+    ``fits`` (from :func:`linearity_by`) also the fitted line through the non-saturated points,
+    dashed."""
+    for key, g in df.sort_values(x).groupby(by):
+        line, = ax.plot(g[x], g[y], marker="o", ms=4, label=f"{by} = {key}")
+        if f"{y}_std" in g and g["seeds"].max() > 1:  # +- one standard deviation over seeds
+            ax.fill_between(g[x], g[y] - g[f"{y}_std"], g[y] + g[f"{y}_std"],
+                            color=line.get_color(), alpha=0.2, lw=0)
+        if fits is not None:
+            f = fits[fits[by] == key]
+            if len(f) and np.isfinite(f["r2"].iloc[0]):
+                part = g[g[y] < saturated_at]
+                fit = stats.linregress(part[x].astype(float), part[y].astype(float))
+                xs = np.array([part[x].min(), part[x].max()], float)
+                ax.plot(xs, fit.intercept + fit.slope * xs, ls="--", lw=1,
+                        color=line.get_color())
+    ax.set_xlabel(x)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}") -> str:
+    """One rounded line for a verdict: ``"T=32: 0.980, T=64: 0.912"``.
+
+    >>> describe_by(pd.DataFrame({"T": [32, 64], "r2": [0.98, 0.9123]}), "r2")
+    'T=32: 0.980, T=64: 0.912'
+    """
+    return ", ".join(f"{by}={k}: " + fmt.format(v) for k, v in zip(df[by], df[value], strict=True))

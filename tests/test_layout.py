@@ -1,0 +1,141 @@
+"""The folder tree is the architecture: these tests keep it so.
+
+* ``attnbook.book`` (the executable-book machinery) imports no science module, and no science
+  module imports ``attnbook.book``;
+* no module imports another module's private name;
+* every sweep of every chapter runs through ``Sweep.run``: no notebook holds its own loop over
+  configurations;
+* every science module says, in its docstring, which chapters use it ("Used by: ..."), and
+  the list is what the notebooks' imports actually reach.
+"""
+
+import ast
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from attnbook import paths
+
+PKG = Path(__file__).resolve().parents[1] / "src" / "attnbook"
+NOTEBOOKS = sorted((PKG.parents[1] / "notebooks").glob("*.ipynb"))
+SHARED = {"attnbook", "attnbook.__main__", "attnbook.errors", "attnbook.progress",
+          "attnbook.device", "attnbook.paths", "attnbook.registry"}  # what every layer may use
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PKG.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> list[str]:
+    """Absolute attnbook module names an ImportFrom brings in (modules, not attributes)."""
+    if node.level:
+        base = module.split(".")
+        is_pkg = MODULES[module].name == "__init__.py"
+        base = base if is_pkg else base[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if not target.startswith("attnbook"):
+        return []
+    found = [target] if target in MODULES else []
+    found += [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
+    return found or [target]
+
+
+@cache
+def imports(module: str) -> frozenset:
+    tree = ast.parse(MODULES[module].read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            out.update(_resolve(module, node))
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("attnbook"))
+    return frozenset(m for m in out if m in MODULES)
+
+
+def _is_book(m: str) -> bool:
+    return m == "attnbook.book" or m.startswith("attnbook.book.")
+
+
+def test_root_is_the_repository():
+    assert (paths.ROOT / "pyproject.toml").exists() and (paths.NOTEBOOKS).is_dir()
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _is_book(m)))
+def test_book_machinery_imports_no_science(module):
+    science = {m for m in imports(module) if not _is_book(m) and m not in SHARED}
+    assert not science, f"{module} imports science modules {sorted(science)}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not _is_book(m)
+                                          and m not in ("attnbook", "attnbook.__main__")))
+def test_science_never_imports_the_book(module):
+    book = {m for m in imports(module) if _is_book(m)}
+    assert not book, f"{module} imports {sorted(book)}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_crosses_a_module(module):
+    tree = ast.parse(MODULES[module].read_text())
+    private = [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+               for a in n.names if a.name.startswith("_") and a.name != "__version__"]
+    assert not private, f"{module} imports private names {private}"
+
+
+def _code(nb: Path) -> str:
+    cells = json.loads(nb.read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_notebook_loops_over_configurations(nb):
+    code = _code(nb)
+    for sign in (".missing(", ".put(", "perf_counter", "progress_bar(", "__import__"):
+        assert sign not in code, f"{nb.stem}: '{sign}' (sweeps run through run.sweep().run)"
+    loops = re.findall(r"^\s*for .* in .*\b(?:configs|grid|settings)\b.*:", code, flags=re.M)
+    assert not loops, f"{nb.stem}: a loop over configurations: {loops}"
+
+
+def _chapter_modules(nb: Path) -> set:
+    """attnbook modules a notebook imports, and everything they import in turn."""
+    tree = ast.parse(re.sub(r"^\s*[%!].*$", "", _code(nb), flags=re.M))
+    todo = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attnbook"):
+            todo.update(_resolve("attnbook", node))
+        elif isinstance(node, ast.Import):
+            todo.update(a.name for a in node.names if a.name.startswith("attnbook"))
+    seen = set()
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in MODULES:
+            continue
+        seen.add(m)
+        todo |= imports(m)
+    return seen
+
+
+SCIENCE = sorted(m for m in MODULES if not _is_book(m) and m not in SHARED
+                 and not m.endswith(("attnbook.memorization", "attnbook.data"))
+                 and m != "attnbook.__main__")
+
+
+@pytest.mark.parametrize("module", SCIENCE)
+def test_docstring_names_the_chapters_that_use_it(module):
+    doc = ast.get_docstring(ast.parse(MODULES[module].read_text())) or ""
+    m = re.search(r"Used by:(.*?)(?:\n\n|$)", doc, flags=re.S)
+    assert m, f"{module}: the docstring has no 'Used by:' paragraph"
+    stems = {nb.stem for nb in NOTEBOOKS}
+    named = set(re.findall(r"[a-z]+\d{4}_\w+", m.group(1))) & stems
+    actual = {nb.stem for nb in NOTEBOOKS if module in _chapter_modules(nb)}
+    assert named == actual, (f"{module}: 'Used by' names {sorted(named)}, the notebooks reach "
+                             f"it from {sorted(actual)}")

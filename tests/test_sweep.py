@@ -1,0 +1,110 @@
+"""The one resumable loop (Sweep.run), its executors, and tables computed together."""
+
+import pandas as pd
+import pytest
+
+from attnbook import AttnbookError, ParameterError
+from attnbook.book.executors import LocalExecutor
+from attnbook.book.notebook import Run, Sweep
+from attnbook.book.store import ResultStore
+
+
+def _sweep(tmp_path, name="s"):
+    return Sweep(ResultStore("nb", "ci", root=tmp_path), name)
+
+
+def test_resumes_without_recomputing(tmp_path):
+    calls = []
+
+    def fn(c):
+        calls.append(c["x"])
+        if c["x"] == 2 and len(calls) == 3:
+            raise KeyboardInterrupt  # interrupted in the middle of the sweep
+        return {"y": c["x"] ** 2}
+
+    configs = [{"x": i} for i in range(4)]
+    with pytest.raises(KeyboardInterrupt):
+        _sweep(tmp_path).run(fn, configs, progress=False)
+    assert calls == [0, 1, 2]
+    df = _sweep(tmp_path).run(fn, configs, progress=False)
+    assert calls == [0, 1, 2, 2, 3]  # finished runs 0 and 1 were not repeated
+    assert df["y"].tolist() == [0, 1, 4, 9]
+
+
+def test_groups_are_computed_together_and_stored_per_configuration(tmp_path):
+    seen = []
+
+    def fn(group):
+        seen.append([c["x"] for c in group])
+        if len(seen) == 2:
+            raise KeyboardInterrupt  # the second group is lost, the first is kept
+        return [{"y": 10 * c["x"]} for c in group]
+
+    configs = [{"x": i} for i in range(5)]
+
+    def pairs(todo):
+        return [todo[i:i + 2] for i in range(0, len(todo), 2)]
+
+    with pytest.raises(KeyboardInterrupt):
+        _sweep(tmp_path).run(fn, configs, groups=pairs, progress=False)
+    df = _sweep(tmp_path).run(fn, configs, groups=pairs, progress=False)
+    assert seen == [[0, 1], [2, 3], [2, 3], [4]]  # only the missing ones, regrouped
+    assert df["y"].tolist() == [0, 10, 20, 30, 40]
+
+
+def test_group_result_count_must_match(tmp_path):
+    with pytest.raises(AttnbookError, match="1 results for a group of 2"):
+        _sweep(tmp_path).run(lambda g: [{"y": 0}], [{"x": 1}, {"x": 2}],
+                             groups=lambda todo: [todo], progress=False)
+
+
+def test_custom_executor_is_used(tmp_path):
+    class Reversed:
+        def map(self, fn, configs):
+            for c in reversed(list(configs)):
+                yield c, fn(c), 0.0
+
+    df = _sweep(tmp_path).run(lambda c: {"y": -c["x"]}, [{"x": 1}, {"x": 2}],
+                              executor=Reversed())
+    assert df["y"].tolist() == [-1, -2]
+
+
+def test_duplicates_are_rejected_before_anything_runs(tmp_path):
+    calls = []
+    with pytest.raises(ParameterError, match="duplicates"):
+        _sweep(tmp_path).run(lambda c: calls.append(c) or {}, [{"x": 1}, {"x": 1}])
+    assert calls == []
+
+
+def test_local_executor_yields_wall_time():
+    (unit, result, wall), = LocalExecutor(progress=False).map(lambda c: c + 1, [1])
+    assert (unit, result) == (1, 2) and wall >= 0
+
+
+def _run(tmp_path):
+    import torch
+
+    run = Run("nb", "ci", 0, torch.device("cpu"), "r1", recompute=False)
+    run.store = ResultStore("nb", "ci", root=tmp_path)
+    return run
+
+
+def test_cached_tables_computed_once_and_stored_by_name(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"a": pd.DataFrame({"x": [1, 2]}), "b": pd.DataFrame({"y": [3]})}
+
+    first = _run(tmp_path).cached(("a", "b"), {"p": 1}, compute)
+    again = _run(tmp_path).cached(("a", "b"), {"p": 1}, compute)
+    assert calls == [1]  # one computation for both tables, none on the second read
+    assert first["a"]["x"].tolist() == again["a"]["x"].tolist() == [1, 2]
+    assert again["b"]["y"].tolist() == [3]
+    # each table is an ordinary cached table under its own name
+    assert _run(tmp_path).cached("a", {"p": 1}, compute)["x"].tolist() == [1, 2]
+
+
+def test_cached_tables_must_return_the_named_tables(tmp_path):
+    with pytest.raises(AttnbookError, match="exactly the keys"):
+        _run(tmp_path).cached(("a", "b"), {"p": 1}, lambda: {"a": pd.DataFrame()})
