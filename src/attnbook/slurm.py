@@ -1,0 +1,220 @@
+"""Sweeps on a Slurm cluster: an :class:`~attnbook.sweeps.Executor` built on submitit.
+
+:class:`SlurmExecutor` submits the configurations a sweep still lacks as one Slurm job array
+(through `submitit <https://github.com/facebookincubator/submitit>`_), yields each result as
+its job finishes, and lets the caller store it at once, so an interrupted sweep resumes with
+only the missing runs. On the node each run calls ``fn(config, device)`` with the device CUDA
+if the node has one, else CPU (``device="auto"``; see :func:`attnbook.device.pick_device`).
+
+Usage, on the cluster's login node (in a notebook or a script)::
+
+    from attnbook import start
+    from attnbook.sweeps import lm_config, run_sweep, train_config
+    from attnbook.slurm import SlurmExecutor
+
+    run = start("wies2021_depth_efficiency", profile="full")
+    configs = [lm_config(corpus="english", V=V, N=128, L=L, d_x=d_x, steps=20000, batch=64,
+                         lr=1e-3, warmup=500, seed=s)
+               for V in (500, 2000) for L in (2, 6) for d_x in (128, 256, 512) for s in range(3)]
+    executor = SlurmExecutor(folder="build/slurm", partition="gpu", timeout_min=60,
+                             gpus_per_node=1, cpus_per_task=8, mem_gb=32, max_parallel=16,
+                             job_name="wies2021")
+    frame = run_sweep(run.sweep("depth"), configs, train_config, executor)
+
+The folder keeps each job's pickles and logs (``<job id>_<task>_log.err`` / ``.out``). A
+failed run is reported, after the successful ones have been yielded (and stored), by one
+:class:`SweepJobError` line naming its configuration and its log; re-running the same call
+then submits only the failed and missing configurations. Stopping the consumer (Ctrl-C)
+cancels the jobs of the array that have not finished.
+
+``cluster="local"`` runs the same array as local processes and ``cluster="debug"`` in this
+process, one after another (both for trying a sweep without a cluster; the tests use them).
+submitit is imported only when an executor is built, so the rest of attnbook does not need it.
+"""
+
+import numbers
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .errors import AttnbookError, ParameterError
+
+__all__ = ["SlurmExecutor", "SweepJobError", "CLUSTERS"]
+
+CLUSTERS = ("slurm", "local", "debug")
+_DEVICES = ("auto", "cpu", "cuda")
+
+
+class SweepJobError(AttnbookError):
+    """Runs of a job array failed; ``failures`` lists (config, error line, log path) each."""
+
+    def __init__(self, failures: list[tuple[dict, str, str]], total: int):
+        self.failures = failures
+        config, error, log = failures[0]
+        more = f"; {len(failures) - 1} more failed (logs in the same folder)" \
+            if len(failures) > 1 else ""
+        super().__init__(f"{len(failures)} of {total} runs failed (the others finished): "
+                         f"config {config!r} raised {error} (log: {log}){more}")
+
+
+def _run_config(fn: Callable, config: dict, device: str) -> tuple[str, object, float]:
+    """What each array task runs: ``fn(config, device)`` timed, its error caught as text.
+
+    A Python error in ``fn`` comes back as ("error", "Type: message", seconds), its traceback
+    printed to the job's error log; the caller then reports the configuration by name.
+    """
+    from .device import pick_device
+
+    t0 = time.perf_counter()
+    try:
+        result = fn(config, pick_device(device))
+    except Exception as e:  # reported by the submitting side, with the log path
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        line = " ".join(f"{type(e).__name__}: {e}".split())
+        return "error", line, time.perf_counter() - t0
+    return "ok", result, time.perf_counter() - t0
+
+
+def _check(ok: bool, name: str, value, allowed: str) -> None:
+    if not ok:
+        raise ParameterError(name, value, allowed)
+
+
+def _int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+class SlurmExecutor:
+    """Runs sweep configurations as one Slurm job array via submitit (module docstring: usage).
+
+    Parameters pass through to sbatch: ``partition``, ``timeout_min`` (the time limit),
+    ``gpus_per_node``, ``cpus_per_task``, ``mem_gb``, ``job_name``, ``max_parallel`` (the
+    array's ``%`` limit on runs at once) and ``slurm`` (a dict of further sbatch parameters as
+    submitit names them, e.g. ``{"account": "proj", "qos": "high", "constraint": "a100"}``).
+    ``folder`` holds the jobs' pickles and logs; ``cluster`` is "slurm", "local" or "debug";
+    ``device`` ("auto", "cpu" or "cuda") is resolved on the node; ``poll_s`` is the seconds
+    between checks of unfinished jobs.
+
+    >>> SlurmExecutor(folder="build/slurm", cluster="k8s")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attnbook.errors.ParameterError: parameter cluster = 'k8s' is out of range: allowed slurm, ...
+    """
+
+    def __init__(self, folder: str | Path, *, partition: str | None = None,
+                 timeout_min: int = 60, gpus_per_node: int = 0, cpus_per_task: int = 1,
+                 mem_gb: float | None = None, job_name: str = "attnbook",
+                 max_parallel: int | None = None, slurm: dict | None = None,
+                 cluster: str = "slurm", device: str = "auto", poll_s: float = 10.0):
+        _check(cluster in CLUSTERS, "cluster", cluster, "slurm, local or debug")
+        _check(isinstance(folder, (str, Path)) and str(folder) != "", "folder", folder,
+               "a folder path for the jobs' pickles and logs")
+        _check(partition is None or (isinstance(partition, str) and partition != ""),
+               "partition", partition, "a Slurm partition name or None (the default one)")
+        _check(_int(timeout_min) and timeout_min > 0, "timeout_min", timeout_min,
+               "an integer number of minutes > 0")
+        _check(_int(gpus_per_node) and gpus_per_node >= 0, "gpus_per_node", gpus_per_node,
+               "an integer >= 0")
+        _check(_int(cpus_per_task) and cpus_per_task >= 1, "cpus_per_task", cpus_per_task,
+               "an integer >= 1")
+        _check(mem_gb is None or (isinstance(mem_gb, numbers.Real) and not isinstance(
+            mem_gb, bool) and mem_gb > 0), "mem_gb", mem_gb, "a number of GB > 0 or None")
+        _check(isinstance(job_name, str) and job_name.strip() != "" and "\n" not in job_name,
+               "job_name", job_name, "a non-empty one-line name")
+        _check(max_parallel is None or (_int(max_parallel) and max_parallel >= 1),
+               "max_parallel", max_parallel, "an integer >= 1 or None (no limit)")
+        _check(device in _DEVICES, "device", device, "auto, cpu or cuda")
+        _check(isinstance(poll_s, numbers.Real) and not isinstance(poll_s, bool) and poll_s > 0,
+               "poll_s", poll_s, "a number of seconds > 0")
+        slurm = {} if slurm is None else slurm
+        _check(isinstance(slurm, dict), "slurm", slurm, "a dict of sbatch parameters")
+        try:
+            import submitit
+            from submitit.slurm.slurm import _get_default_parameters
+        except ImportError:
+            raise AttnbookError("SlurmExecutor needs submitit: pip install submitit "
+                                "(pinned in requirements-lock.txt)") from None
+        known = set(_get_default_parameters())
+        ours = {"job_name", "partition", "time", "gpus_per_node", "cpus_per_task", "mem",
+                "array_parallelism"}
+        bad = sorted(k for k in slurm if k not in known or k in ours)
+        _check(not bad, "slurm", bad, "further sbatch parameters known to submitit, other than "
+               "those with their own argument (e.g. account, qos, constraint, exclude, setup)")
+
+        self.folder, self.cluster, self.device, self.poll_s = Path(folder), cluster, device, \
+            float(poll_s)
+        self.slurm_parameters = {"job_name": job_name, "partition": partition,
+                                 "time": timeout_min, "gpus_per_node": gpus_per_node,
+                                 "cpus_per_task": cpus_per_task,
+                                 "mem": None if mem_gb is None else (
+                                     f"{int(mem_gb)}GB" if mem_gb == int(mem_gb)
+                                     else f"{int(mem_gb * 1024)}MB"),
+                                 "array_parallelism": max_parallel, **slurm}
+        self.slurm_parameters = {k: v for k, v in self.slurm_parameters.items() if v is not None}
+        try:
+            ex = submitit.AutoExecutor(folder=self.folder, cluster=cluster)
+        except RuntimeError as e:
+            raise AttnbookError(f"cluster = {cluster!r} cannot be used here ({e}); "
+                                "cluster='local' or 'debug' runs the array on this machine") \
+                from None
+        ex.update_parameters(name=job_name, timeout_min=timeout_min,
+                             gpus_per_node=gpus_per_node,
+                             cpus_per_task=cpus_per_task, mem_gb=mem_gb,
+                             slurm_partition=partition, slurm_array_parallelism=max_parallel,
+                             **{f"slurm_{k}": v for k, v in slurm.items()})
+        self._executor = ex
+
+    def __repr__(self) -> str:
+        return f"SlurmExecutor(folder={str(self.folder)!r}, cluster={self.cluster!r}, " \
+               f"{self.slurm_parameters})"
+
+    def map(self, fn: Callable, configs: list[dict]) -> Iterator[tuple[dict, dict, float]]:
+        """Submit ``configs`` as one array; yield (config, result, wall seconds) as each ends.
+
+        Wall seconds are the run's own time on the node. Failed runs raise one
+        :class:`SweepJobError` after all others were yielded.
+        """
+        configs = list(configs)
+        if not configs:
+            return
+        bad = [c for c in configs if not isinstance(c, dict)]
+        _check(not bad, "configs", bad[:1], "a list of configuration dicts")
+        n = len(configs)
+        try:
+            jobs = self._executor.map_array(_run_config, [fn] * n, configs, [self.device] * n)
+        except Exception as e:  # pickling the function, or sbatch refusing the array
+            raise AttnbookError(f"submitting {n} runs of {getattr(fn, '__name__', fn)!r} "
+                                f"failed: {' '.join(str(e).split())[:300]}") from None
+        pending = dict(enumerate(jobs))
+        failures = []
+        try:
+            while pending:
+                finished = [i for i, job in pending.items() if job.done()]
+                for i in finished:
+                    job = pending.pop(i)
+                    log = str(job.paths.stderr)
+                    try:
+                        status, value, wall_s = job.result()
+                    except Exception as e:  # killed, timed out, out of memory, node failure
+                        lines = [x.strip() for x in str(e).splitlines()
+                                 if x.strip().strip("-")][:2]
+                        failures.append((configs[i], f"{type(e).__name__}: {' '.join(lines)}",
+                                         log))
+                        continue
+                    if status == "ok":
+                        yield configs[i], value, wall_s
+                    else:
+                        failures.append((configs[i], value, log))
+                if pending and not finished:
+                    time.sleep(self.poll_s)
+        finally:
+            for job in pending.values():  # the consumer stopped early: free the cluster
+                try:
+                    job.cancel(check=False)
+                except Exception:
+                    pass
+        if failures:
+            raise SweepJobError(failures, n)
