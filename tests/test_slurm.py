@@ -9,22 +9,22 @@ import pytest
 submitit = pytest.importorskip("submitit")
 import cloudpickle  # noqa: E402  (a dependency of submitit)
 
+from attnbook.book.notebook import Sweep  # noqa: E402
+from attnbook.book.slurm import SlurmExecutor, SweepJobError  # noqa: E402
+from attnbook.book.store import ResultStore  # noqa: E402
+from attnbook.device import default_device  # noqa: E402
 from attnbook.errors import AttnbookError, ParameterError  # noqa: E402
-from attnbook.run import Sweep  # noqa: E402
-from attnbook.slurm import SlurmExecutor, SweepJobError  # noqa: E402
-from attnbook.store import ResultStore  # noqa: E402
-from attnbook.sweeps import run_sweep  # noqa: E402
 
 # the local executor's processes import this module's functions by value, not by name
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
-def square(config, device):
+def square(config):
     time.sleep(config.get("sleep", 0.0))
-    return {"y": config["x"] ** 2, "device": str(device)}
+    return {"y": config["x"] ** 2, "device": str(default_device())}
 
 
-def fails_on_two(config, device):
+def fails_on_two(config):
     if config["x"] == 2:
         raise ValueError("x = 2 is not allowed\nsecond line")
     return {"y": config["x"] ** 2}
@@ -63,10 +63,10 @@ def test_local_cluster_yields_results_as_jobs_finish(tmp_path, monkeypatch):
     assert len(list((tmp_path / "jobs").glob("*_log.out"))) == 3  # one log per task
 
 
-def square_or_exit(config, device):
+def square_or_exit(config):
     if config.get("exit"):
         os._exit(3)  # the process dies: no result, no Python error
-    return square(config, device)
+    return square(config)
 
 
 def test_failing_config_is_named_after_the_others_were_yielded(tmp_path):
@@ -87,11 +87,11 @@ def test_interrupted_sweep_stores_the_successes_and_resumes_with_the_rest(tmp_pa
     sweep = Sweep(ResultStore("nb", "ci", root=tmp_path / "store"), "s")
     configs = [{"x": i} for i in range(4)]
     with pytest.raises(SweepJobError, match=r"config \{'x': 2\}"):
-        run_sweep(sweep, configs, fails_on_two,
-                  SlurmExecutor(tmp_path / "jobs", cluster="debug", poll_s=0.01))
+        sweep.run(fails_on_two, configs,
+                  executor=SlurmExecutor(tmp_path / "jobs", cluster="debug", poll_s=0.01))
     assert sweep.missing(configs) == [{"x": 2}]  # the three successes were stored
-    df = run_sweep(sweep, configs, square,
-                   SlurmExecutor(tmp_path / "jobs", cluster="debug", poll_s=0.01))
+    df = sweep.run(square, configs,
+                   executor=SlurmExecutor(tmp_path / "jobs", cluster="debug", poll_s=0.01))
     assert df["y"].tolist() == [0, 1, 4, 9]
 
 

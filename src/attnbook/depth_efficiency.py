@@ -36,6 +36,9 @@ loss). Both return a :class:`Crossing`:
   noise; with a single seed in either family there is none to resample, and the interval is
   reported as unavailable (``low``, ``high``, ``found_fraction`` are None).
 
+
+Used by: no chapter yet.
+
 >>> sizes = [1e6, 4e6, 16e6, 64e6]
 >>> shallow = [[4.0, 4.1], [3.6, 3.7], [3.4, 3.5], [3.3, 3.4]]  # sizes x seeds
 >>> deep = [[4.3, 4.4], [3.7, 3.8], [3.3, 3.4], [3.0, 3.1]]

@@ -16,6 +16,7 @@ from functools import cache
 import numpy as np
 import torch
 
+from .device import default_device
 from .errors import ParameterError
 from .lm import LanguageModel, LMConfig, reference_gpt2
 from .training import TrainConfig, train_lm
@@ -66,8 +67,11 @@ def token_arrays(corpus: str, V: int, fetch: bool = True):
     return tokenize_corpus(build_corpus(corpus, fetch=fetch), V)
 
 
-def train_config(config: dict, device: torch.device | str = "cpu") -> dict:
-    """Train the model of one sweep configuration and return its metrics (see ``train_lm``)."""
+def train_config(config: dict, device: torch.device | str | None = None) -> dict:
+    """Train the model of one sweep configuration and return its metrics (see ``train_lm``),
+    on ``device`` (default: :func:`attnbook.device.default_device`, so a cluster node uses
+    its GPU)."""
+    device = default_device(str(device) if device is not None else None)
     model_cfg, train_cfg = _split(config)
     data = token_arrays(config["corpus"], config["V"])
     if data.V != config["V"]:

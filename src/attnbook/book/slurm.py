@@ -1,16 +1,18 @@
-"""Sweeps on a Slurm cluster: an :class:`~attnbook.sweeps.Executor` built on submitit.
+"""Sweeps on a Slurm cluster: an :class:`~attnbook.book.executors.Executor` built on submitit.
 
-:class:`SlurmExecutor` submits the configurations a sweep still lacks as one Slurm job array
-(through `submitit <https://github.com/facebookincubator/submitit>`_), yields each result as
-its job finishes, and lets the caller store it at once, so an interrupted sweep resumes with
-only the missing runs. On the node each run calls ``fn(config, device)`` with the device CUDA
-if the node has one, else CPU (``device="auto"``; see :func:`attnbook.device.pick_device`).
+:class:`SlurmExecutor` submits the units a sweep still lacks (configurations, or groups of
+them) as one Slurm job array (through `submitit <https://github.com/facebookincubator/submitit>`_),
+yields each result as its job finishes, and :meth:`~attnbook.book.notebook.Sweep.run` stores
+it at once, so an interrupted sweep resumes with only the missing runs. On the node each run
+calls ``fn(unit)``; the library's functions pick the device themselves
+(:func:`attnbook.device.default_device`: CUDA if the node has one, else CPU), and
+``device="cpu"`` or ``"cuda"`` forces one through ``ATTNBOOK_DEVICE``.
 
 Usage, on the cluster's login node (in a notebook or a script)::
 
     from attnbook import start
-    from attnbook.sweeps import lm_config, run_sweep, train_config
-    from attnbook.slurm import SlurmExecutor
+    from attnbook.book.slurm import SlurmExecutor
+    from attnbook.lm_sweep import lm_config, train_config
 
     run = start("wies2021_depth_efficiency", profile="full")
     configs = [lm_config(corpus="english", V=V, N=128, L=L, d_x=d_x, steps=20000, batch=64,
@@ -19,7 +21,7 @@ Usage, on the cluster's login node (in a notebook or a script)::
     executor = SlurmExecutor(folder="build/slurm", partition="gpu", timeout_min=60,
                              gpus_per_node=1, cpus_per_task=8, mem_gb=32, max_parallel=16,
                              job_name="wies2021")
-    frame = run_sweep(run.sweep("depth"), configs, train_config, executor)
+    frame = run.sweep("depth").run(train_config, configs, executor=executor)
 
 The folder keeps each job's pickles and logs (``<job id>_<task>_log.err`` / ``.out``). A
 failed run is reported, after the successful ones have been yielded (and stored), by one
@@ -39,7 +41,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .errors import AttnbookError, ParameterError
+from ..errors import AttnbookError, ParameterError
 
 __all__ = ["SlurmExecutor", "SweepJobError", "CLUSTERS"]
 
@@ -59,17 +61,22 @@ class SweepJobError(AttnbookError):
                          f"config {config!r} raised {error} (log: {log}){more}")
 
 
-def _run_config(fn: Callable, config: dict, device: str) -> tuple[str, object, float]:
-    """What each array task runs: ``fn(config, device)`` timed, its error caught as text.
+def _run_config(fn: Callable, config, device: str) -> tuple[str, object, float]:
+    """What each array task runs: ``fn(config)`` timed, its error caught as text.
 
     A Python error in ``fn`` comes back as ("error", "Type: message", seconds), its traceback
     printed to the job's error log; the caller then reports the configuration by name.
     """
-    from .device import pick_device
+    import os
 
+    from ..device import ENV_DEVICE, default_device
+
+    if device != "auto":
+        os.environ[ENV_DEVICE] = device
+    default_device()  # a node without the asked-for device fails here, in its log
     t0 = time.perf_counter()
     try:
-        result = fn(config, pick_device(device))
+        result = fn(config)
     except Exception as e:  # reported by the submitting side, with the log path
         traceback.print_exc(file=sys.stderr)
         sys.stderr.flush()
