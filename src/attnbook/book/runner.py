@@ -56,14 +56,15 @@ class Job:
     overrides: dict = field(default_factory=dict)  # values that differ from the profile's
     notes: list = field(default_factory=list)  # parameters that followed a -p value (rules)
 
-    @property
-    def explore_dir(self) -> Path | None:
-        """Where an exploratory run keeps its results and figures (None: not exploratory)."""
+    def explore_dir(self, build: Path | None = None) -> Path | None:
+        """Where an exploratory run keeps its results and figures (None: not exploratory):
+        ``build/explore/<stem>-<profile>-<hash of the changed values>/``."""
         if not self.overrides:
             return None
         from .store import config_key
 
-        return paths.EXPLORE / f"{self.spec.stem}-{self.profile}-{config_key(self.overrides)}"
+        return (Path(build) / "explore" if build else paths.EXPLORE) / \
+            f"{self.spec.stem}-{self.profile}-{config_key(self.overrides)}"
 
 
 def _toc_order() -> list[str]:
@@ -193,7 +194,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         # written to build/tmp while it runs, moved into build/executed only when it succeeded
         out, tmp = executed / f"{stem}.ipynb", scratch / f"{stem}.{run_id}.ipynb"
         figs_tmp = scratch / f"{stem}.{run_id}.figures"
-        explore = job.explore_dir
+        explore = job.explore_dir(build)
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
