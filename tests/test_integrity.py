@@ -234,11 +234,13 @@ def test_9_exploratory_and_failed_runs_keep_out_of_results_and_figures(cli_sandb
     assert explored["explore_dir"] == str(where)
     assert len(list((where / "results" / "f_stores" / "ci").glob("*.csv"))) == 1
     assert {p.name for p in (where / "figures").iterdir()} == {"f_fig.png", "f_fig.pdf"}
+    assert (where / "f_stores.ipynb").exists()  # its executed copy too, out of the book
     (failed,) = execute(plan(["f_stores"], "ci", [("k", "5")], notebooks_dir=nbs),
                         build_dir=build, log=lambda *_: None)
     assert failed["status"] == "failed"
     after = {p: p.read_bytes() for p in [*committed.iterdir(), *figures.iterdir()]}
     assert after == before  # nothing new, nothing changed
+    assert (build / "executed" / "f_stores.ipynb").exists()  # the profile run's copy stays
     assert not list((build / "tmp").iterdir())
 
 

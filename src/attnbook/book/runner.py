@@ -9,8 +9,9 @@
 * Executed notebooks go to ``build/executed/<stem>.ipynb``, never over the sources; a failed
   one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed.
 * Figures are written to a scratch folder and moved into ``figures/`` only when the run
-  succeeds. An exploratory run (parameters changed with ``-p``) keeps its results and figures
-  under ``build/explore/<stem>-<profile>-<key>/``, never beside the committed ones.
+  succeeds. An exploratory run (parameters changed with ``-p``) keeps its results, figures
+  and executed notebook under ``build/explore/<stem>-<profile>-<key>/``, never beside the
+  committed results, in ``figures/`` or in the book's ``build/executed/``.
 * Interrupted (Ctrl-C), the running kernel is shut down, its scratch files are removed, and
   the manifest records the run as ``interrupted``; finished sweep configurations are kept.
 * Each run appends one JSON line to ``build/manifest.jsonl``: notebook, profile, parameters,
@@ -192,9 +193,11 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         stem = job.spec.stem
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
         # written to build/tmp while it runs, moved into build/executed only when it succeeded
-        out, tmp = executed / f"{stem}.ipynb", scratch / f"{stem}.{run_id}.ipynb"
-        figs_tmp = scratch / f"{stem}.{run_id}.figures"
         explore = job.explore_dir(build)
+        # an exploratory run's executed copy stays with its results, out of the book
+        out = (explore if explore else executed) / f"{stem}.ipynb"
+        tmp = scratch / f"{stem}.{run_id}.ipynb"
+        figs_tmp = scratch / f"{stem}.{run_id}.figures"
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
@@ -214,6 +217,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
                 progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
                 kernel_manager_class=kernel_manager)
+            out.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, out)
             _move_figures(figs_tmp, figs_dest)
         except KeyboardInterrupt:
