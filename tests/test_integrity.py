@@ -361,3 +361,25 @@ def test_11_sigint_is_one_line_exit_130_a_manifest_entry_and_no_scratch(sandbox)
     assert entry["status"] == "interrupted" and entry["notebook"] == "g_sleeps"
     assert not list(scratch.iterdir())
     assert not (sandbox / "build" / "executed" / "g_sleeps.ipynb").exists()
+
+
+def test_8_a_damaged_ledger_entry_or_manifest_line_is_named_not_a_traceback(cli_sandbox,
+                                                                              capsys):
+    from attnbook.book.report import execution_markdown
+
+    entry = cli_sandbox / "data" / "claims" / "results" / "cpu" / "L-Lem1.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text('{"id": "L-Lem1", "status": "repro')
+    err = _one_line_exit_2(capsys, ["claims", "--profile", "cpu"])
+    assert f"{entry}: damaged ledger entry" in err
+    manifest = cli_sandbox / "manifest.jsonl"
+    good = {"notebook": "a_ok", "profile": "ci", "status": "ok", "wall_s": 1, "device": "cpu",
+            "commit": "abc", "start": "s"}
+    manifest.write_text(json.dumps(good) + "\n" + '{"notebook": "a_o')
+    page = execution_markdown(manifest)
+    assert "| a_ok | `ci` | ok |" in page and "1 unreadable lines of manifest.jsonl" in page
+
+
+def test_params_lists_the_rules(capsys):
+    assert main(["params", "levine2020_lemma1"]) == 0
+    assert "rule: line_max_depth <= max_depth" in capsys.readouterr().out

@@ -110,7 +110,10 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     name = claim_id + (f"__{_slug(part)}" if part else "")
     path = claims_dir / "results" / profile / f"{name}.json"
     if path.exists():  # a re-draw with the same verdict keeps the run that established it
-        old = json.loads(path.read_text())  # ... unless that run's code has changed since
+        try:  # ... unless that run's code has changed since (or the file is damaged)
+            old = json.loads(path.read_text())
+        except ValueError:
+            old = {}
         if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")) \
                 and not stale_modules(old):
             return old
@@ -145,7 +148,14 @@ def _results(claims_dir: Path, profiles) -> list[dict]:
     out = []
     for profile in profiles:
         for f in sorted((claims_dir / "results" / profile).glob("*.json")):
-            out.append(json.loads(f.read_text()))
+            try:
+                entry = json.loads(f.read_text())
+                if not isinstance(entry, dict) or "id" not in entry:
+                    raise ValueError("not a ledger entry")
+            except ValueError as e:
+                raise AttnbookError(f"{f}: damaged ledger entry ({type(e).__name__}: {e}); "
+                                    f"delete it and re-run its notebook") from e
+            out.append(entry)
     return out
 
 

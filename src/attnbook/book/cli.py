@@ -57,6 +57,14 @@ def _run(args) -> int:
               + (f", except {len(redo)} that are stale or damaged and are recomputed like "
                  f"missing ones (python -m attnbook stale --profile full lists them)."
                  if redo else "."), file=sys.stderr)
+    if any(not j.overrides for j in jobs):
+        from .provenance import git_state
+
+        state = git_state()
+        if state.get("dirty"):
+            print(f"note: the tree has uncommitted changes: results stored by this run are "
+                  f"recorded as dirty (diff {state['diff_sha256']}) on {state['commit']}; "
+                  f"commit first for results that a commit reproduces", file=sys.stderr)
     entries = execute(jobs, recompute=args.recompute)
     failed = [e for e in entries if e["status"] != "ok"]
     print(f"{len(entries) - len(failed)}/{len(entries)} notebooks ran at profile "
@@ -105,6 +113,8 @@ def _params(args) -> int:
         per = [repr((spec.profiles.get(p) or {}).get(name, default)) if name != "profile"
                else p for p in PROFILES]
         print(f"  {name} = {default!r} | {rule or '-'} | " + " | ".join(per))
+    for rule in spec.rules:
+        print(f"  rule: {rule.check}" + (f"  ({rule.message})" if rule.message else ""))
     return 0
 
 

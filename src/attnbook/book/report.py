@@ -129,7 +129,16 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
              "commit, device, library versions, start and wall time, status).", ""]
     if not manifest.exists():
         return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
-    entries = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+    entries, damaged = [], 0
+    for line in manifest.read_text().splitlines():
+        try:
+            entry = json.loads(line) if line.strip() else None
+        except ValueError:  # a line cut short by a killed run: counted, not fatal
+            entry, damaged = None, damaged + 1
+        if isinstance(entry, dict) and {"notebook", "profile", "status"} <= set(entry):
+            entries.append(entry)
+    if not entries:
+        return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
     latest = {}
     for e in entries:
         if not e.get("overrides"):  # exploratory runs stand for no profile
@@ -149,7 +158,8 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
     versions = entries[-1].get("versions", {})
     lines += ["", "Library versions of the latest run: "
               + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
-              "", f"{len(entries)} runs recorded in all."]
+              "", f"{len(entries)} runs recorded in all"
+              + (f"; {damaged} unreadable lines of {manifest.name} skipped." if damaged else ".")]
     return "\n".join(lines) + "\n"
 
 
