@@ -41,7 +41,7 @@ import yaml
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 
-__all__ = ["NotebookSpec", "Rule", "load_spec", "parse_value", "check_value"]
+__all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
 
@@ -161,7 +161,7 @@ class NotebookSpec:
         return check_value(name, value, self.defaults[name], self.allowed.get(name) or {})
 
 
-def _rule_error(rule: Rule, params: dict, overrides: dict) -> ParameterError:
+def _rule_error(rule: Rule, params: dict, overrides: dict) -> "RuleError":
     """One line naming every parameter the rule reads, their values, and what to change."""
     values = ", ".join(f"{n} = {params[n]!r}" for n in rule.names)
     set_here = [n for n in rule.names if n in overrides]
@@ -171,11 +171,18 @@ def _rule_error(rule: Rule, params: dict, overrides: dict) -> ParameterError:
                + " / ".join(f"-p {n} ..." for n in others))
     else:
         fix = "change " + " or ".join(f"-p {n}" for n in rule.names)
-    err = ParameterError(rule.names[0] if rule.names else "?", params.get(
-        rule.names[0]) if rule.names else None, "")
-    err.args = (f"parameters {values} break the rule {rule.check}"
-                + (f" ({rule.message})" if rule.message else "") + f": {fix}",)
-    return err
+    return RuleError(rule, f"parameters {values} break the rule {rule.check}"
+                     + (f" ({rule.message})" if rule.message else "") + f": {fix}")
+
+
+class RuleError(ParameterError):
+    """A rule that links parameters does not hold: the message names all of them."""
+
+    def __init__(self, rule: Rule, message: str):
+        self.rule = rule
+        self.name = rule.names[0] if rule.names else ""
+        self.value, self.allowed = None, rule.check
+        Exception.__init__(self, message)
 
 
 def _type_name(default) -> str:
