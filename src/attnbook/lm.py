@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import cache
 
 import torch
 import torch.nn.functional as F
@@ -204,6 +205,12 @@ class LanguageModel(nn.Module):
         return self.wpe.matrix()
 
 
+@cache
+def _draw_pool(workers: int) -> ThreadPoolExecutor:
+    """Threads that draw the models' dropout masks side by side (kept for the process)."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="attnbook-dropout")
+
+
 def check_seeds(seeds) -> list[int]:
     """The seeds of a stack as a list: non-empty, integers, pairwise distinct."""
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
@@ -301,8 +308,7 @@ class StackedLanguageModel(nn.Module):
 
         workers = min(self.M, torch.get_num_threads())
         if workers > 1:
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(draw, range(self.M)))
+            list(_draw_pool(workers).map(draw, range(self.M)))
         else:
             for m in range(self.M):
                 draw(m)
