@@ -20,7 +20,7 @@ fused AdamW.
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -30,7 +30,8 @@ from torch import nn
 from .errors import ParameterError
 from .lm import LMConfig, StackedLanguageModel, check_seeds, count_parameters
 
-_STACKED_CPU_ADAMW = "for-loop"  # AdamW of the stack on the CPU (see benchmarks/bench_lm_stacked)
+_STACKED_CPU_ADAMW = "for-loop"  # the stack's AdamW on the CPU: foreach and fused were not
+# consistently faster there (benchmarks/results/lm_stacked_cpu.json, "stacked_adamw_s")
 
 __all__ = ["TrainConfig", "warmup_cosine", "lr_at", "sample_batch", "sample_batch_on",
            "evaluate", "train_step", "train_lm", "train_lm_stacked"]
@@ -101,24 +102,26 @@ def _window_starts(n_tokens: int, N: int, batch: int, generator: torch.Generator
 
 
 def sample_batch_on(tokens: torch.Tensor, N: int, batch: int, generator: torch.Generator):
-    """:func:`sample_batch` from ``tokens`` already on the device (int64): the same window starts
+    """:func:`sample_batch` from ``tokens`` already on the device (any integer dtype; the batch
+    is int64): the same window starts
     (drawn from the same CPU ``generator``), the windows gathered where ``tokens`` lives, so no
     batch crosses the bus. Returns inputs (B, N) and targets (B, N), equal to sample_batch's.
 
     >>> t = np.arange(100, dtype=np.uint16)
     >>> a = sample_batch(t, 8, 3, torch.Generator().manual_seed(0))
-    >>> b = sample_batch_on(torch.from_numpy(t.astype(np.int64)), 8, 3,
+    >>> b = sample_batch_on(torch.from_numpy(t.astype(np.int32)), 8, 3,
     ...                     torch.Generator().manual_seed(0))
     >>> all(torch.equal(u, v) for u, v in zip(a, b))
     True
     """
     starts = _window_starts(len(tokens), N, batch, generator).to(tokens.device, non_blocking=True)
-    win = tokens[starts[:, None] + torch.arange(N + 1, device=tokens.device)]  # (B, N+1)
+    win = tokens[starts[:, None] + torch.arange(N + 1, device=tokens.device)].long()  # (B, N+1)
     return win[:, :-1], win[:, 1:]
 
 
 def _device_tokens(tokens: np.ndarray, device: torch.device) -> torch.Tensor:
-    return torch.from_numpy(np.asarray(tokens).astype(np.int64)).to(device)
+    """The token array on the device as int32 (half of int64's memory; batches are int64)."""
+    return torch.from_numpy(np.asarray(tokens).astype(np.int32)).to(device)
 
 
 def _acc_dtype(device: torch.device) -> torch.dtype:
@@ -296,7 +299,8 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
     in the order of ``seeds``, with train_lm's keys and meanings; ``tokens_per_s`` is that
     model's tokens over the stack's training time (the stack processes M times as many) and
     ``peak_mem_bytes`` the stack's peak. ``optimizer`` picks AdamW's implementation ("fused",
-    "foreach", "for-loop"; None: fused on CUDA, the faster measured one on the CPU).
+    "foreach", "for-loop"; None: fused on CUDA, the for-loop on the CPU, where no variant
+    was consistently faster for the stack in ``benchmarks/bench_lm_stacked.py``).
     ``return_model`` returns ``(results, stacked_model)`` (:meth:`~attnbook.lm.
     StackedLanguageModel.unstack` gives model m as a LanguageModel).
     """
@@ -307,8 +311,11 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
             raise ParameterError("cfg", type(cfg).__name__, f"an LMConfig, or a list of "
                                  f"{len(seeds)} LMConfigs (one per seed)")
         if any(c != cfgs[0] for c in cfgs):
-            raise ParameterError("cfg", len({c for c in cfgs}), "one LMConfig shared by all "
-                                 "models of a stack (found different configurations)")
+            differ = [f.name for f in fields(LMConfig)
+                      if any(getattr(c, f.name) != getattr(cfgs[0], f.name) for c in cfgs)]
+            raise ParameterError("cfg", differ, "one LMConfig shared by all models of a stack "
+                                 "(the seeds of one configuration)",
+                                 problem="differs between the models")
         cfg = cfgs[0]
     if not isinstance(train_cfg, TrainConfig):
         raise ParameterError("train_cfg", type(train_cfg).__name__, "a TrainConfig")
@@ -352,7 +359,7 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
             group["lr"] = lr
         starts = torch.stack([torch.randint(0, len(tokens) - N - 1, (B,), generator=g)
                               for g in gens])  # (M, B): train_lm's window starts per model
-        win = tokens[starts.to(device, non_blocking=True)[..., None] + offsets]  # (M, B, N+1)
+        win = tokens[starts.to(device, non_blocking=True)[..., None] + offsets].long()  # (M,B,N+1)
         x, y = win[..., :-1], win[..., 1:]
         noise = net.draw_noise(B, N, device) if exact_noise else None
         with _autocast(device):
