@@ -126,16 +126,30 @@ if __name__ == "__main__":
     meta = provenance(dev)
     picked = [CASES[int(i)] for i in a.cases.split(",")] if a.cases else CASES
     runs = []
+
+    def write():  # after every case, so that a stopped run keeps what it measured
+        if not a.out:
+            return
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(json.dumps({
+            "commit": _commit(), "commit_short": meta["commit"], "device": meta["device"],
+            "threads": [r["threads"] for r in runs], "torch": torch.__version__,
+            "versions": meta["versions"], "time": meta["time"], "steps": a.steps,
+            "repeats": a.repeats, "runs": runs}, indent=1) + "\n")
+
     for threads in [int(t) for t in a.threads.split(",")]:
         if threads:
             torch.set_num_threads(threads)
         load = os.getloadavg()
         print(f"{meta['device']} | commit {meta['commit']} | {torch.get_num_threads()} threads "
               f"| load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
-        rows = []
+        run = {"threads": torch.get_num_threads(), "load_average_start": load, "results": []}
+        runs.append(run)
         for case in progress_bar(picked, desc=f"cases ({torch.get_num_threads()} threads)"):
             r = bench(*case, a.steps, a.repeats, dev, a.adamw)
-            rows.append(r)
+            run["results"].append(r)
+            run["load_average_end"] = os.getloadavg()
+            write()
             extra = "" if "stacked_adamw_s" not in r else " | AdamW " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in r["stacked_adamw_s"].items())
             print(f"{r['case']}, {a.steps} steps: stacked {r['stacked_s']:.2f} s "
@@ -143,13 +157,5 @@ if __name__ == "__main__":
                   f"{r['one_at_a_time_s']:.2f} s ({r['one_at_a_time_tokens_per_s']:.0f} tok/s), "
                   f"speed-up {r['speedup']:.2f}x (median of {a.repeats}; "
                   f"{r['speedup_min']:.2f}-{r['speedup_max']:.2f}x){extra}", flush=True)
-        runs.append({"threads": torch.get_num_threads(), "load_average_start": load,
-                     "load_average_end": os.getloadavg(), "results": rows})
     if a.out:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        a.out.write_text(json.dumps({
-            "commit": _commit(), "commit_short": meta["commit"], "device": meta["device"],
-            "threads": [r["threads"] for r in runs], "torch": torch.__version__,
-            "versions": meta["versions"], "time": meta["time"], "steps": a.steps,
-            "repeats": a.repeats, "runs": runs}, indent=1) + "\n")
         print("wrote", a.out)
