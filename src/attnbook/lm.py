@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import cache
+from numbers import Integral
 
 import torch
 import torch.nn.functional as F
@@ -216,12 +217,13 @@ def check_seeds(seeds) -> list[int]:
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
         raise ParameterError("seeds", seeds, "a non-empty list of integer seeds, one per model")
     for s in seeds:
-        if not isinstance(s, int) or isinstance(s, bool):
+        if not isinstance(s, Integral) or isinstance(s, bool):
             raise ParameterError("seeds", list(seeds), "integer seeds")
+    seeds = [int(s) for s in seeds]  # numpy integers from a frame become Python ints
     if len(set(seeds)) != len(seeds):
-        raise ParameterError("seeds", list(seeds), "distinct seeds (a repeated seed would train "
+        raise ParameterError("seeds", seeds, "distinct seeds (a repeated seed would train "
                              "the same model twice)")
-    return list(seeds)
+    return seeds
 
 
 class StackedLanguageModel(nn.Module):
