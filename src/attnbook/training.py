@@ -124,11 +124,9 @@ def _autocast(device: torch.device):
     return torch.autocast("cpu", enabled=False)
 
 
-@torch.no_grad()
-def evaluate(model: nn.Module, tokens: np.ndarray, N: int, *, max_tokens: int = 0,
-             batch: int = 32, device: torch.device | str = "cpu") -> float:
-    """Mean next-token cross-entropy (nats) over non-overlapping N-token windows of ``tokens``."""
-    device = torch.device(device)
+def _eval_windows(tokens: np.ndarray, N: int, max_tokens: int, device: torch.device):
+    """The non-overlapping N-token windows of ``tokens`` (at most ``max_tokens``; 0 means all)
+    as inputs and next-token targets, (W, N) each, on ``device``."""
     n = len(tokens) - 1
     if max_tokens:
         n = min(n, max_tokens)
@@ -136,8 +134,18 @@ def evaluate(model: nn.Module, tokens: np.ndarray, N: int, *, max_tokens: int = 
     if n_win < 1:
         raise ParameterError("max_tokens", max_tokens, f"at least N = {N} test tokens")
     arr = np.asarray(tokens[: n_win * N + 1]).astype(np.int64)
-    x_all = torch.from_numpy(arr[:-1].reshape(n_win, N)).to(device, non_blocking=True)  # (W, N)
+    x_all = torch.from_numpy(arr[:-1].reshape(n_win, N)).to(device, non_blocking=True)
     y_all = torch.from_numpy(arr[1:].reshape(n_win, N)).to(device, non_blocking=True)
+    return x_all, y_all
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, tokens: np.ndarray, N: int, *, max_tokens: int = 0,
+             batch: int = 32, device: torch.device | str = "cpu") -> float:
+    """Mean next-token cross-entropy (nats) over non-overlapping N-token windows of ``tokens``."""
+    device = torch.device(device)
+    x_all, y_all = _eval_windows(tokens, N, max_tokens, device)
+    n_win = len(x_all)
     was_training = model.training
     model.eval()
     total = torch.zeros((), dtype=_acc_dtype(device), device=device)  # one sync, at the end
@@ -243,15 +251,8 @@ def _evaluate_stacked(net: StackedLanguageModel, tokens: np.ndarray, N: int, *,
                       max_tokens: int = 0, batch: int = 32, device=None) -> list[float]:
     """:func:`evaluate` of every model of the stack on the same windows, (M,) losses."""
     device = torch.device(device) if device is not None else torch.device("cpu")
-    n = len(tokens) - 1
-    if max_tokens:
-        n = min(n, max_tokens)
-    n_win = n // N
-    if n_win < 1:
-        raise ParameterError("max_tokens", max_tokens, f"at least N = {N} test tokens")
-    arr = np.asarray(tokens[: n_win * N + 1]).astype(np.int64)
-    x_all = torch.from_numpy(arr[:-1].reshape(n_win, N)).to(device, non_blocking=True)
-    y_all = torch.from_numpy(arr[1:].reshape(n_win, N)).to(device, non_blocking=True)
+    x_all, y_all = _eval_windows(tokens, N, max_tokens, device)
+    n_win = len(x_all)
     M = net.M
     was_training = net.training
     net.eval()
