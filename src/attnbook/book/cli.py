@@ -31,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     pa = sub.add_parser("params", help="list a notebook's parameters, ranges and profiles")
     pa.add_argument("notebook")
 
-    sub.add_parser("report", help="write the generated book pages (status, execution report)")
+    sub.add_parser("report", help="write the generated book pages (status, execution report) "
+                   "and link the executed notebooks under chapters/<work>/")
 
     st = sub.add_parser("stale", help="list stored results and ledger entries whose library "
                                       "code has changed since they were computed, or that are "
@@ -159,10 +160,12 @@ def main(argv=None) -> int:
         if args.command == "stale":
             return _stale(args)
         if args.command == "report":
+            from .publish import publish_chapters
             from .report import write_pages
 
             for path in write_pages():
                 print(f"wrote {path}")
+            print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
             return 0
     except AttnbookError as e:
         print(f"attnbook: error: {e}", file=sys.stderr)
