@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import AttnbookError, ParameterError
-from .notebook import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
+from .notebook import ENV_CACHE_ONLY, ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
 from .store import dumps
@@ -195,8 +195,14 @@ def _ipc_kernel_manager():
 
 
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
-            log=print) -> list[dict]:
-    """Run the jobs one after another; return their manifest entries."""
+            log=print, cache_only: bool = False) -> list[dict]:
+    """Run the jobs one after another; return their manifest entries.
+
+    ``cache_only``: every result a notebook asks for must be in the cache; a missing one fails
+    the notebook instead of being computed (see :class:`attnbook.book.store.CacheMiss`).
+    """
+    if recompute and cache_only:
+        raise UsageError("--recompute and --cache-only exclude each other")
     import papermill
 
     build = Path(build_dir or paths.BUILD)
@@ -223,6 +229,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         for note in job.notes:
             log(f"      {note}")
         env = {ENV_RUN_ID: run_id, ENV_RECOMPUTE: "1" if recompute else "0",
+               ENV_CACHE_ONLY: "1" if cache_only else "",
                ENV_OVERRIDES: json.dumps(job.overrides, sort_keys=True) if job.overrides else "",
                paths.ENV_FIGURES: str(figs_tmp),
                paths.ENV_RESULTS: str(explore / "results") if explore else ""}
