@@ -7,13 +7,16 @@ PY      := $(VENV)/bin/python
 PROFILE ?= cpu
 NB      ?=
 ARGS    ?=
+HTML    := build/book/_build/html
 STAMP   := $(VENV)/.installed
 
-.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval book-ci run claims stale lock clean
+.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval \
+	book-ci browser run claims stale lock clean
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
-	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build"
+	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build,"
+	@echo "                              the book in a headless browser"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "make claims PROFILE=..        print the claims ledger"
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since"
@@ -59,14 +62,15 @@ stale: venv
 	$(PY) -m attnbook stale $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE))
 
 # ---- the checks ------------------------------------------------------------------------
-test: venv lint unit notebooks-ci nbval book-ci
+test: venv lint unit notebooks-ci nbval book-ci browser
 	@echo "make test: all checks passed"
 
 lint: venv
 	$(VENV)/bin/ruff check src tests benchmarks tools notebooks
 
+# the browser test needs the built book: it runs last (`browser`), not here
 unit: venv
-	$(VENV)/bin/pytest -q src tests
+	$(VENV)/bin/pytest -q -m "not browser" src tests
 
 # every notebook at the ci profile, computed afresh
 notebooks-ci: venv
@@ -80,6 +84,11 @@ nbval: venv
 
 book-ci: venv pages html
 
+# the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images,
+# links, width, console; screenshots in build/screenshots/
+browser: venv
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
+
 # ---- maintenance -----------------------------------------------------------------------
 # Re-resolve requirements.in into requirements-lock.txt and environment.yml.
 lock:
@@ -89,4 +98,4 @@ lock:
 	$(PYTHON) tools/lock.py build/lock.txt
 
 clean:
-	rm -rf build figures/*.png figures/*.pdf
+	rm -rf build chapters figures/*.png figures/*.pdf
