@@ -7,16 +7,20 @@ PY      := $(VENV)/bin/python
 PROFILE ?= cpu
 NB      ?=
 ARGS    ?=
+PORT    ?= 8000
 HTML    := build/book/_build/html
 STAMP   := $(VENV)/.installed
 
-.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval \
-	book-ci browser run claims stale lock clean
+.PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
+	book-ci browser publish-check run claims stale lock clean
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
 	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build,"
 	@echo "                              the book in a headless browser"
+	@echo "make serve [PORT=8000]        preview the built book on http://127.0.0.1:PORT/"
+	@echo "make publish-check            what the deployment workflow runs: the book from the committed"
+	@echo "                              cpu results (--cache-only: nothing computed), then the browser test"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "make claims PROFILE=..        print the claims ledger"
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since"
@@ -48,6 +52,12 @@ pages: venv
 
 html: venv
 	$(VENV)/bin/jupyter-book build . --path-output build/book --warningiserror --nitpick --keep-going
+
+# preview the built book (local only: bound to the loopback address)
+serve:
+	@test -f $(HTML)/index.html || { echo "no book at $(HTML): run make book first"; exit 1; }
+	@echo "serving $(HTML) on http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
 run: venv
 	$(PY) -m attnbook run $(NB) --profile $(PROFILE) $(ARGS)
@@ -88,6 +98,14 @@ book-ci: venv pages html
 # links, width, console; screenshots in build/screenshots/
 browser: venv
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
+
+# what .github/workflows/book.yml runs before it publishes: the book drawn from the committed
+# cpu results only (a result missing from data/results fails its notebook instead of being
+# computed; committed full results show through the ledger), then the browser test
+publish-check: venv
+	$(MAKE) notebooks PROFILE=cpu ARGS=--cache-only
+	$(MAKE) book-ci
+	$(MAKE) browser
 
 # ---- maintenance -----------------------------------------------------------------------
 # Re-resolve requirements.in into requirements-lock.txt and environment.yml.
