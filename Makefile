@@ -7,13 +7,20 @@ PY      := $(VENV)/bin/python
 PROFILE ?= cpu
 NB      ?=
 ARGS    ?=
+PORT    ?= 8000
+HTML    := build/book/_build/html
 STAMP   := $(VENV)/.installed
 
-.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval book-ci run claims stale lock clean
+.PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
+	book-ci browser publish-check run claims stale lock clean
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
-	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build"
+	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build,"
+	@echo "                              the book in a headless browser"
+	@echo "make serve [PORT=8000]        preview the built book on http://127.0.0.1:PORT/"
+	@echo "make publish-check            what the deployment workflow runs: the book from the committed"
+	@echo "                              cpu results (--cache-only: nothing computed), then the browser test"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "make claims PROFILE=..        print the claims ledger"
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since"
@@ -46,6 +53,12 @@ pages: venv
 html: venv
 	$(VENV)/bin/jupyter-book build . --path-output build/book --warningiserror --nitpick --keep-going
 
+# preview the built book (local only: bound to the loopback address)
+serve:
+	@test -f $(HTML)/index.html || { echo "no book at $(HTML): run make book first"; exit 1; }
+	@echo "serving $(HTML) on http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+
 run: venv
 	$(PY) -m attnbook run $(NB) --profile $(PROFILE) $(ARGS)
 
@@ -59,14 +72,15 @@ stale: venv
 	$(PY) -m attnbook stale $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE))
 
 # ---- the checks ------------------------------------------------------------------------
-test: venv lint unit notebooks-ci nbval book-ci
+test: venv lint unit notebooks-ci nbval book-ci browser
 	@echo "make test: all checks passed"
 
 lint: venv
 	$(VENV)/bin/ruff check src tests benchmarks tools notebooks
 
+# the browser test needs the built book: it runs last (`browser`), not here
 unit: venv
-	$(VENV)/bin/pytest -q src tests
+	$(VENV)/bin/pytest -q -m "not browser" src tests
 
 # every notebook at the ci profile, computed afresh
 notebooks-ci: venv
@@ -80,6 +94,19 @@ nbval: venv
 
 book-ci: venv pages html
 
+# the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images,
+# links, width, console; screenshots in build/screenshots/
+browser: venv
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
+
+# what .github/workflows/book.yml runs before it publishes: the book drawn from the committed
+# cpu results only (a result missing from data/results fails its notebook instead of being
+# computed; committed full results show through the ledger), then the browser test
+publish-check: venv
+	$(MAKE) notebooks PROFILE=cpu ARGS=--cache-only
+	$(MAKE) book-ci
+	$(MAKE) browser
+
 # ---- maintenance -----------------------------------------------------------------------
 # Re-resolve requirements.in into requirements-lock.txt and environment.yml.
 lock:
@@ -89,4 +116,4 @@ lock:
 	$(PYTHON) tools/lock.py build/lock.txt
 
 clean:
-	rm -rf build figures/*.png figures/*.pdf
+	rm -rf build chapters figures/*.png figures/*.pdf

@@ -22,6 +22,9 @@ def _parser() -> argparse.ArgumentParser:
                    metavar=("NAME", "VALUE"), help="override one parameter for this run")
     r.add_argument("--recompute", action="store_true",
                    help="ignore cached results under data/results and compute again")
+    r.add_argument("--cache-only", action="store_true",
+                   help="compute nothing: draw every result from data/results; a missing one "
+                        "fails its notebook (building the book where nothing may train)")
 
     c = sub.add_parser("claims", help="print the claims ledger: paper vs measured, per profile")
     c.add_argument("--profile", default=None, help="only this profile (ci, cpu or full)")
@@ -31,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     pa = sub.add_parser("params", help="list a notebook's parameters, ranges and profiles")
     pa.add_argument("notebook")
 
-    sub.add_parser("report", help="write the generated book pages (status, execution report)")
+    sub.add_parser("report", help="write the generated book pages (status, execution report) "
+                   "and link the executed notebooks under chapters/<work>/")
 
     st = sub.add_parser("stale", help="list stored results and ledger entries whose library "
                                       "code has changed since they were computed, or that are "
@@ -41,10 +45,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from .runner import execute, exit_code, plan
+    from .runner import UsageError, execute, exit_code, plan
 
     jobs = plan(args.notebooks, args.profile, args.parameter)
-    if args.profile == "full" and _device() == "cpu":
+    if args.recompute and args.cache_only:
+        raise UsageError("--recompute and --cache-only exclude each other")
+    if args.profile == "full" and _device() == "cpu" and not args.cache_only:
         from .store import stored_results
 
         stems = {j.spec.stem for j in jobs if not j.overrides}
@@ -65,7 +71,7 @@ def _run(args) -> int:
             print(f"note: the tree has uncommitted changes: results stored by this run are "
                   f"recorded as dirty (diff {state['diff_sha256']}) on {state['commit']}; "
                   f"commit first for results that a commit reproduces", file=sys.stderr)
-    entries = execute(jobs, recompute=args.recompute)
+    entries = execute(jobs, recompute=args.recompute, cache_only=args.cache_only)
     failed = [e for e in entries if e["status"] != "ok"]
     print(f"{len(entries) - len(failed)}/{len(entries)} notebooks ran at profile "
           f"{args.profile}" + (f"; failed: {', '.join(e['notebook'] for e in failed)}"
@@ -159,10 +165,12 @@ def main(argv=None) -> int:
         if args.command == "stale":
             return _stale(args)
         if args.command == "report":
+            from .publish import publish_chapters
             from .report import write_pages
 
             for path in write_pages():
                 print(f"wrote {path}")
+            print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
             return 0
     except AttnbookError as e:
         print(f"attnbook: error: {e}", file=sys.stderr)

@@ -37,6 +37,7 @@ ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
 ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation re-executions
 ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small models on a busy CPU
 ENV_OVERRIDES = "ATTNBOOK_OVERRIDES"  # JSON: parameters the runner changed from the profile's
+ENV_CACHE_ONLY = "ATTNBOOK_CACHE_ONLY"  # compute nothing: a result not stored is an error
 
 
 def seed_everything(seed: int) -> None:
@@ -61,10 +62,11 @@ class Run:
     info: dict = field(default_factory=dict)  # provenance: commit, device, versions, time
     readonly: bool = False
     overrides: dict = field(default_factory=dict)  # parameters changed from the profile's
+    cache_only: bool = False  # draw every result from the cache; computing one is an error
 
     def __post_init__(self):
         self.store = ResultStore(self.notebook, self.profile, recompute=self.recompute,
-                                 readonly=self.readonly,
+                                 readonly=self.readonly, cache_only=self.cache_only,
                                  provenance={"run_id": self.run_id, **self.info})
 
     # -- cache ---------------------------------------------------------------------------
@@ -180,6 +182,8 @@ class Sweep:
         todo = self.missing(configs)
         if not todo:
             return self.frame(configs)
+        self.store.refuse_to_compute(f"sweep {self.name!r} ({len(todo)} of {len(configs)} "
+                                     "configurations)")
         executor = executor or LocalExecutor(progress=progress, desc=desc or self.name,
                                              unit="run" if groups is None else "group")
         if groups is None:
@@ -236,10 +240,11 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
     readonly = os.environ.get(ENV_READONLY, "") == "1"
     overrides = _read_overrides()
+    cache_only = os.environ.get(ENV_CACHE_ONLY, "") == "1"
     from .. import __version__
 
     run = Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly,
-              overrides)
+              overrides, cache_only)
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
     return run

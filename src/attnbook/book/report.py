@@ -14,6 +14,7 @@ import pandas as pd
 
 from .. import paths
 from .claims import PROFILES, STATUSES, status_table
+from .publish import chapter_doc
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown"]
 
@@ -33,7 +34,7 @@ def _cell(text) -> str:
 
 def _link(notebook: str, executed: Path) -> str:
     if notebook and (executed / f"{notebook}.ipynb").exists():
-        return f"[{notebook}](../executed/{notebook}.ipynb)"
+        return f"[{notebook}](../../{chapter_doc(notebook)}.ipynb)"  # build/pages -> chapters
     return _cell(notebook)
 
 

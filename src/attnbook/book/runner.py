@@ -7,7 +7,9 @@
   notebook's ``.yml``); a bad input is one line on stderr and exit code 2, and nothing is
   executed, written or deleted. A notebook's own checks are a second line only.
 * Executed notebooks go to ``build/executed/<stem>.ipynb``, never over the sources; a failed
-  one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed.
+  one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed. The cell
+  papermill injects (tag ``injected-parameters``) is tagged ``remove-cell`` there, so the book
+  leaves it out; the ``parameters`` cell above it stays visible.
 * Figures are written to a scratch folder and moved into ``figures/`` only when the run
   succeeds. An exploratory run (parameters changed with ``-p``) keeps its results, figures
   and executed notebook under ``build/explore/<stem>-<profile>-<key>/``, never beside the
@@ -37,7 +39,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import AttnbookError, ParameterError
-from .notebook import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
+from .notebook import ENV_CACHE_ONLY, ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
 from .store import dumps
@@ -69,12 +71,11 @@ class Job:
 
 
 def _toc_order() -> list[str]:
-    """Notebook stems in the order _toc.yml lists their executed copies."""
-    import re
-
+    """Notebook stems in the order _toc.yml lists their chapters (``chapters/<work>/<stem>``,
+    see :mod:`attnbook.book.publish`)."""
     toc = paths.ROOT / "_toc.yml"
     text = toc.read_text() if toc.exists() else ""
-    return re.findall(r"build/executed/([A-Za-z0-9_.-]+)", text)
+    return re.findall(r"chapters/[A-Za-z0-9.-]+/([A-Za-z0-9_.-]+)", text)
 
 
 def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
@@ -158,6 +159,23 @@ def printed_warnings(nb_path: Path) -> list[str]:
     return found
 
 
+def hide_injected_parameters(nb_path: Path) -> None:
+    """Tag the cell papermill injected (``injected-parameters``) ``remove-cell``, in place:
+    MyST-NB then leaves it out of the book. The chapter's header line names the profile and
+    any changed values, and the manifest records every parameter of the run."""
+    import nbformat
+
+    nb = nbformat.read(nb_path, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+            changed = True
+    if changed:
+        nbformat.write(nb, nb_path)
+
+
 def _ipc_kernel_manager():
     """A kernel manager on local sockets (IPC) rather than TCP ports: no port is opened, and
     the kernel has no reason to warn about unencrypted TCP. Each kernel gets its own socket
@@ -177,8 +195,14 @@ def _ipc_kernel_manager():
 
 
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
-            log=print) -> list[dict]:
-    """Run the jobs one after another; return their manifest entries."""
+            log=print, cache_only: bool = False) -> list[dict]:
+    """Run the jobs one after another; return their manifest entries.
+
+    ``cache_only``: every result a notebook asks for must be in the cache; a missing one fails
+    the notebook instead of being computed (see :class:`attnbook.book.store.CacheMiss`).
+    """
+    if recompute and cache_only:
+        raise UsageError("--recompute and --cache-only exclude each other")
     import papermill
 
     build = Path(build_dir or paths.BUILD)
@@ -205,6 +229,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         for note in job.notes:
             log(f"      {note}")
         env = {ENV_RUN_ID: run_id, ENV_RECOMPUTE: "1" if recompute else "0",
+               ENV_CACHE_ONLY: "1" if cache_only else "",
                ENV_OVERRIDES: json.dumps(job.overrides, sort_keys=True) if job.overrides else "",
                paths.ENV_FIGURES: str(figs_tmp),
                paths.ENV_RESULTS: str(explore / "results") if explore else ""}
@@ -217,6 +242,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
                 progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
                 kernel_manager_class=kernel_manager)
+            hide_injected_parameters(tmp)
             out.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, out)
             _move_figures(figs_tmp, figs_dest)

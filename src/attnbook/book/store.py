@@ -19,6 +19,11 @@ beside the commit and its ``dirty`` state. On read, a record is used only when i
 hash matches and none of its modules changed since: a damaged or edited file is reported by
 path (a :class:`DamagedResultWarning`) and recomputed, or, in a read-only run, fails naming
 the file; a stale one (code changed, or no fingerprint) is recomputed like a missing one.
+
+``cache_only=True`` computes nothing: a result that is not stored raises :class:`CacheMiss` (a
+book built where nothing expensive may run, e.g. the deployment workflow, fails loudly rather
+than training for hours). A stale result (code changed since) is served there rather than
+recomputed, with one warning per notebook; a damaged one is never served.
 """
 
 import hashlib
@@ -35,10 +40,12 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
+from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 
-__all__ = ["ResultStore", "config_key", "jsonable", "finite_json", "dumps",
-           "DamagedResultWarning", "payload_hash", "check_record", "stored_results", "atomic_write"]
+__all__ = ["ResultStore", "CacheMiss", "StaleResultWarning", "config_key", "jsonable",
+           "finite_json", "dumps", "DamagedResultWarning", "payload_hash", "check_record",
+           "stored_results", "atomic_write"]
 
 
 class DamagedResultWarning(UserWarning):
@@ -157,20 +164,37 @@ def stored_results(root: Path | None = None, profile: str | None = None):
                        "problem": problem, "changed": changed}
 
 
+class StaleResultWarning(UserWarning):
+    """A result computed by code that has changed since is served as it is (``cache_only``)."""
+
+
+class CacheMiss(AttnbookError):
+    """A result is not stored and the store may not compute it (``cache_only``)."""
+
+
 class ResultStore:
     """Finished results of one notebook at one profile."""
 
     def __init__(self, notebook: str, profile: str, *, recompute: bool = False,
                  readonly: bool = False, provenance: dict | None = None,
-                 root: Path | None = None):
+                 root: Path | None = None, cache_only: bool = False):
         self.dir = Path(root or paths.RESULTS) / notebook / profile
-        self.recompute, self.readonly = recompute, readonly
+        self.recompute, self.readonly, self.cache_only = recompute, readonly, cache_only
         self.provenance = provenance or {}
         self._fresh: set[Path] = set()  # written during this session (valid even if recompute)
         self._memory: dict[Path, str] = {}  # readonly mode: this session's results
         self._checked: dict[Path, dict | None] = {}  # path -> usable record (None: not usable)
         self.sources: list[dict] = []  # provenance of every result served (computed or cached)
         self.stale: dict[str, list[str]] = {}  # path -> changed modules, of results recomputed
+        self.served_stale: dict[str, list[str]] = {}  # the same, of stale results served as
+        # they are (cache_only: nothing is recomputed)
+
+    def refuse_to_compute(self, what: str) -> None:
+        """Raise :class:`CacheMiss` if this store may not compute ``what`` (``cache_only``)."""
+        if self.cache_only:
+            raise CacheMiss(f"{what} is not stored under {self.dir} and this run draws from "
+                            "the cache only (--cache-only): compute it where that is possible "
+                            "and commit it, or run without --cache-only")
 
     def _note(self, record: dict) -> None:
         src = {k: record.get(k) for k in ("commit", "dirty", "diff_sha256", "device", "time",
@@ -216,8 +240,16 @@ class ResultStore:
                 warnings.warn(f"{problem}; recomputing it", DamagedResultWarning, stacklevel=4)
                 record = None
             elif changed and path not in self._fresh:
-                self.stale[str(path)] = changed
-                record = None
+                if self.cache_only:  # never recomputed here: served, and said so once
+                    if not self.served_stale:
+                        warnings.warn(f"serving results under {self.dir} computed by code that "
+                                      f"has changed since: {', '.join(changed)}; --cache-only "
+                                      "does not recompute them (python -m attnbook stale lists "
+                                      "them)", StaleResultWarning, stacklevel=4)
+                    self.served_stale[str(path)] = changed
+                else:
+                    self.stale[str(path)] = changed
+                    record = None
         self._checked[path] = record
         return record
 
@@ -255,8 +287,6 @@ class ResultStore:
         for c in configs:
             r = self.get(name, c)
             if r is None:
-                from ..errors import AttnbookError
-
                 raise AttnbookError(f"sweep {name!r}: configuration {c} has no stored result")
             rows.append({**c, **r})
         return pd.DataFrame(rows)
@@ -270,6 +300,7 @@ class ResultStore:
         if record is not None:
             self._note(record)
             return pd.read_csv(io.StringIO(self._read(csv)))
+        self.refuse_to_compute(f"table {name!r} ({params})")
         t0 = time.perf_counter()
         df = compute()
         if not isinstance(df, pd.DataFrame):

@@ -1,0 +1,224 @@
+"""The built book in a real browser: Debian's chromium, headless, driven by Playwright.
+
+For the home page, the reproduction status page, a theorem chapter and a figure chapter:
+MathJax typeset every formula without an error, every image loaded, every local link (and
+its ``#anchor``) resolves, the page does not scroll sideways at 1400 px (and the status
+tables show every column), and the console shows no error. Chapters leave out the cell
+papermill injects and are published under ``chapters/<work>/``, not under the build folder.
+A full-page screenshot of each page goes to ``build/screenshots/``.
+
+Run after the book is built (``make browser``, the last step of ``make test``); skipped when
+``build/book/_build/html`` does not exist. Playwright drives the system chromium
+(``/usr/bin/chromium``; ``apt-get install chromium``): it never downloads a browser.
+"""
+
+import functools
+import http.server
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from attnbook import paths
+
+HTML = paths.BUILD / "book" / "_build" / "html"
+SHOTS = paths.BUILD / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+WIDTH, HEIGHT = 1400, 900
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# name -> (path in the built book, kind)
+PAGES = {
+    "home": ("index.html", "page"),
+    "status": ("build/pages/reproduction_status.html", "status"),
+    "theorem": ("chapters/levine2020/levine2020_lemma1.html", "theorem"),
+    "figure": ("chapters/mahdavi2024/mahdavi2024_fig3_saturation.html", "figure"),
+}
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not (HTML / "index.html").exists(),
+                       reason=f"the book is not built ({HTML}/index.html is missing): run "
+                              "`make book-ci` (or `make book`) first"),
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The built book on a loopback port, served from a thread of this process."""
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(HTML)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One headless chromium with a fresh profile folder."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is not installed: `make venv` installs it (requirements-lock)")
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (Debian's package)")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(CHROMIUM),
+            headless=True, args=ARGS, viewport={"width": WIDTH, "height": HEIGHT})
+        yield context
+        context.close()
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids = set()
+
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            if k == "id" or (k == "name" and tag == "a"):
+                self.ids.add(v)
+
+
+@functools.cache
+def _fetch(url: str) -> tuple[int, frozenset]:
+    """HTTP status of a local URL and, for an HTML page, the ids it defines."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            status, body, ctype = r.status, r.read(), r.headers.get_content_type()
+    except urllib.error.HTTPError as e:
+        return e.code, frozenset()
+    ids = _Ids()
+    if ctype == "text/html":
+        ids.feed(body.decode("utf-8", "replace"))
+    return status, frozenset(ids.ids)
+
+
+_IMAGES = """async () => {
+  const imgs = [...document.images];
+  imgs.forEach(i => { i.loading = 'eager'; });
+  await Promise.all(imgs.map(i => i.complete ? null :
+      new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); })));
+  return imgs.map(i => ({src: i.currentSrc || i.src, w: i.naturalWidth}));
+}"""
+
+_MATHJAX = """async () => {
+  const scripts = [...document.scripts].map(s => s.src).filter(s => /mathjax/i.test(s));
+  if (!scripts.length) return {scripts, containers: 0, errors: 0};
+  const t0 = Date.now();
+  while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
+    if (Date.now() - t0 > 20000) return {scripts, started: false};
+    await new Promise(r => setTimeout(r, 50));
+  }
+  await MathJax.startup.promise;
+  if (MathJax.typesetPromise) await MathJax.typesetPromise();
+  return {scripts, started: true,
+          containers: document.querySelectorAll('mjx-container').length,
+          errors: document.querySelectorAll('mjx-merror').length,
+          raw: [...document.querySelectorAll('.math')].filter(
+                 e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 60))};
+}"""
+
+
+def _check_page(context, server, name, path, kind):
+    page = context.new_page()
+    console = []
+    page.on("console", lambda m: console.append(f"console.{m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+    page.on("response", lambda r: console.append(f"HTTP {r.status}: {r.url}")
+            if r.status >= 400 else None)
+    page.on("requestfailed", lambda r: console.append(f"request failed: {r.url} ({r.failure})"))
+    page.goto(urllib.parse.urljoin(server, path), wait_until="load")
+    page.wait_for_load_state("networkidle")
+    url = page.url
+    problems = []
+
+    # MathJax: loaded from the book itself, started, every formula typeset, none in error
+    mj = page.evaluate(_MATHJAX)
+    if mj["scripts"]:
+        if not mj.get("started"):
+            problems.append(f"MathJax did not start ({mj['scripts']})")
+        if mj.get("errors"):
+            problems.append(f"{mj['errors']} MathJax errors (mjx-merror)")
+        if mj.get("raw"):
+            problems.append(f"formulas left as TeX: {mj['raw'][:5]}")
+        remote = [s for s in mj["scripts"] if not s.startswith(server)]
+        if remote:
+            problems.append(f"MathJax loaded from outside the book: {remote}")
+    if kind == "theorem" and not mj.get("containers"):
+        problems.append("a theorem chapter with no typeset formula (mjx-container)")
+
+    # images: every one loaded
+    images = page.evaluate(_IMAGES)
+    problems += [f"image not loaded: {i['src']}" for i in images if not i["w"]]
+    if kind == "figure" and not images:
+        problems.append("a figure chapter with no image")
+
+    # links: every local one resolves, and so does its #anchor
+    hrefs = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+    for href in sorted(set(hrefs)):
+        if not href.startswith(server):
+            continue  # external, mailto:, javascript: ...
+        target, _, anchor = href.partition("#")
+        status, ids = _fetch(target)
+        if status != 200:
+            problems.append(f"link {href} -> HTTP {status}")
+        elif anchor and urllib.parse.unquote(anchor) not in ids:
+            problems.append(f"link {href}: no element with id {anchor!r} in {target}")
+    if any("build/executed" in h for h in hrefs):
+        problems.append("a link into build/executed/ (chapters are published under chapters/)")
+
+    # layout: no sideways scrolling at the book's width
+    scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    if scroll_width > WIDTH + 1:
+        wide = page.evaluate(f"""() => [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > {WIDTH + 1})
+            .slice(0, 5).map(e => e.tagName + '.' + e.className)""")
+        problems.append(f"scrolls sideways: scrollWidth {scroll_width} > {WIDTH} ({wide})")
+
+    # the status page: every column of its tables visible (none cut behind a scroll bar)
+    if kind == "status":
+        cut = page.evaluate("""() => [...document.querySelectorAll('article table')]
+            .map(t => [t.parentElement.clientWidth, t.parentElement.scrollWidth])
+            .filter(([client, scroll]) => scroll > client + 1)""")
+        if cut:
+            problems.append(f"status tables wider than the page (client, scroll widths): {cut}")
+
+    # chapters: clean address, the injected-parameters cell left out, the parameters kept
+    if kind in ("theorem", "figure"):
+        if "build/" in url:
+            problems.append(f"chapter address contains the build folder: {url}")
+        if page.locator(".tag_injected-parameters").count():
+            problems.append("the papermill injected-parameters cell is shown")
+        if "# Parameters" in page.inner_text("main"):
+            problems.append("the injected '# Parameters' cell text is shown")
+        if page.locator(".tag_parameters").count() != 1:
+            problems.append("the chapter's parameters cell is not shown once")
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.close()
+    problems += console
+    return url, problems
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_in_a_real_browser(name, server, browser):
+    path, kind = PAGES[name]
+    t0 = time.perf_counter()
+    url, problems = _check_page(browser, server, name, path, kind)
+    assert not problems, f"{url} ({time.perf_counter() - t0:.1f} s):\n" + "\n".join(problems)
