@@ -24,10 +24,22 @@ def test_ledger_lists_every_item_once_with_paper_value_and_criterion():
     assert set(ledger["work"]) == {"levine2020", "wies2021", "bruna2024", "mahdavi2024"}
 
 
-def test_untouched_claims_are_not_run(sandbox):
+def test_untouched_claims_are_not_run_or_have_no_chapter(sandbox):
     table = claims.status_table(claims_dir=sandbox / "data/claims")
     assert len(table) == len(MAP_IDS) * len(claims.PROFILES)
-    assert set(table["status"]) == {"not run"}
+    checked = claims.chapter_claims()
+    assert set(table.loc[table["id"].isin(checked), "status"]) == {"not run"}
+    assert set(table.loc[~table["id"].isin(checked), "status"]) <= {"no chapter yet"}
+
+
+def test_no_chapter_yet_is_told_apart_from_not_run(sandbox, tmp_path):
+    cell = {"cell_type": "code", "source": ["_ = run.record(\n", '    "M-T1", True, "x")']}
+    (tmp_path / "ch.ipynb").write_text(json.dumps({"cells": [cell]}))
+    table = claims.status_table("cpu", claims_dir=sandbox / "data/claims",
+                                notebooks_dir=tmp_path).set_index("id")
+    assert claims.chapter_claims(tmp_path) == {"M-T1"}
+    assert table.loc["M-T1", "status"] == "not run"
+    assert (table.drop(index="M-T1")["status"] == "no chapter yet").all()
 
 
 def test_record_sets_only_that_claim_and_profile(sandbox):
@@ -37,7 +49,7 @@ def test_record_sets_only_that_claim_and_profile(sandbox):
     assert t.loc[("M-T1", "cpu"), "status"] == "not reproduced"
     assert t.loc[("M-T1", "cpu"), "measured"] == "rank 5 < 7"
     assert t.loc[("M-T1", "ci"), "status"] == "not run"
-    assert (t.drop(index=("M-T1", "cpu"))["status"] == "not run").all()
+    assert t.drop(index=("M-T1", "cpu"))["status"].isin(["not run", "no chapter yet"]).all()
 
 
 def test_parts_aggregate_to_reproduced_only_when_all_are(sandbox):
@@ -88,7 +100,8 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
         assert f"**{cid}**" in page
     row = next(line for line in page.splitlines() if line.startswith("| **B-FR**"))
     assert row.count("not run") == 2 and "**reproduced**: error 3e-9 at c = 64" in row
-    assert "| `cpu` | 1 | 0 | 0 | 36 |" in page
+    unchecked = len(MAP_IDS - claims.chapter_claims())
+    assert f"| `cpu` | 1 | 0 | 0 | {36 - unchecked} | {unchecked} |" in page
     assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
 
 

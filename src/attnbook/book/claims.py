@@ -22,11 +22,12 @@ from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .store import atomic_write, dumps, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "stale_modules",
+__all__ = ["PROFILES", "STATUSES", "chapter_claims", "check_claim_id", "load_ledger", "record",
+           "stale_modules",
            "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
-STATUSES = ("reproduced", "not reproduced", "partly run", "not run")
+STATUSES = ("reproduced", "not reproduced", "partly run", "not run", "no chapter yet")
 LEDGER_COLUMNS = ["id", "kind", "source", "statement", "paper_value", "criterion"]
 
 
@@ -159,13 +160,35 @@ def _results(claims_dir: Path, profiles) -> list[dict]:
     return out
 
 
+_RECORD = re.compile(r"""\.record\(\s*["']([A-Z][\w-]*)["']""")
+
+
+def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
+    """The claim ids some chapter records (``run.record("ID", ...)`` in a notebook's code).
+
+    >>> "L-Lem1" in chapter_claims()
+    True
+    """
+    from .. import paths
+
+    found = set()
+    for nb in Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb"):
+        cells = json.loads(nb.read_text()).get("cells", [])
+        code = "\n".join("".join(c.get("source", "")) for c in cells
+                         if c.get("cell_type", "code") == "code")
+        found.update(_RECORD.findall(code))
+    return found
+
+
 def status_table(profile: str | None = None, *, parts: bool = False,
-                 claims_dir: Path | None = None) -> pd.DataFrame:
+                 claims_dir: Path | None = None,
+                 notebooks_dir: Path | None = None) -> pd.DataFrame:
     """One row per claim id and profile: paper value, status, measured value, notebook, commit.
 
     A claim with parts is ``reproduced`` only when every recorded part is; ``not reproduced``
     when any part that ran is not; ``partly run`` when every part that ran reproduced but some
-    could not run (weights unavailable offline, say); ``not run`` when none ran.
+    could not run (weights unavailable offline, say); ``not run`` when a chapter checks it but
+    none ran at that profile; ``no chapter yet`` when no chapter records it at all.
     ``parts=True`` lists the parts as well.
     """
     claims_dir = Path(claims_dir or _claims_dir())
@@ -174,6 +197,7 @@ def status_table(profile: str | None = None, *, parts: bool = False,
     profiles = [profile] if profile else list(PROFILES)
     ledger = load_ledger(claims_dir)
     results = _results(claims_dir, profiles)
+    checked = chapter_claims(notebooks_dir)
     rows = []
     for _, c in ledger.iterrows():
         for p in profiles:
@@ -181,7 +205,9 @@ def status_table(profile: str | None = None, *, parts: bool = False,
             base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "source": c["source"],
                     "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"]}
             if not mine:
-                rows.append({**base, "part": None, "status": "not run", "measured": "",
+                rows.append({**base, "part": None,
+                             "status": "not run" if c["id"] in checked else "no chapter yet",
+                             "measured": "",
                              "notebook": "", "commit": "", "device": "", "time": "",
                              "stale": "", "dirty": ""})
                 continue

@@ -19,7 +19,8 @@ from .publish import chapter_doc
 __all__ = ["write_pages", "status_markdown", "execution_markdown"]
 
 _MARK = {"reproduced": "**reproduced**", "not reproduced": "**not reproduced**",
-         "partly run": "**partly run**", "not run": "not run"}
+         "partly run": "**partly run**", "not run": "not run",
+         "no chapter yet": "*no chapter yet*"}
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
     "wies2021": "Vocabulary bottleneck (Wies et al. 2021)",
@@ -53,7 +54,8 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
              "minutes on a laptop; `full`: one GPU). A claim is *reproduced* only when the "
              "criterion listed under its table holds for the measured value; *partly run* means "
              "every part that ran reproduced but some parts could not run at that profile (their "
-             "reasons are in the chapter); *not run* means no run at that profile has touched it. "
+             "reasons are in the chapter); *not run* means a chapter checks it but no run at that "
+             "profile has; *no chapter yet* means no chapter checks it. "
              "An entry marked **stale** was computed by library code that has changed since "
              "(the changed modules are listed): it is recomputed by the next build of its "
              "profile and does not count as current; `dirty` marks a result computed from "
@@ -61,14 +63,15 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
              "Generated from `data/claims/` by "
              "`python -m attnbook report`.", ""]
     counts = table.groupby(["profile", "status"]).size().unstack(fill_value=0)
-    lines += ["| profile | reproduced | not reproduced | partly run | not run |",
-              "|---|---|---|---|---|"]
+    lines += ["| profile | " + " | ".join(STATUSES) + " |",
+              "|---|" + "---|" * len(STATUSES)]
     for p in PROFILES:
         row = counts.loc[p] if p in counts.index else {}
         lines.append(f"| `{p}` | " + " | ".join(str(int(row.get(s, 0))) for s in
                                               STATUSES) + " |")
     if "stale" in table:
-        stale = table[(table["stale"].fillna("") != "") & (table["status"] != "not run")]
+        stale = table[(table["stale"].fillna("") != "")
+                      & ~table["status"].isin(["not run", "no chapter yet"])]
         if len(stale):
             per = stale.groupby("profile").size()
             lines += ["", "**Stale** (code changed since): " + ", ".join(
