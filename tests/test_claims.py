@@ -20,6 +20,7 @@ MAP_IDS = {  # every item id of the reproduction map must have a ledger row
 def test_ledger_lists_every_item_once_with_paper_value_and_criterion():
     ledger = claims.load_ledger()
     assert set(ledger["id"]) == MAP_IDS
+    assert set(ledger["type"]) == set(claims.TYPES)  # every claim is an effect or a check
     assert (ledger["criterion"].str.len() > 10).all()
     assert set(ledger["work"]) == {"levine2020", "wies2021", "bruna2024", "mahdavi2024"}
 
@@ -100,8 +101,15 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
         assert f"**{cid}**" in page
     row = next(line for line in page.splitlines() if line.startswith("| **B-FR**"))
     assert row.count("not run") == 2 and "**reproduced**: error 3e-9 at c = 64" in row
-    unchecked = len(MAP_IDS - claims.chapter_claims())
-    assert f"| `cpu` | 1 | 0 | 0 | {36 - unchecked} | {unchecked} |" in page
+    ledger = claims.load_ledger().set_index("id")
+    assert ledger.loc["B-FR", "type"] == "consistency" and "**B-FR** *consistency*" in row
+    ids = {t: set(ledger.index[ledger["type"] == t]) for t in claims.TYPES}
+    unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
+    n_eff, n_con = len(ids["effect"]), len(ids["consistency"])
+    assert (f"| `cpu` | effects | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
+            f"{unchecked['effect']} |") in page
+    assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | {n_con - 1 - unchecked['consistency']} "
+            f"| {unchecked['consistency']} |") in page
     assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
 
 

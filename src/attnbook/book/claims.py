@@ -22,13 +22,13 @@ from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .store import atomic_write, dumps, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "chapter_claims", "check_claim_id", "load_ledger", "record",
-           "stale_modules",
-           "status_table", "verdict_line"]
+__all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "load_ledger",
+           "record", "stale_modules", "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
 STATUSES = ("reproduced", "not reproduced", "partly run", "not run", "no chapter yet")
-LEDGER_COLUMNS = ["id", "kind", "source", "statement", "paper_value", "criterion"]
+LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion"]
+TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
 
 
 def _claims_dir() -> Path:
@@ -48,6 +48,9 @@ def _load_ledger(claims_dir: Path) -> pd.DataFrame:
     if not frames:
         raise AttnbookError(f"no ledger files (*.csv) in {claims_dir}")
     ledger = pd.concat(frames, ignore_index=True)
+    bad = ledger.loc[~ledger["type"].isin(TYPES), "id"].tolist()
+    if bad:
+        raise AttnbookError(f"claims {bad}: column 'type' must be one of {', '.join(TYPES)}")
     dup = ledger["id"][ledger["id"].duplicated()].tolist()
     if dup:
         raise AttnbookError(f"claim ids listed twice in the ledger: {dup}")
@@ -55,7 +58,11 @@ def _load_ledger(claims_dir: Path) -> pd.DataFrame:
 
 
 def load_ledger(claims_dir: Path | None = None) -> pd.DataFrame:
-    """All claims of all works: id, kind, source, statement, paper_value, criterion, work."""
+    """All claims of all works: id, kind, type, source, statement, paper_value, criterion, work.
+
+    ``type`` is ``effect`` (the paper's finding, which could be false at this scale) or
+    ``consistency`` (a proven bound, which a correct computation cannot violate).
+    """
     return _load_ledger(Path(claims_dir or _claims_dir())).copy()
 
 
@@ -202,7 +209,8 @@ def status_table(profile: str | None = None, *, parts: bool = False,
     for _, c in ledger.iterrows():
         for p in profiles:
             mine = [r for r in results if r["id"] == c["id"] and r["profile"] == p]
-            base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "source": c["source"],
+            base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "type": c["type"],
+                    "source": c["source"],
                     "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"]}
             if not mine:
                 rows.append({**base, "part": None,

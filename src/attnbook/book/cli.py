@@ -91,7 +91,7 @@ def _claims(args) -> int:
 
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
     cols = ["id", "part", "profile", "status", "paper_value", "measured", "notebook", "commit",
-            "kind", "source", "device", "time"]
+            "kind", "type", "source", "device", "time"]
     if args.json:
         print(json.dumps(table[cols].to_dict(orient="records"), indent=1))
     else:

@@ -62,13 +62,19 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
              "uncommitted changes. "
              "Generated from `data/claims/` by "
              "`python -m attnbook report`.", ""]
-    counts = table.groupby(["profile", "status"]).size().unstack(fill_value=0)
-    lines += ["| profile | " + " | ".join(STATUSES) + " |",
-              "|---|" + "---|" * len(STATUSES)]
+    lines += ["Each claim is an *effect* (the paper's finding, which could be false at this "
+              "book's scale) or a *consistency* check (a proven bound: a correct computation "
+              "cannot violate it, so it tests the code more than the paper). They are counted "
+              "apart.", "",
+              "| profile | claims | " + " | ".join(STATUSES) + " |",
+              "|---|---|" + "---|" * len(STATUSES)]
     for p in PROFILES:
-        row = counts.loc[p] if p in counts.index else {}
-        lines.append(f"| `{p}` | " + " | ".join(str(int(row.get(s, 0))) for s in
-                                              STATUSES) + " |")
+        for kind in ("effect", "consistency"):
+            sub = table[(table["profile"] == p) & (table["type"] == kind)]
+            n = sub["status"].value_counts()
+            label = "effects" if kind == "effect" else "consistency checks"
+            lines.append(f"| `{p}` | {label} | " + " | ".join(str(int(n.get(s, 0))) for s in
+                                                          STATUSES) + " |")
     if "stale" in table:
         stale = table[(table["stale"].fillna("") != "")
                       & ~table["status"].isin(["not run", "no chapter yet"])]
@@ -99,7 +105,7 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
                 if r.get("stale"):
                     txt += f" **stale** (changed: {_cell(r['stale'])})"
                 cells.append(txt)
-            lines.append(f"| **{cid}** ({_cell(first['source'])}) | "
+            lines.append(f"| **{cid}** *{first['type']}* ({_cell(first['source'])}) | "
                          f"{_cell(first['paper_value'])} | " + " | ".join(cells) + " |")
             criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
         lines += ["", "Criteria:", ""] + [f"- {c}" for c in criteria]
