@@ -10,13 +10,21 @@ A GPT-2 style model (pre-LN blocks, causal softmax attention, GELU feed-forward 
   factorized, so only the input embedding is bottlenecked, not the softmax (section 5.1);
 * H heads of dimension d_a independent of d_x, so H d_a / d_x can exceed 1 (section 5.3).
 
+:class:`StackedLanguageModel` is M such models of one configuration (the seeds of one row of a
+sweep) as one tensor program: every weight carries a leading model axis, the matmuls are
+batched over it, and model m starts from exactly the weights ``LanguageModel(cfg)`` draws under
+its seed.
+
 :func:`reference_gpt2` builds HuggingFace ``GPT2LMHeadModel`` of the same size (W-Tab1).
 
 Used by: wies2021_rank_bottleneck.
 """
 
 import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import cache
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +32,8 @@ from torch import nn
 
 from .errors import ParameterError
 
-__all__ = ["LMConfig", "LanguageModel", "reference_gpt2", "count_parameters"]
+__all__ = ["LMConfig", "LanguageModel", "StackedLanguageModel", "reference_gpt2",
+           "count_parameters"]
 
 
 @dataclass(frozen=True)
@@ -196,6 +205,195 @@ class LanguageModel(nn.Module):
     def positional_matrix(self) -> torch.Tensor:
         """The positional embedding as a d_x x N matrix (float64), of rank min(r_e, d_x, N)."""
         return self.wpe.matrix()
+
+
+@cache
+def _draw_pool(workers: int) -> ThreadPoolExecutor:
+    """Threads that draw the models' dropout masks side by side (kept for the process)."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="attnbook-dropout")
+
+
+def check_seeds(seeds) -> list[int]:
+    """The seeds of a stack as a list: non-empty, integers, pairwise distinct."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
+        raise ParameterError("seeds", seeds, "a non-empty list of integer seeds, one per model")
+    for s in seeds:
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise ParameterError("seeds", list(seeds), "integer seeds")
+    if len(set(seeds)) != len(seeds):
+        raise ParameterError("seeds", list(seeds), "distinct seeds (a repeated seed would train "
+                             "the same model twice)")
+    return list(seeds)
+
+
+class StackedLanguageModel(nn.Module):
+    """M language models of one :class:`LMConfig`, one per seed, as one tensor program.
+
+    Every weight of :class:`LanguageModel` gets a leading model axis of size M; model m holds
+    exactly the weights ``LanguageModel(cfg)`` draws after ``torch.manual_seed(seeds[m])``
+    (each model is built that way and its parameters stacked). The forward pass takes token
+    ids (M, B, T), one batch per model, and returns logits (M, B, T, V): embeddings are one
+    lookup in the (M V, k) table, every linear map is a batched matmul over the model axis,
+    attention runs over the M B sequences at once.
+
+    Dropout: :meth:`draw_noise` draws model m's masks from its own stream, a generator that
+    starts where the global CPU generator stands after building model m, in the order the
+    single model's forward pass draws them (embedding, then per block attention weights,
+    attention output, MLP output), so a stacked step with those masks is the single models'
+    steps. Without ``noise`` a training-mode forward draws the masks from the global generator
+    (fast, the same distribution, not model m's stream).
+
+    >>> net = StackedLanguageModel(LMConfig(V=50, N=8, L=1, d_x=16, r=4), seeds=[0, 1, 2])
+    >>> net(torch.zeros(3, 5, 8, dtype=torch.long)).shape  # (M, B, T, V)
+    torch.Size([3, 5, 8, 50])
+    >>> torch.equal(net.unstack(1).wte.up.weight, net.param("wte.up.weight")[1])
+    True
+    """
+
+    def __init__(self, cfg: LMConfig, seeds: Sequence[int]):
+        super().__init__()
+        if not isinstance(cfg, LMConfig):
+            raise ParameterError("cfg", type(cfg).__name__, "an LMConfig")
+        self.cfg, self.seeds = cfg, check_seeds(seeds)
+        models, self.rng_states = [], []
+        for s in self.seeds:
+            torch.manual_seed(s)
+            models.append(LanguageModel(cfg))
+            self.rng_states.append(torch.get_rng_state())  # model m's dropout stream
+        self.names = [n for n, _ in models[0].named_parameters()]  # a tied head appears once
+        self.w = nn.ParameterDict({
+            n.replace(".", "__"): nn.Parameter(torch.stack([dict(m.named_parameters())[n].detach()
+                                                            for m in models]))
+            for n in self.names})
+        self.counts = count_parameters(models[0])  # of one model
+        self.generators = None
+        self.register_buffer("causal", torch.full((cfg.N, cfg.N), float("-inf")).triu(1),
+                             persistent=False)  # additive causal mask, as SDPA's math path
+
+    @property
+    def M(self) -> int:
+        return len(self.seeds)
+
+    def param(self, name: str) -> nn.Parameter:
+        """The stacked (M, ...) weight of the single model's parameter ``name``."""
+        return self.w[name.replace(".", "__")]
+
+    def reset_dropout_streams(self):
+        """Model m's dropout generator back to where ``torch.manual_seed(seeds[m])`` and
+        building model m leave the global CPU generator (as ``train_lm`` starts training)."""
+        self.generators = []
+        for state in self.rng_states:
+            g = torch.Generator()
+            g.set_state(state)
+            self.generators.append(g)
+
+    def noise_layout(self, B: int, T: int) -> list[tuple]:
+        """Shapes of one model's dropout masks of one step, in the single model's draw order."""
+        c = self.cfg
+        per_block = [(B, c.H, T, T), (B * T, c.d_x), (B * T, c.d_x)]  # residual stream (B T, d_x)
+        return [(B, T, c.d_x)] + per_block * c.L
+
+    def draw_noise(self, B: int, T: int, device=None) -> list[torch.Tensor]:
+        """Dropout multipliers (0 or 1/(1-p)) of one step, each (M, *shape), model m's from its
+        own stream with the single model's calls (``bernoulli_(1 - p)`` per mask, same shapes,
+        same order), the M models' draws on up to ``torch.get_num_threads()`` threads."""
+        if self.generators is None:
+            self.reset_dropout_streams()
+        shapes = self.noise_layout(B, T)
+        sizes = [math.prod(s) for s in shapes]
+        buf = torch.empty(self.M, sum(sizes))
+        keep = 1.0 - self.cfg.dropout
+
+        def draw(m):  # site by site, as the single model draws (also where bernoulli_ is not
+            for part in buf[m].split(sizes):  # serial, e.g. MKL's: one seed per call)
+                part.bernoulli_(keep, generator=self.generators[m])
+
+        workers = min(self.M, torch.get_num_threads())
+        if workers > 1:
+            list(_draw_pool(workers).map(draw, range(self.M)))
+        else:
+            for m in range(self.M):
+                draw(m)
+        buf.div_(keep)
+        if device is not None:
+            buf = buf.to(device, non_blocking=True)
+        return [part.view(self.M, *shape)
+                for part, shape in zip(buf.split(sizes, dim=1), shapes, strict=True)]
+
+    def _linear(self, x, name, bias=True):
+        W = self.param(name + ".weight")  # (M, out, in), as nn.Linear
+        if bias:
+            return torch.baddbmm(self.param(name + ".bias")[:, None], x, W.transpose(1, 2))
+        return torch.bmm(x, W.transpose(1, 2))
+
+    def _layer_norm(self, x, name):
+        w, b = self.param(name + ".weight"), self.param(name + ".bias")
+        return torch.addcmul(b[:, None], F.layer_norm(x, x.shape[-1:]), w[:, None])
+
+    def _embed(self, idx, name, n, k):
+        M = self.M
+        low = self.param(name + ".low.weight")  # (M, n, k)
+        offset = (torch.arange(M, device=idx.device) * n).view(M, *[1] * (idx.dim() - 1))
+        e = F.embedding(idx + offset, low.reshape(M * n, -1))  # (M, ..., k)
+        if k is None:
+            return e
+        up = self.param(name + ".up.weight")  # (M, d_x, k)
+        return torch.bmm(e.reshape(M, -1, k), up.transpose(1, 2)).view(*e.shape[:-1], -1)
+
+    @staticmethod
+    def _drop(x, p, noise, training):
+        if noise is not None:
+            return x * noise
+        return F.dropout(x, p, training) if p > 0 else x
+
+    def forward(self, idx: torch.Tensor, noise: list[torch.Tensor] | None = None):
+        """Token ids (M, B, T) -> logits (M, B, T, V); ``noise`` from :meth:`draw_noise`."""
+        c, M = self.cfg, self.M
+        if idx.dim() != 3 or idx.shape[0] != M:
+            raise ParameterError("idx", tuple(idx.shape), f"token ids of shape (M = {M}, B, T)")
+        _, B, T = idx.shape
+        if T > c.N:
+            raise ParameterError("T", T, f"a sequence length <= N = {c.N}")
+        p = c.dropout if self.training else 0.0
+        noise = iter(noise) if noise is not None and self.training else None
+        nxt = (lambda: next(noise)) if noise is not None else (lambda: None)
+        tok = self._embed(idx, "wte", c.V, c.r)  # (M, B, T, d_x)
+        pos_ids = torch.arange(T, device=idx.device).expand(M, T)
+        pos = self._embed(pos_ids, "wpe", c.N, c.r_e)  # (M, T, d_x)
+        x = self._drop(tok + pos[:, None], p, nxt(), self.training)
+        x = x.view(M, B * T, c.d_x)
+        H, hs = c.H, c.head_dim
+        for i in range(c.L):
+            b = f"blocks.{i}."
+            qkv = self._linear(self._layer_norm(x, b + "ln_1"), b + "attn.qkv")  # (M, BT, 3Hhs)
+            q, k, v = qkv.view(M * B, T, 3, H, hs).permute(2, 0, 3, 1, 4).unbind(0)  # (MB,H,T,hs)
+            attn_noise = nxt()
+            if attn_noise is None:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+            else:  # SDPA's math path, with model m's mask: q k^T each scaled by d_a^(-1/4)
+                sf = math.sqrt(1.0 / math.sqrt(hs))
+                a = (q * sf) @ (k.transpose(-2, -1) * sf) + self.causal[:T, :T]
+                a = a.softmax(-1).view(M, B, H, T, T) * attn_noise
+                y = a.view(M * B, H, T, T) @ v
+            y = y.transpose(1, 2).reshape(M, B * T, H * hs)
+            x = x + self._drop(self._linear(y, b + "attn.proj"), p, nxt(), self.training)
+            h = F.gelu(self._linear(self._layer_norm(x, b + "ln_2"), b + "mlp.fc"),
+                       approximate="tanh")
+            x = x + self._drop(self._linear(h, b + "mlp.proj"), p, nxt(), self.training)
+        x = self._layer_norm(x, "ln_f")
+        head = self.param("wte.low.weight" if c.tie else "head.weight")  # (M, V, d_x)
+        return torch.bmm(x, head.transpose(1, 2)).view(M, B, T, c.V)
+
+    @torch.no_grad()
+    def unstack(self, m: int) -> LanguageModel:
+        """Model m as a plain :class:`LanguageModel` (a copy of its weights, on the CPU)."""
+        if not isinstance(m, int) or not 0 <= m < self.M:
+            raise ParameterError("m", m, f"a model index 0 <= m < M = {self.M}")
+        with torch.random.fork_rng(devices=[]):
+            model = LanguageModel(self.cfg)
+        for name, p in model.named_parameters():
+            p.copy_(self.param(name)[m].detach().cpu())
+        return model
 
 
 def count_parameters(model: nn.Module) -> dict:

@@ -9,11 +9,18 @@ batch and warm-up down. On CUDA the forward pass runs under bf16 autocast.
 The test loss is the mean next-token cross-entropy (nats) over consecutive non-overlapping
 windows of N tokens of the held-out documents (the paper's Table 1 uses stride 1 instead).
 
+:func:`train_lm_stacked` trains the models of several seeds of one configuration at once, as
+one :class:`~attnbook.lm.StackedLanguageModel` with one AdamW over the stack; on the CPU each
+model gets the batches, dropout masks and (up to float rounding) the numbers of ``train_lm``
+with its seed. Off the CPU, both trainers gather the batches on the device (the same windows
+as :func:`sample_batch`), keep the running loss there (one sync per evaluation) and step a
+fused AdamW.
+
 Used by: wies2021_rank_bottleneck.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,11 +29,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from .errors import ParameterError
-from .lm import count_parameters
+from .lm import LMConfig, StackedLanguageModel, check_seeds, count_parameters
 from .schedules import warmup_cosine
 
-__all__ = ["TrainConfig", "lr_at", "sample_batch", "evaluate", "train_step",
-           "train_lm"]
+_STACKED_CPU_ADAMW = "for-loop"  # AdamW of the stack on the CPU (see benchmarks/bench_lm_stacked)
+
+__all__ = ["TrainConfig", "lr_at", "sample_batch", "sample_batch_on",
+           "evaluate", "train_step", "train_lm", "train_lm_stacked"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +77,42 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 def sample_batch(tokens: np.ndarray, N: int, batch: int, generator: torch.Generator):
     """``batch`` random windows of N+1 tokens: inputs (B, N) and next-token targets (B, N)."""
-    if len(tokens) <= N + 1:
-        raise ParameterError("N", N, f"less than the number of tokens ({len(tokens)})")
-    starts = torch.randint(0, len(tokens) - N - 1, (batch,), generator=generator).numpy()
+    starts = _window_starts(len(tokens), N, batch, generator).numpy()
     win = np.stack([tokens[s:s + N + 1] for s in starts]).astype(np.int64)  # (B, N+1)
     win = torch.from_numpy(win)
     return win[:, :-1], win[:, 1:]
+
+
+def _window_starts(n_tokens: int, N: int, batch: int, generator: torch.Generator):
+    if n_tokens <= N + 1:
+        raise ParameterError("N", N, f"less than the number of tokens ({n_tokens})")
+    return torch.randint(0, n_tokens - N - 1, (batch,), generator=generator)
+
+
+def sample_batch_on(tokens: torch.Tensor, N: int, batch: int, generator: torch.Generator):
+    """:func:`sample_batch` from ``tokens`` already on the device (int64): the same window starts
+    (drawn from the same CPU ``generator``), the windows gathered where ``tokens`` lives, so no
+    batch crosses the bus. Returns inputs (B, N) and targets (B, N), equal to sample_batch's.
+
+    >>> t = np.arange(100, dtype=np.uint16)
+    >>> a = sample_batch(t, 8, 3, torch.Generator().manual_seed(0))
+    >>> b = sample_batch_on(torch.from_numpy(t.astype(np.int64)), 8, 3,
+    ...                     torch.Generator().manual_seed(0))
+    >>> all(torch.equal(u, v) for u, v in zip(a, b))
+    True
+    """
+    starts = _window_starts(len(tokens), N, batch, generator).to(tokens.device, non_blocking=True)
+    win = tokens[starts[:, None] + torch.arange(N + 1, device=tokens.device)]  # (B, N+1)
+    return win[:, :-1], win[:, 1:]
+
+
+def _device_tokens(tokens: np.ndarray, device: torch.device) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(tokens).astype(np.int64)).to(device)
+
+
+def _acc_dtype(device: torch.device) -> torch.dtype:
+    """float64 running sums: the same additions, in the same order, as a Python float."""
+    return torch.float32 if device.type == "mps" else torch.float64
 
 
 def _autocast(device: torch.device):
@@ -94,27 +133,37 @@ def evaluate(model: nn.Module, tokens: np.ndarray, N: int, *, max_tokens: int = 
     if n_win < 1:
         raise ParameterError("max_tokens", max_tokens, f"at least N = {N} test tokens")
     arr = np.asarray(tokens[: n_win * N + 1]).astype(np.int64)
-    x_all = torch.from_numpy(arr[:-1].reshape(n_win, N))  # (W, N)
-    y_all = torch.from_numpy(arr[1:].reshape(n_win, N))
+    x_all = torch.from_numpy(arr[:-1].reshape(n_win, N)).to(device, non_blocking=True)  # (W, N)
+    y_all = torch.from_numpy(arr[1:].reshape(n_win, N)).to(device, non_blocking=True)
     was_training = model.training
     model.eval()
-    total = 0.0
+    total = torch.zeros((), dtype=_acc_dtype(device), device=device)  # one sync, at the end
     for i in range(0, n_win, batch):
-        x, y = x_all[i:i + batch].to(device), y_all[i:i + batch].to(device)
+        x, y = x_all[i:i + batch], y_all[i:i + batch]
         with _autocast(device):
             logits = model(x)
         total += F.cross_entropy(logits.float().flatten(0, 1), y.flatten(),
-                                 reduction="sum").item()
+                                 reduction="sum").to(total.dtype)
     model.train(was_training)
-    return total / (n_win * N)
+    return total.item() / (n_win * N)
 
 
-def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+def _optimizer(model: nn.Module, cfg: TrainConfig, *, model_axis: int = 0,
+               impl: str | None = None) -> torch.optim.AdamW:
+    """AdamW, decaying the matrices only (not biases and LayerNorm gains). ``model_axis`` = 1
+    for stacked weights. ``impl``: "fused", "foreach" or "for-loop"; None keeps torch's default
+    on the CPU (the for-loop, which the cached CPU results were computed with) and fuses on
+    CUDA (one kernel for all parameters)."""
+    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2 + model_axis]
+    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2 + model_axis]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]  # biases and LayerNorm gains
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+    if impl is None:
+        on = next(model.parameters()).device.type
+        impl = "fused" if on == "cuda" else None
+    kw = {"fused": {"fused": True}, "foreach": {"foreach": True},
+          "for-loop": {"foreach": False}, None: {}}[impl]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), **kw)
 
 
 def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
@@ -152,21 +201,25 @@ def train_lm(make_model: Callable[[], nn.Module], train_tokens: np.ndarray,
         from .progress import progress_bar
 
         steps = progress_bar(steps, desc="steps", leave=False)
+    on_cpu = device.type == "cpu"
+    tokens = None if on_cpu else _device_tokens(train_tokens, device)
     model.train()
     t0 = time.perf_counter()
-    running = 0.0
+    running = torch.zeros((), dtype=_acc_dtype(device), device=device)  # synced per evaluation
     for step in steps:
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
-        x, y = sample_batch(train_tokens, N, cfg.batch, gen)
-        x, y = x.to(device), y.to(device)
-        running += train_step(model, opt, x, y, device).item()
+        if on_cpu:  # the sampler the cached CPU results were drawn with
+            x, y = sample_batch(train_tokens, N, cfg.batch, gen)
+        else:  # the same windows, gathered on the device
+            x, y = sample_batch_on(tokens, N, cfg.batch, gen)
+        running += train_step(model, opt, x, y, device).detach().to(running.dtype)
         last = step == cfg.steps - 1
         if (cfg.eval_every and (step + 1) % cfg.eval_every == 0) or last:
             n_since = (step % cfg.eval_every + 1) if cfg.eval_every else cfg.steps
             curve_step.append(step + 1)
-            curve_train.append(running / n_since)
-            running = 0.0
+            curve_train.append(running.item() / n_since)
+            running.zero_()
             if not last:
                 curve_test.append(evaluate(model, test_tokens, N, max_tokens=cfg.eval_tokens,
                                            batch=cfg.eval_batch, device=device))
@@ -180,3 +233,144 @@ def train_lm(make_model: Callable[[], nn.Module], train_tokens: np.ndarray,
             **{f"params_{k}": v for k, v in params.items()},
             "tokens_seen": cfg.steps * cfg.batch * N,
             "tokens_per_s": cfg.steps * cfg.batch * N / train_s, "peak_mem_bytes": peak}
+
+
+@torch.no_grad()
+def _evaluate_stacked(net: StackedLanguageModel, tokens: np.ndarray, N: int, *,
+                      max_tokens: int = 0, batch: int = 32, device=None) -> list[float]:
+    """:func:`evaluate` of every model of the stack on the same windows, (M,) losses."""
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    n = len(tokens) - 1
+    if max_tokens:
+        n = min(n, max_tokens)
+    n_win = n // N
+    if n_win < 1:
+        raise ParameterError("max_tokens", max_tokens, f"at least N = {N} test tokens")
+    arr = np.asarray(tokens[: n_win * N + 1]).astype(np.int64)
+    x_all = torch.from_numpy(arr[:-1].reshape(n_win, N)).to(device, non_blocking=True)
+    y_all = torch.from_numpy(arr[1:].reshape(n_win, N)).to(device, non_blocking=True)
+    M = net.M
+    was_training = net.training
+    net.eval()
+    total = torch.zeros(M, dtype=_acc_dtype(device), device=device)
+    for i in range(0, n_win, batch):
+        x, y = x_all[i:i + batch], y_all[i:i + batch]
+        with _autocast(device):
+            logits = net(x.expand(M, *x.shape))  # (M, b, N, V)
+        ce = F.cross_entropy(logits.float().flatten(0, 2), y.expand(M, *y.shape).flatten(),
+                             reduction="none")
+        total += ce.view(M, -1).sum(1).to(total.dtype)
+    net.train(was_training)
+    return (total / (n_win * N)).tolist()
+
+
+def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarray,
+                     test_tokens: np.ndarray, train_cfg: TrainConfig, seeds: Sequence[int],
+                     device: torch.device | str = "cpu", *, progress: bool = False,
+                     per_model_dropout: bool | None = None,
+                     optimizer: str | None = None, return_model: bool = False) -> list[dict]:
+    """Train one model per seed of one configuration at once; one ``train_lm`` result per seed.
+
+    The models form one :class:`~attnbook.lm.StackedLanguageModel` (leading model axis M on
+    every weight, batched matmuls) trained by one AdamW over the stack with the recipe
+    ``train_cfg`` (wies2021 appendix C). Model m is ``train_lm(lambda: LanguageModel(cfg),
+    ..., seed=seeds[m])``: the same initial weights, the same batches (window starts from a
+    generator seeded ``seed + 1``), the same dropout masks when ``per_model_dropout`` (the
+    default on the CPU; off the CPU the stack draws its masks from the device generator, the
+    same distribution but not model m's stream), the same schedule, loss and AdamW step;
+    its losses and weights equal train_lm's up to float rounding (the batched matmuls sum in
+    another order).
+
+    ``cfg`` is one :class:`LMConfig`, or one per seed (all equal). Returns a list of M dicts,
+    in the order of ``seeds``, with train_lm's keys and meanings; ``tokens_per_s`` is that
+    model's tokens over the stack's training time (the stack processes M times as many) and
+    ``peak_mem_bytes`` the stack's peak. ``optimizer`` picks AdamW's implementation ("fused",
+    "foreach", "for-loop"; None: fused on CUDA, the faster measured one on the CPU).
+    ``return_model`` returns ``(results, stacked_model)`` (:meth:`~attnbook.lm.
+    StackedLanguageModel.unstack` gives model m as a LanguageModel).
+    """
+    seeds = check_seeds(seeds)
+    if not isinstance(cfg, LMConfig):
+        cfgs = list(cfg) if isinstance(cfg, Sequence) else [cfg]
+        if len(cfgs) != len(seeds) or not all(isinstance(c, LMConfig) for c in cfgs):
+            raise ParameterError("cfg", type(cfg).__name__, f"an LMConfig, or a list of "
+                                 f"{len(seeds)} LMConfigs (one per seed)")
+        if any(c != cfgs[0] for c in cfgs):
+            raise ParameterError("cfg", len({c for c in cfgs}), "one LMConfig shared by all "
+                                 "models of a stack (found different configurations)")
+        cfg = cfgs[0]
+    if not isinstance(train_cfg, TrainConfig):
+        raise ParameterError("train_cfg", type(train_cfg).__name__, "a TrainConfig")
+    for name, t in (("train_tokens", train_tokens), ("test_tokens", test_tokens)):
+        if len(t) and int(np.max(t)) >= cfg.V:
+            raise ParameterError(name, f"max id {int(np.max(t))}", f"token ids < V = {cfg.V}")
+    device = torch.device(device)
+    N, M, B = cfg.N, len(seeds), train_cfg.batch
+    if per_model_dropout is None:
+        per_model_dropout = device.type == "cpu"
+    net = StackedLanguageModel(cfg, seeds).to(device)
+    gens = [torch.Generator().manual_seed(s + 1) for s in seeds]  # as train_lm's batches
+    if optimizer is None:
+        optimizer = "fused" if device.type == "cuda" else _STACKED_CPU_ADAMW
+    opt = _optimizer(net, train_cfg, model_axis=1, impl=optimizer)
+    tokens = _device_tokens(train_tokens, device)
+    _window_starts(len(tokens), N, B, torch.Generator())  # checks N against the corpus
+    offsets = torch.arange(N + 1, device=device)
+    exact_noise = per_model_dropout and cfg.dropout > 0
+    if exact_noise:
+        net.reset_dropout_streams()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+    def evaluate_all():
+        return _evaluate_stacked(net, test_tokens, N, max_tokens=train_cfg.eval_tokens,
+                                 batch=train_cfg.eval_batch, device=device)
+
+    curve_step, curve_train, curve_test = [], [], []
+    steps = range(train_cfg.steps)
+    if progress:
+        from .progress import progress_bar
+
+        steps = progress_bar(steps, desc=f"steps ({M} models)", leave=False)
+    net.train()
+    t0 = time.perf_counter()
+    running = torch.zeros(M, dtype=_acc_dtype(device), device=device)
+    for step in steps:
+        lr = lr_at(step, train_cfg)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        starts = torch.stack([torch.randint(0, len(tokens) - N - 1, (B,), generator=g)
+                              for g in gens])  # (M, B): train_lm's window starts per model
+        win = tokens[starts.to(device, non_blocking=True)[..., None] + offsets]  # (M, B, N+1)
+        x, y = win[..., :-1], win[..., 1:]
+        noise = net.draw_noise(B, N, device) if exact_noise else None
+        with _autocast(device):
+            logits = net(x, noise)  # (M, B, N, V)
+        losses = F.cross_entropy(logits.float().flatten(0, 2), y.flatten(),
+                                 reduction="none").view(M, -1).mean(1)  # (M,): each model's mean
+        opt.zero_grad(set_to_none=True)
+        losses.sum().backward()  # model m's gradient is that of its own mean loss
+        opt.step()
+        running += losses.detach().to(running.dtype)
+        last = step == train_cfg.steps - 1
+        if (train_cfg.eval_every and (step + 1) % train_cfg.eval_every == 0) or last:
+            n_since = (step % train_cfg.eval_every + 1) if train_cfg.eval_every \
+                else train_cfg.steps
+            curve_step.append(step + 1)
+            curve_train.append([v / n_since for v in running.tolist()])
+            running.zero_()
+            if not last:
+                curve_test.append(evaluate_all())
+    train_s = time.perf_counter() - t0
+    test = evaluate_all()
+    curve_test.append(test)
+    peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
+    tokens_seen = train_cfg.steps * B * N
+    params = net.counts
+    results = [{"test_loss": test[m], "train_loss": curve_train[-1][m],
+             "curve_step": list(curve_step), "curve_train": [c[m] for c in curve_train],
+             "curve_test": [c[m] for c in curve_test],
+             **{f"params_{k}": v for k, v in params.items()},
+             "tokens_seen": tokens_seen, "tokens_per_s": tokens_seen / train_s,
+             "peak_mem_bytes": peak} for m in range(M)]
+    return (results, net) if return_model else results
