@@ -9,13 +9,14 @@ NB      ?=
 ARGS    ?=
 STAMP   := $(VENV)/.installed
 
-.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval book-ci run claims lock clean
+.PHONY: help venv corpora book notebooks pages html test lint unit notebooks-ci nbval book-ci run claims stale lock clean
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
 	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "make claims PROFILE=..        print the claims ledger"
+	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since"
 
 venv: $(STAMP)
 $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
@@ -50,6 +51,12 @@ run: venv
 
 claims: venv
 	$(PY) -m attnbook claims --profile $(PROFILE)
+
+# results (and ledger entries) computed by library code that has changed since, or damaged:
+# `make book` recomputes those of the profile it builds, like missing ones. All profiles
+# unless PROFILE is given on the command line.
+stale: venv
+	$(PY) -m attnbook stale $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE))
 
 # ---- the checks ------------------------------------------------------------------------
 test: venv lint unit notebooks-ci nbval book-ci

@@ -5,7 +5,7 @@ import re
 import nbformat
 import pytest
 
-from attnbook.book import paths
+from attnbook import paths
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from attnbook.book import paths
+from attnbook import paths
 from attnbook.book.profiles import check_value, load_spec, parse_value
 from attnbook.errors import AttnbookError, ParameterError
 
@@ -38,9 +38,91 @@ def test_profile_file_errors_name_the_file(tmp_path):
 
     nb = tmp_path / "x.ipynb"
     shutil.copy(Path(__file__).parent / "fixtures" / "notebooks" / "a_ok.ipynb", nb)
-    nb.with_suffix(".yml").write_text("profiles:\n  ci: {k: 50}\nallowed:\n  k: {max: 5}\n")
+    nb.with_suffix(".yml").write_text("profiles:\n  ci: {k: 50}\nallowed:\n  k: {min: 1, max: 5}\n"
+                                      "  seed: {min: 0, max: 9}\n")
     with pytest.raises(AttnbookError, match=r"x.yml: profile ci: parameter k = 50 is out of range"):
         load_spec(nb)
     nb.with_suffix(".yml").write_text("profiles:\n  laptop: {}\n")
     with pytest.raises(AttnbookError, match=r"unknown profiles \['laptop'\]"):
         load_spec(nb)
+    nb.with_suffix(".yml").write_text("allowed:\n  k: {min: 1}\n  seed: {min: 0, max: 9}\n")
+    with pytest.raises(AttnbookError, match=r"numeric parameter 'k' needs both a min and a max"):
+        load_spec(nb)
+    for bad, what in [("__import__('os')", "calls something other than"),
+                      ("k.real > 0", "uses Attribute"), ("j < k", "names 'j', not a parameter"),
+                      ("k <", "is not an expression")]:
+        nb.with_suffix(".yml").write_text(
+            "allowed:\n  k: {min: 1, max: 5}\n  seed: {min: 0, max: 9}\n"
+            f"rules:\n  - check: \"{bad}\"\n")
+        with pytest.raises(AttnbookError, match=what):
+            load_spec(nb)
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_numeric_parameter_is_bounded_above_and_below(nb):
+    """Issue item 6: no parameter may take any number (steps = 1e10 would train for ever)."""
+    spec = load_spec(nb)
+    for name, default in spec.defaults.items():
+        leaves = default if isinstance(default, list) else [default]
+        while leaves and isinstance(leaves[0], list):
+            leaves = [x for sub in leaves for x in sub]
+        if name != "profile" and leaves and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in leaves):
+            rule = spec.allowed.get(name) or {}
+            assert "min" in rule and "max" in rule, f"{nb.stem}: {name} needs min and max"
+
+
+# in-notebook checks that name several parameters but bound each on its own (``allowed`` has
+# them as minimums already)
+UNLINKED = {"min(heads) >= 1 and H_context >= 1", "min(T_heads + T_context + T_gp + T_reg) >= 1"}
+
+
+def test_every_in_notebook_check_that_links_parameters_is_a_rule():
+    """Each chapter's ab.require(...) on two or more parameters has a rule in its .yml, so
+    that the runner rejects the input before a kernel starts (issue item 2)."""
+    import ast
+
+    import nbformat
+
+    for path in NOTEBOOKS:
+        spec = load_spec(path)
+        nb = nbformat.read(path, as_version=4)
+        params = set(spec.defaults) - {"profile", "seed"}
+        ruled = {n for r in spec.rules for n in r.names}
+        missing = []
+        for cell in nb.cells:
+            if cell.cell_type != "code" or "ab.require(" not in cell.source:
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "require":
+                    names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+                    linked = names & params
+                    text = ast.unparse(node.args[0])
+                    if len(linked) >= 2 and text not in UNLINKED and not linked <= ruled:
+                        missing.append(text)
+        assert not missing, f"{path.stem}: no rule for {missing}"
+
+
+@pytest.mark.parametrize("text, default, problem", [
+    ("[a, b]", [4, 8], "has the wrong type: allowed a non-empty value of type list of int"),
+    ("[[1,2]]", [4, 8], "has the wrong type"),
+    ("[nan]", [0.5, 1.0], "is not a finite number"),
+    ("[1e9]", [4, 8], "has the wrong type"),
+    ("[]", [4, 8], "has the wrong type"),
+    ("[1, 2.5]", [4, 8], "has the wrong type"),
+    ("[[1, a]]", [[1, 2]], "has the wrong type"),
+])
+def test_list_elements_are_type_checked(text, default, problem):
+    """Issue item 3: a list's elements are checked like the default's, recursively, as one
+    line (not a TypeError from deep inside)."""
+    with pytest.raises(ParameterError, match=problem.replace("[", r"\[")):
+        check_value("xs", parse_value("xs", text, default), default, {"min": 0, "max": 100})
+    assert parse_value("xs", "[1e-3, 2]", [0.5]) == [0.001, 2.0]
+    assert check_value("xs", [[1, 2]], [[3, 4]], {"min": 0, "max": 5}) == [[1, 2]]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_floats_must_be_finite(value):
+    """Issue item 4: NaN passes no range check."""
+    with pytest.raises(ParameterError, match="is not a finite number"):
+        check_value("min_gap", parse_value("min_gap", value, 3.0), 3.0, {"min": 1.0, "max": 12.0})

@@ -87,7 +87,8 @@ def test_changed_parameters_run_but_leave_the_ledger_alone(sandbox):
     (entry,) = execute([job], build_dir=build, log=lambda *_: None)
     assert entry["status"] == "ok" and entry["overrides"] == {"k": 2}
     assert not ledger.exists()
-    text = (build / "executed" / "a_ok.ipynb").read_text()
+    assert not (build / "executed" / "a_ok.ipynb").exists()  # the book's copy: profiles only
+    text = (job.explore_dir(build) / "a_ok.ipynb").read_text()
     assert "L-Lem1 [ci] reproduced: k = 2" in text  # k == 2: the verdict is computed and shown
     assert "not recorded in the ledger: parameters changed from profile ci: k=2" in text
     (entry,) = execute([same], build_dir=build, log=lambda *_: None)

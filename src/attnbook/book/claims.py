@@ -5,6 +5,10 @@ the paper's value and the criterion that decides reproduction). The measured sid
 JSON file per claim (and part) and profile under ``data/claims/results/<profile>/``, written
 by :func:`record` from a notebook, carrying the run that produced it. A claim no run has
 touched is ``not run``; there is no default pass.
+
+Each entry's ``run`` carries the code fingerprint of the kernel that recorded it and, under
+``computed_by``, the fingerprints of the cached results behind it: :func:`stale_modules` lists
+the modules changed since, and :func:`status_table` marks such an entry stale.
 """
 
 import json
@@ -15,10 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import AttnbookError
-from .store import atomic_write, jsonable
+from .provenance import changed_modules, code_fingerprint
+from .store import atomic_write, dumps, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "status_table",
-           "verdict_line"]
+__all__ = ["PROFILES", "STATUSES", "check_claim_id", "load_ledger", "record", "stale_modules",
+           "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
 STATUSES = ("reproduced", "not reproduced", "partly run", "not run")
@@ -95,6 +100,8 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
         raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
     if reproduced not in (True, False, None):
         raise AttnbookError(f"reproduced must be True, False or None, got {reproduced!r}")
+    run = dict(run)
+    run.setdefault("fingerprint", code_fingerprint())
     entry = {
         "id": claim_id, "part": part, "profile": profile, "status": _status(reproduced),
         "measured": str(measured), "notebook": notebook, "details": jsonable(details or {}),
@@ -103,10 +110,14 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     name = claim_id + (f"__{_slug(part)}" if part else "")
     path = claims_dir / "results" / profile / f"{name}.json"
     if path.exists():  # a re-draw with the same verdict keeps the run that established it
-        old = json.loads(path.read_text())
-        if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")):
+        try:  # ... unless that run's code has changed since (or the file is damaged)
+            old = json.loads(path.read_text())
+        except ValueError:
+            old = {}
+        if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")) \
+                and not stale_modules(old):
             return old
-    atomic_write(path, json.dumps(entry, indent=1, sort_keys=True))
+    atomic_write(path, dumps(entry, indent=1, sort_keys=True))
     return entry
 
 
@@ -116,11 +127,35 @@ def _device(run: dict) -> str:
     return "; ".join(devices) or run.get("device", "")
 
 
+def stale_modules(entry: dict) -> list[str]:
+    """The library modules changed since the entry's run and the results behind it were
+    computed ([] when current; a placeholder when the entry predates fingerprints)."""
+    run = entry.get("run") or {}
+    changed = set(changed_modules(run.get("fingerprint")))
+    for src in run.get("computed_by") or []:  # a cached result from before fingerprints: stale
+        changed.update(changed_modules(src.get("fingerprint")))
+    return sorted(changed)
+
+
+def _dirty(run: dict) -> str:
+    """'' for a run from committed code, else 'dirty (diff <hash>)'."""
+    if run.get("dirty") or str(run.get("commit", "")).endswith("+dirty"):
+        return "dirty" + (f" (diff {run['diff_sha256']})" if run.get("diff_sha256") else "")
+    return ""
+
+
 def _results(claims_dir: Path, profiles) -> list[dict]:
     out = []
     for profile in profiles:
         for f in sorted((claims_dir / "results" / profile).glob("*.json")):
-            out.append(json.loads(f.read_text()))
+            try:
+                entry = json.loads(f.read_text())
+                if not isinstance(entry, dict) or "id" not in entry:
+                    raise ValueError("not a ledger entry")
+            except ValueError as e:
+                raise AttnbookError(f"{f}: damaged ledger entry ({type(e).__name__}: {e}); "
+                                    f"delete it and re-run its notebook") from e
+            out.append(entry)
     return out
 
 
@@ -147,7 +182,8 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                     "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"]}
             if not mine:
                 rows.append({**base, "part": None, "status": "not run", "measured": "",
-                             "notebook": "", "commit": "", "device": "", "time": ""})
+                             "notebook": "", "commit": "", "device": "", "time": "",
+                             "stale": "", "dirty": ""})
                 continue
             statuses = [r["status"] for r in mine]
             ran = [s for s in statuses if s != "not run"]
@@ -168,10 +204,13 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                 if len(ran) < len(statuses):
                     measured += f", {len(statuses) - len(ran)} not run"
             last = max(mine, key=lambda r: r["run"].get("time", ""))
+            stale = sorted({m for r in mine for m in stale_modules(r)})
+            dirty = next((_dirty(r["run"]) for r in mine if _dirty(r["run"])), "")
             rows.append({**base, "part": None, "status": status, "measured": measured,
                          "notebook": last["notebook"], "commit": last["run"].get("commit", ""),
                          "device": _device(last["run"]),
-                         "time": last["run"].get("time", "")})
+                         "time": last["run"].get("time", ""), "stale": ", ".join(stale),
+                         "dirty": dirty})
             if parts:
                 for r in mine:
                     if r["part"] is not None:
@@ -179,5 +218,7 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                                      "measured": r["measured"], "notebook": r["notebook"],
                                      "commit": r["run"].get("commit", ""),
                                      "device": _device(r["run"]),
-                                     "time": r["run"].get("time", "")})
+                                     "time": r["run"].get("time", ""),
+                                     "stale": ", ".join(stale_modules(r)),
+                                     "dirty": _dirty(r["run"])})
     return pd.DataFrame(rows)

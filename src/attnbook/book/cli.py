@@ -1,4 +1,4 @@
-"""Command line: ``python -m attnbook {run,claims,params,report}``."""
+"""Command line: ``python -m attnbook {run,claims,params,report,stale}``."""
 
 import argparse
 import json
@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     pa.add_argument("notebook")
 
     sub.add_parser("report", help="write the generated book pages (status, execution report)")
+
+    st = sub.add_parser("stale", help="list stored results and ledger entries whose library "
+                                      "code has changed since they were computed, or that are "
+                                      "damaged")
+    st.add_argument("--profile", default=None, help="only this profile (ci, cpu or full)")
     return p
 
 
@@ -40,10 +45,26 @@ def _run(args) -> int:
 
     jobs = plan(args.notebooks, args.profile, args.parameter)
     if args.profile == "full" and _device() == "cpu":
+        from .store import stored_results
+
+        stems = {j.spec.stem for j in jobs if not j.overrides}
+        redo = [r for r in stored_results(profile="full")
+                if r["notebook"] in stems and (r["problem"] or r["changed"])]
         print("note: profile full is sized for one GPU (about an hour per notebook) and this "
               "machine has none; results not already under data/results/<notebook>/full/ "
               "are computed on the CPU and can take many hours. Committed full results are "
-              "re-drawn without recomputing.", file=sys.stderr)
+              "re-drawn without recomputing"
+              + (f", except {len(redo)} that are stale or damaged and are recomputed like "
+                 f"missing ones (python -m attnbook stale --profile full lists them)."
+                 if redo else "."), file=sys.stderr)
+    if any(not j.overrides for j in jobs):
+        from .provenance import git_state
+
+        state = git_state()
+        if state.get("dirty"):
+            print(f"note: the tree has uncommitted changes: results stored by this run are "
+                  f"recorded as dirty (diff {state['diff_sha256']}) on {state['commit']}; "
+                  f"commit first for results that a commit reproduces", file=sys.stderr)
     entries = execute(jobs, recompute=args.recompute)
     failed = [e for e in entries if e["status"] != "ok"]
     print(f"{len(entries) - len(failed)}/{len(entries)} notebooks ran at profile "
@@ -92,6 +113,37 @@ def _params(args) -> int:
         per = [repr((spec.profiles.get(p) or {}).get(name, default)) if name != "profile"
                else p for p in PROFILES]
         print(f"  {name} = {default!r} | {rule or '-'} | " + " | ".join(per))
+    for rule in spec.rules:
+        print(f"  rule: {rule.check}" + (f"  ({rule.message})" if rule.message else ""))
+    return 0
+
+
+def _stale(args) -> int:
+    """List stale or damaged stored results and stale ledger entries (one per line)."""
+    from .. import paths
+    from .claims import status_table
+    from .store import stored_results
+
+    if args.profile is not None and args.profile not in PROFILES:
+        from .runner import UsageError
+
+        raise UsageError(f"unknown profile {args.profile!r}: allowed {', '.join(PROFILES)}")
+    n = 0
+    for r in stored_results(profile=args.profile):
+        if not (r["problem"] or r["changed"]):
+            continue
+        n += 1
+        rel = r["path"].relative_to(paths.ROOT) if r["path"].is_relative_to(paths.ROOT) \
+            else r["path"]
+        why = r["problem"] or "stale (changed: " + ", ".join(r["changed"]) + ")"
+        print(f"{r['notebook']}\t{r['profile']}\t{rel}\t{why}")
+    table = status_table(args.profile)
+    for _, row in table[table["stale"] != ""].iterrows():
+        n += 1
+        print(f"{row['notebook']}\t{row['profile']}\tledger {row['id']}\t"
+              f"stale (changed: {row['stale']})")
+    print(f"{n} stale or damaged" + (f" at profile {args.profile}" if args.profile else ""),
+          file=sys.stderr)
     return 0
 
 
@@ -104,6 +156,8 @@ def main(argv=None) -> int:
             return _claims(args)
         if args.command == "params":
             return _params(args)
+        if args.command == "stale":
+            return _stale(args)
         if args.command == "report":
             from .report import write_pages
 
@@ -113,4 +167,9 @@ def main(argv=None) -> int:
     except AttnbookError as e:
         print(f"attnbook: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("attnbook: interrupted: the kernel was shut down and the run recorded as "
+              "interrupted in build/manifest.jsonl; finished sweep configurations are kept",
+              file=sys.stderr)
+        return 130
     return 0

@@ -6,17 +6,33 @@ the default (``cpu``) profile, and a sibling ``notebooks/<stem>.yml``::
     allowed:            # ranges the runner checks before anything executes
       max_depth: {min: 1, max: 5}
       task: {choices: [classification, regression]}
+    rules:              # conditions that link parameters, also checked before anything runs
+      - check: "line_max_depth <= max_depth"
+        message: "the line test needs depths the network has"
+        follow: {line_max_depth: "min(line_max_depth, max_depth)"}  # optional, see below
     profiles:           # each lists only what differs from the parameters cell
       ci: {max_depth: 3}   # why, with the arithmetic
       cpu: {}
       full: {max_depth: 5}
 
 Every value, from a profile or from ``-p NAME VALUE``, is checked against the type of the
-default in the parameters cell and the ``allowed`` range; a bad one is a one-line
-:class:`~attnbook.errors.ParameterError`, raised before any notebook runs.
+default in the parameters cell (list elements too, recursively) and the ``allowed`` range;
+numbers must be finite, and every numeric parameter must have both a ``min`` and a ``max``.
+Then every rule is evaluated on the complete parameter set. A bad value or a failed rule is a
+one-line :class:`~attnbook.errors.ParameterError`, raised before any notebook runs.
+
+A rule's ``follow`` names parameters that a run did not set with ``-p`` and that may follow
+the ones it did: ``-p max_depth 2`` at a profile with ``line_max_depth = 3`` runs with
+``line_max_depth = 2`` (and says so) instead of failing. A value set with ``-p`` never moves.
+
+Rules are small expressions over parameter names, evaluated safely: names, numbers, strings,
+comparisons, ``and``/``or``/``not``, ``+ - * / // %``, conditional expressions, list
+displays, comprehensions and generator expressions, and the functions
+``min max len all any sum abs range comb``; anything else is an error when the ``.yml`` loads.
 """
 
 import ast
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,33 +41,112 @@ import yaml
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 
-__all__ = ["NotebookSpec", "load_spec", "parse_value", "check_value"]
+__all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
+
+_FUNCS = {"min": min, "max": max, "len": len, "all": all, "any": any, "sum": sum, "abs": abs,
+          "range": range, "comb": math.comb}
+_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+          ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare,
+          ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Name,
+          ast.Load, ast.Store, ast.Constant, ast.Call, ast.List, ast.Tuple, ast.IfExp,
+          ast.GeneratorExp, ast.ListComp, ast.comprehension)
+
+
+@dataclass
+class Rule:
+    """A condition over several parameters, e.g. ``line_max_depth <= max_depth``."""
+
+    check: str
+    message: str = ""
+    follow: dict = field(default_factory=dict)  # name -> expression it may take instead
+    names: tuple = ()  # the parameters the check reads, in order of appearance
+
+    def holds(self, params: dict) -> bool:
+        return bool(_evaluate(self.check, params))
+
+
+def _compile_rule(expr: str, where: str, parameters) -> tuple:
+    """Check that ``expr`` uses only the whitelisted syntax; return the parameters it reads."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        raise AttnbookError(f"{where}: rule {expr!r} is not an expression: {e.msg}") from e
+    bound = {t.id for node in ast.walk(tree) if isinstance(node, ast.comprehension)
+             for t in ast.walk(node.target) if isinstance(t, ast.Name)}
+    names = []
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise AttnbookError(f"{where}: rule {expr!r} uses {type(node).__name__}, which "
+                                f"rules may not")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                               and node.func.id in _FUNCS and not node.keywords):
+            raise AttnbookError(f"{where}: rule {expr!r} calls something other than "
+                                f"{', '.join(_FUNCS)}")
+        if isinstance(node, ast.Name) and node.id not in bound and node.id not in _FUNCS:
+            if node.id not in parameters:
+                raise AttnbookError(f"{where}: rule {expr!r} names {node.id!r}, not a parameter")
+            if node.id not in names:
+                names.append(node.id)
+    return tuple(names)
+
+
+def _evaluate(expr: str, params: dict):
+    # the expression passed _compile_rule: no attributes, subscripts, lambdas or imports
+    return eval(compile(ast.parse(expr, mode="eval"), "<rule>", "eval"),  # noqa: S307
+                {"__builtins__": {}, **_FUNCS, **params})
 
 
 @dataclass
 class NotebookSpec:
-    """A notebook's parameters (name -> default), allowed ranges and profiles."""
+    """A notebook's parameters (name -> default), allowed ranges, rules and profiles."""
 
     path: Path
     defaults: dict
     allowed: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
+    rules: list = field(default_factory=list)
 
     @property
     def stem(self) -> str:
         return self.path.stem
 
-    def parameters(self, profile: str, overrides: dict | None = None) -> dict:
-        """The parameters papermill injects: the profile's values, then the overrides."""
+    def parameters(self, profile: str, overrides: dict | None = None,
+                   notes: list | None = None) -> dict:
+        """The parameters papermill injects: the profile's values, then the overrides.
+
+        Every value and every rule is checked on the complete set. A parameter a rule may
+        ``follow`` with, and that ``overrides`` does not set, takes the followed value when
+        the rule fails otherwise; ``notes`` (a list) receives one line per such change.
+        """
         if profile not in PROFILES:
             raise ParameterError("profile", profile, ", ".join(PROFILES), problem="is unknown")
         params = dict(self.profiles.get(profile) or {})
-        for name, value in (overrides or {}).items():
+        overrides = overrides or {}
+        for name, value in overrides.items():
             params[name] = value
         for name, value in params.items():
             self.check(name, value)
+        full = {**self.defaults, **params}
+        for rule in self.rules:
+            if rule.holds(full):
+                continue
+            movable = {k: e for k, e in rule.follow.items() if k not in overrides}
+            if movable and overrides:
+                trial = dict(full)
+                for k, e in movable.items():
+                    trial[k] = _evaluate(e, full)
+                if rule.holds(trial) and all(r.holds(trial) for r in self.rules):
+                    for k in movable:
+                        self.check(k, trial[k])
+                        if trial[k] != full[k]:
+                            if notes is not None:
+                                notes.append(f"{self.stem}: {k} = {trial[k]!r} (profile "
+                                             f"{profile} has {full[k]!r}), to keep {rule.check}")
+                            params[k] = full[k] = trial[k]
+                    continue
+            raise _rule_error(rule, full, overrides)
         params["profile"] = profile
         return params
 
@@ -66,8 +161,58 @@ class NotebookSpec:
         return check_value(name, value, self.defaults[name], self.allowed.get(name) or {})
 
 
+def _rule_error(rule: Rule, params: dict, overrides: dict) -> "RuleError":
+    """One line naming every parameter the rule reads, their values, and what to change."""
+    values = ", ".join(f"{n} = {params[n]!r}" for n in rule.names)
+    set_here = [n for n in rule.names if n in overrides]
+    others = [n for n in rule.names if n not in overrides]
+    if set_here and others:
+        fix = (f"change {' or '.join(set_here)}, or also set "
+               + " / ".join(f"-p {n} ..." for n in others))
+    else:
+        fix = "change " + " or ".join(f"-p {n}" for n in rule.names)
+    return RuleError(rule, f"parameters {values} break the rule {rule.check}"
+                     + (f" ({rule.message})" if rule.message else "") + f": {fix}")
+
+
+class RuleError(ParameterError):
+    """A rule that links parameters does not hold: the message names all of them."""
+
+    def __init__(self, rule: Rule, message: str):
+        self.rule = rule
+        self.name = rule.names[0] if rule.names else ""
+        self.value, self.allowed = None, rule.check
+        Exception.__init__(self, message)
+
+
 def _type_name(default) -> str:
+    if isinstance(default, (list, tuple)) and default:
+        return f"list of {_type_name(default[0])}"
     return type(default).__name__
+
+
+def _element_default(default):
+    """The value a list default's elements are checked against (float if any is a float)."""
+    if not default:
+        return None
+    if any(isinstance(v, float) for v in default) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in default):
+        return float(default[0])
+    return default[0]
+
+
+def _coerce(value, default):
+    """YAML reads ``1e-3`` and ``nan`` inside a list as strings: parse them as the default's
+    element type, so that the type and finiteness checks see numbers."""
+    if isinstance(default, (list, tuple)) and isinstance(value, list):
+        elem = _element_default(default)
+        return [_coerce(v, elem) for v in value] if elem is not None else value
+    if isinstance(value, str) and type(default) in (int, float):
+        try:
+            return type(default)(value)
+        except ValueError:
+            return value
+    return value
 
 
 def parse_value(name: str, text: str, default):
@@ -93,13 +238,46 @@ def parse_value(name: str, text: str, default):
             value = yaml.safe_load(text)
             if not isinstance(value, list):
                 raise ValueError
-            return value
+            return _coerce(value, default)
         if kind is str:
             return text
-    except ValueError:
+    except (ValueError, yaml.YAMLError):
         pass
     raise ParameterError(name, text, f"a value of type {_type_name(default)}",
                          problem="has the wrong type")
+
+
+def _is_number(default) -> bool:
+    return isinstance(default, (int, float)) and not isinstance(default, bool)
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _type_ok(value, default) -> bool:
+    """Whether ``value`` has the default's type; list elements recursively, lists non-empty."""
+    kind = type(default)
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return False
+        if not default:
+            return True
+        elem = _element_default(default)
+        return len(value) > 0 and all(_type_ok(v, elem) for v in value)
+    if kind is str:
+        return isinstance(value, str)
+    return True
 
 
 def check_value(name: str, value, default, rule: dict):
@@ -111,27 +289,25 @@ def check_value(name: str, value, default, rule: dict):
     Traceback (most recent call last):
     ...
     attnbook.errors.ParameterError: parameter n = 9 is out of range: allowed 1 <= n <= 5
+    >>> check_value("lr", float("nan"), 0.1, {"min": 0, "max": 1})
+    Traceback (most recent call last):
+    ...
+    attnbook.errors.ParameterError: parameter lr = nan is not a finite number: allowed 0 <= lr <= 1
     """
-    kind = type(default)
-    ok_type = (
-        isinstance(value, bool) if kind is bool
-        else isinstance(value, int) and not isinstance(value, bool) if kind is int
-        else isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float
-        else isinstance(value, (list, tuple)) if kind in (list, tuple)
-        else isinstance(value, str) if kind is str
-        else True
-    )
-    if not ok_type:
-        raise ParameterError(name, value, f"a value of type {_type_name(default)}",
-                             problem="has the wrong type")
-    items = value if isinstance(value, (list, tuple)) else [value]
+    if not _type_ok(value, default):
+        what = ("a non-empty " if isinstance(default, (list, tuple)) and default else "a ") \
+            + f"value of type {_type_name(default)}"
+        raise ParameterError(name, value, what, problem="has the wrong type")
     lo, hi, choices = rule.get("min"), rule.get("max"), rule.get("choices")
-    for v in items:
+    rng = (f"{lo} <= {name} <= {hi}" if lo is not None and hi is not None
+           else f"{name} >= {lo}" if lo is not None else f"{name} <= {hi}")
+    for v in _leaves(value):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ParameterError(name, value, rng if (lo, hi) != (None, None) else
+                                 "finite numbers", problem="is not a finite number")
         if choices is not None and v not in choices:
             raise ParameterError(name, value, "one of " + ", ".join(map(str, choices)))
         if (lo is not None and v < lo) or (hi is not None and v > hi):
-            rng = (f"{lo} <= {name} <= {hi}" if lo is not None and hi is not None
-                   else f"{name} >= {lo}" if lo is not None else f"{name} <= {hi}")
             raise ParameterError(name, value, rng)
     return value
 
@@ -162,16 +338,23 @@ def _parameters_cell(nb_path: Path) -> dict:
     return defaults
 
 
+def _needs_bounds(default) -> bool:
+    return _is_number(default) or (isinstance(default, (list, tuple)) and bool(default)
+                                   and all(_is_number(v) for v in _leaves(default)))
+
+
 def load_spec(nb_path: Path) -> NotebookSpec:
-    """Read a notebook's parameters cell and its ``.yml`` profiles, checking both."""
+    """Read a notebook's parameters cell and its ``.yml`` ranges, rules and profiles, checking
+    all of them (every profile must satisfy every rule as it stands)."""
     nb_path = Path(nb_path)
     defaults = _parameters_cell(nb_path)
     yml = nb_path.with_suffix(".yml")
     raw = yaml.safe_load(yml.read_text()) if yml.exists() else {}
     raw = raw or {}
-    extra = set(raw) - {"allowed", "profiles"}
+    extra = set(raw) - {"allowed", "profiles", "rules"}
     if extra:
-        raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, profiles")
+        raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
+                            f"rules, profiles")
     allowed = raw.get("allowed") or {}
     profiles = raw.get("profiles") or {}
     for name in allowed:
@@ -182,7 +365,27 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     if unknown:
         raise AttnbookError(f"{yml}: unknown profiles {sorted(unknown)}: allowed "
                             f"{', '.join(PROFILES)}")
-    spec = NotebookSpec(nb_path, defaults, allowed, profiles)
+    for name, default in defaults.items():
+        rule = allowed.get(name) or {}
+        if name not in RESERVED and _needs_bounds(default) and not (
+                "min" in rule and "max" in rule or "choices" in rule):
+            raise AttnbookError(f"{yml}: numeric parameter {name!r} needs both a min and a "
+                                f"max under 'allowed'")
+    rules = []
+    for i, r in enumerate(raw.get("rules") or [], 1):
+        if not isinstance(r, dict) or not isinstance(r.get("check"), str) \
+                or set(r) - {"check", "message", "follow"}:
+            raise AttnbookError(f"{yml}: rule {i} must be a mapping with 'check' (an "
+                                f"expression), optional 'message' and 'follow'")
+        where = f"{yml}: rule {i}"
+        names = _compile_rule(r["check"], where, defaults)
+        follow = dict(r.get("follow") or {})
+        for k, e in follow.items():
+            if k not in names:
+                raise AttnbookError(f"{where}: follow names {k!r}, which the check does not")
+            _compile_rule(str(e), where, defaults)
+        rules.append(Rule(r["check"], str(r.get("message") or ""), follow, names))
+    spec = NotebookSpec(nb_path, defaults, allowed, profiles, rules)
     for name, value in defaults.items():
         if name not in RESERVED:
             check_value(name, value, value, allowed.get(name) or {})

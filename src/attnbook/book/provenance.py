@@ -1,38 +1,136 @@
-"""Where a number came from: commit, device, library versions and time, recorded with it."""
+"""Where a number came from: commit, device, library versions, time, and the code it ran on.
 
+Every stored result and claim carries :func:`provenance`: the commit, whether the tree had
+uncommitted changes (``dirty``, with the sha256 of ``git diff HEAD`` so that two dirty runs
+can be told apart), the device, the library versions, the time, and a fingerprint of the
+library code: ``{module: sha256[:12]}`` of the source of every ``attnbook`` module loaded
+when the result was stored (the ``attnbook.book`` machinery, paths, progress bars and registry
+downloads left out: they draw, store and fetch numbers but do not compute them). A module's
+hash is that of its syntax tree without docstrings, so editing a comment or a docstring leaves
+its results current. :func:`changed_modules` compares a recorded fingerprint
+with the code as it is now: a result whose modules changed is stale.
+"""
+
+import ast
+import hashlib
 import subprocess
+import sys
 from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
 
-from ..device import describe_device, library_versions
 from ..paths import ROOT
 
-__all__ = ["git_commit", "now_iso", "provenance"]
+__all__ = ["git_commit", "git_state", "now_iso", "provenance", "code_fingerprint",
+           "changed_modules", "NO_FINGERPRINT"]
+
+NO_FINGERPRINT = "(no code fingerprint: recorded before fingerprints)"
+_PACKAGE = "attnbook"
+_SKIP = ("attnbook.book", "attnbook.paths", "attnbook.progress", "attnbook.registry")
+
+
+def _git(*args) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=30).stdout
+
+
+def git_state() -> dict:
+    """``{"commit": short sha, "dirty": bool}``, plus ``diff_sha256`` of ``git diff HEAD``
+    when the tree has uncommitted changes to tracked files."""
+    try:
+        sha = _git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
+        dirty = bool(_git("status", "--porcelain", "--untracked-files=no").strip())
+        state = {"commit": sha, "dirty": dirty}
+        if dirty:
+            diff = _git("diff", "HEAD", "--no-color", "--no-ext-diff")
+            state["diff_sha256"] = hashlib.sha256(diff.encode()).hexdigest()[:16]
+        return state
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "unknown", "dirty": False}
 
 
 def git_commit() -> str:
     """The current commit (short hash), with ``+dirty`` when the tree has uncommitted changes."""
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-            timeout=10,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-            capture_output=True, text=True, timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (sha or "unknown") + ("+dirty" if dirty else "")
+    state = git_state()
+    return state["commit"] + ("+dirty" if state["dirty"] else "")
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _package_dir() -> Path:
+    import attnbook
+
+    return Path(attnbook.__file__).resolve().parent
+
+
+def _source_path(module: str) -> Path | None:
+    """Where ``module``'s source is now (None when it no longer exists)."""
+    parts = module.split(".")[1:]
+    base = _package_dir().joinpath(*parts) if parts else _package_dir() / "__init__"
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.is_file():
+            return p
+    return None
+
+
+@lru_cache(maxsize=512)
+def _hash_file(path: Path, mtime_ns: int, size: int) -> str:
+    """sha256[:12] of the module's code: its syntax tree without docstrings, so comments,
+    docstrings and layout can change without making results stale."""
+    tree = ast.parse(path.read_bytes())
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                 ast.AsyncFunctionDef)) or not node.body:
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                and isinstance(first.value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
+
+
+def _module_hash(module: str) -> str | None:
+    path = _source_path(module)
+    if path is None:
+        return None
+    st = path.stat()
+    return _hash_file(path, st.st_mtime_ns, st.st_size)
+
+
+def _counted(name: str) -> bool:
+    return name.startswith(_PACKAGE + ".") and not any(
+        name == s or name.startswith(s + ".") for s in _SKIP)
+
+
+def code_fingerprint(modules=None) -> dict:
+    """``{module: sha256[:12]}`` of the ``attnbook`` modules loaded now (or of ``modules``)."""
+    names = sorted(n for n in (modules if modules is not None else list(sys.modules))
+                   if _counted(n))
+    out = {}
+    for n in names:
+        h = _module_hash(n)
+        if h is not None:
+            out[n] = h
+    return out
+
+
+def changed_modules(fingerprint) -> list[str]:
+    """The modules of a recorded fingerprint whose source differs now or is gone; a record
+    with no fingerprint at all (written before fingerprints existed) counts as changed."""
+    if not isinstance(fingerprint, dict):
+        return [NO_FINGERPRINT]
+    return sorted(m for m, h in fingerprint.items() if _module_hash(m) != h)
+
+
 def provenance(device=None) -> dict:
-    """Commit, device, versions and time, as stored beside every result and claim."""
+    """Commit (and dirty state), device, versions and time, as stored beside every result
+    and claim. The code fingerprint is taken when a result is stored, not here."""
+    from ..device import describe_device, library_versions
+
     return {
-        "commit": git_commit(),
+        **git_state(),
         "device": describe_device(device),
         "versions": library_versions(),
         "time": now_iso(),

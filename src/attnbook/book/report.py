@@ -1,5 +1,11 @@
 """Generated book pages: the reproduction status (from the ledger) and the execution report
-(from the manifest). Written to ``build/pages/`` before the book is built."""
+(from the manifest). Written to ``build/pages/`` before the book is built.
+
+Both mark what no longer stands for the code as it is: a ledger entry or stored result whose
+library modules changed since it was computed is **stale** (with the modules), never shown
+as current; one computed from a tree with uncommitted changes says ``dirty`` (with the hash
+of its diff).
+"""
 
 import json
 from pathlib import Path
@@ -47,6 +53,10 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
              "criterion listed under its table holds for the measured value; *partly run* means "
              "every part that ran reproduced but some parts could not run at that profile (their "
              "reasons are in the chapter); *not run* means no run at that profile has touched it. "
+             "An entry marked **stale** was computed by library code that has changed since "
+             "(the changed modules are listed): it is recomputed by the next build of its "
+             "profile and does not count as current; `dirty` marks a result computed from "
+             "uncommitted changes. "
              "Generated from `data/claims/` by "
              "`python -m attnbook report`.", ""]
     counts = table.groupby(["profile", "status"]).size().unstack(fill_value=0)
@@ -56,6 +66,12 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
         row = counts.loc[p] if p in counts.index else {}
         lines.append(f"| `{p}` | " + " | ".join(str(int(row.get(s, 0))) for s in
                                               STATUSES) + " |")
+    if "stale" in table:
+        stale = table[(table["stale"].fillna("") != "") & (table["status"] != "not run")]
+        if len(stale):
+            per = stale.groupby("profile").size()
+            lines += ["", "**Stale** (code changed since): " + ", ".join(
+                f"{int(per[p])} at `{p}`" for p in PROFILES if p in per.index) + "."]
     for work, title in _WORK_TITLES.items():
         sub = table[table["work"] == work]
         if sub.empty:
@@ -73,8 +89,11 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
                 if r["measured"]:
                     txt += f": {_cell(r['measured'])}"
                 if r["notebook"]:
-                    txt += (f" ({_link(r['notebook'], executed)}, `{r['commit']}`, "
+                    dirty = f" {r['dirty']}" if r.get("dirty") else ""
+                    txt += (f" ({_link(r['notebook'], executed)}, `{r['commit']}`{dirty}, "
                             f"{_short_device(r['device'])})")
+                if r.get("stale"):
+                    txt += f" **stale** (changed: {_cell(r['stale'])})"
                 cells.append(txt)
             lines.append(f"| **{cid}** ({_cell(first['source'])}) | "
                          f"{_cell(first['paper_value'])} | " + " | ".join(cells) + " |")
@@ -83,7 +102,26 @@ def status_markdown(table: pd.DataFrame, executed: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def execution_markdown(manifest: Path) -> str:
+def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
+    """(notebook, profile) -> changed modules of its stale ledger entries and stored results."""
+    out: dict = {}
+    if table is not None and "stale" in table:
+        for _, r in table[table["stale"].fillna("") != ""].iterrows():
+            if r["notebook"]:
+                out.setdefault((r["notebook"], r["profile"]), set()).update(
+                    r["stale"].split(", "))
+    if results is not None and results.exists():
+        from .store import stored_results
+
+        for r in stored_results(results):
+            if r["changed"] or r["problem"]:
+                out.setdefault((r["notebook"], r["profile"]), set()).update(
+                    r["changed"] or ["damaged result"])
+    return out
+
+
+def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
+                       results: Path | None = None) -> str:
     """The execution report: the latest run of each notebook at each profile."""
     lines = ["# Execution report", "",
              "The latest run of each notebook at each profile on the machine that built this "
@@ -91,20 +129,37 @@ def execution_markdown(manifest: Path) -> str:
              "commit, device, library versions, start and wall time, status).", ""]
     if not manifest.exists():
         return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
-    entries = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+    entries, damaged = [], 0
+    for line in manifest.read_text().splitlines():
+        try:
+            entry = json.loads(line) if line.strip() else None
+        except ValueError:  # a line cut short by a killed run: counted, not fatal
+            entry, damaged = None, damaged + 1
+        if isinstance(entry, dict) and {"notebook", "profile", "status"} <= set(entry):
+            entries.append(entry)
+    if not entries:
+        return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
     latest = {}
     for e in entries:
-        latest[(e["notebook"], e["profile"])] = e
+        if not e.get("overrides"):  # exploratory runs stand for no profile
+            latest[(e["notebook"], e["profile"])] = e
+    stale = _stale_by_run(table, results)
     lines += ["| notebook | profile | status | wall time (s) | device | commit | started |",
               "|---|---|---|---|---|---|---|"]
     for (nb, prof), e in sorted(latest.items()):
         status = e["status"] + (f": {_cell(e['error'])}" if e.get("error") else "")
+        if (nb, prof) in stale:
+            status += f"; results **stale** (changed: {_cell(', '.join(sorted(stale[nb, prof])))})"
+        commit = e["commit"] + (" dirty" + (f" (diff {e['diff_sha256']})"
+                                            if e.get("diff_sha256") else "")
+                                if e.get("dirty") else "")
         lines.append(f"| {nb} | `{prof}` | {status} | {e['wall_s']} | {_cell(e['device'])} | "
-                     f"{e['commit']} | {e['start']} |")
+                     f"{commit} | {e['start']} |")
     versions = entries[-1].get("versions", {})
     lines += ["", "Library versions of the latest run: "
               + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
-              "", f"{len(entries)} runs recorded in all."]
+              "", f"{len(entries)} runs recorded in all"
+              + (f"; {damaged} unreadable lines of {manifest.name} skipped." if damaged else ".")]
     return "\n".join(lines) + "\n"
 
 
@@ -114,6 +169,7 @@ def write_pages(build_dir: Path | None = None) -> list[Path]:
     pages = build / "pages"
     pages.mkdir(parents=True, exist_ok=True)
     out = [pages / "reproduction_status.md", pages / "execution_report.md"]
-    out[0].write_text(status_markdown(status_table(), build / "executed"))
-    out[1].write_text(execution_markdown(build / "manifest.jsonl"))
+    table = status_table()
+    out[0].write_text(status_markdown(table, build / "executed"))
+    out[1].write_text(execution_markdown(build / "manifest.jsonl", table, paths.COMMITTED_RESULTS))
     return out

@@ -2,10 +2,18 @@
 
 ``python -m attnbook run [NOTEBOOK...] --profile {ci,cpu,full} [-p NAME VALUE ...]``
 
-* Everything is checked first (notebook names, profile, parameter names, types and ranges);
-  a bad input is one line on stderr and exit code 2, and nothing is executed or written.
+* Everything is checked first (notebook names, profile, parameter names, types, finiteness
+  and ranges, a parameter given twice, and the rules that link parameters, from each
+  notebook's ``.yml``); a bad input is one line on stderr and exit code 2, and nothing is
+  executed, written or deleted. A notebook's own checks are a second line only.
 * Executed notebooks go to ``build/executed/<stem>.ipynb``, never over the sources; a failed
   one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed.
+* Figures are written to a scratch folder and moved into ``figures/`` only when the run
+  succeeds. An exploratory run (parameters changed with ``-p``) keeps its results, figures
+  and executed notebook under ``build/explore/<stem>-<profile>-<key>/``, never beside the
+  committed results, in ``figures/`` or in the book's ``build/executed/``.
+* Interrupted (Ctrl-C), the running kernel is shut down, its scratch files are removed, and
+  the manifest records the run as ``interrupted``; finished sweep configurations are kept.
 * Each run appends one JSON line to ``build/manifest.jsonl``: notebook, profile, parameters,
   the parameters changed from the profile's, commit, device, library versions, start time,
   wall time, status and error.
@@ -20,6 +28,7 @@
 import json
 import os
 import re
+import shutil
 import sys
 import time
 import uuid
@@ -31,6 +40,7 @@ from ..errors import AttnbookError, ParameterError
 from .notebook import ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
+from .store import dumps
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError"]
 
@@ -45,6 +55,17 @@ class Job:
     profile: str
     parameters: dict
     overrides: dict = field(default_factory=dict)  # values that differ from the profile's
+    notes: list = field(default_factory=list)  # parameters that followed a -p value (rules)
+
+    def explore_dir(self, build: Path | None = None) -> Path | None:
+        """Where an exploratory run keeps its results and figures (None: not exploratory):
+        ``build/explore/<stem>-<profile>-<hash of the changed values>/``."""
+        if not self.overrides:
+            return None
+        from .store import config_key
+
+        return (Path(build) / "explore" if build else paths.EXPLORE) / \
+            f"{self.spec.stem}-{self.profile}-{config_key(self.overrides)}"
 
 
 def _toc_order() -> list[str]:
@@ -80,6 +101,13 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
             raise UsageError(f"unknown notebook {name!r}: available {', '.join(available)}")
         if stem not in chosen:
             chosen.append(stem)
+    seen = set()
+    for pname, _ in raw_overrides:
+        if pname in seen:
+            given = [t for n, t in raw_overrides if n == pname]
+            raise UsageError(f"parameter {pname} is given {len(given)} times "
+                             f"({', '.join(map(repr, given))}): give it once")
+        seen.add(pname)
     jobs = []
     for stem in chosen:
         try:
@@ -90,8 +118,11 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
                     spec.check(pname, text)  # raises: names the notebook and its parameters
                 overrides[pname] = parse_value(pname, text, spec.defaults[pname])
             defined = {**spec.defaults, **spec.parameters(profile)}
-            changed = {k: v for k, v in overrides.items() if v != defined[k]}
-            jobs.append(Job(spec, profile, spec.parameters(profile, overrides), changed))
+            notes = []
+            params = spec.parameters(profile, overrides, notes)
+            changed = {k: v for k, v in params.items()
+                       if k != "profile" and v != defined[k]}
+            jobs.append(Job(spec, profile, params, changed, notes))
         except ParameterError as e:
             raise UsageError(f"{stem}: {e}") from e
     return jobs
@@ -162,30 +193,48 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         stem = job.spec.stem
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
         # written to build/tmp while it runs, moved into build/executed only when it succeeded
-        out, tmp = executed / f"{stem}.ipynb", scratch / f"{stem}.{run_id}.ipynb"
+        explore = job.explore_dir(build)
+        # an exploratory run's executed copy stays with its results, out of the book
+        out = (explore if explore else executed) / f"{stem}.ipynb"
+        tmp = scratch / f"{stem}.{run_id}.ipynb"
+        figs_tmp = scratch / f"{stem}.{run_id}.figures"
+        figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
-            f"started {time.strftime('%H:%M:%S')}")
-        env_before = {k: os.environ.get(k) for k in (ENV_RUN_ID, ENV_RECOMPUTE, ENV_OVERRIDES)}
-        os.environ[ENV_RUN_ID] = run_id
-        os.environ[ENV_RECOMPUTE] = "1" if recompute else "0"
-        os.environ[ENV_OVERRIDES] = json.dumps(job.overrides, sort_keys=True) \
-            if job.overrides else ""
+            f"started {time.strftime('%H:%M:%S')}"
+            + (f" · exploratory, results and figures in {explore}" if explore else ""))
+        for note in job.notes:
+            log(f"      {note}")
+        env = {ENV_RUN_ID: run_id, ENV_RECOMPUTE: "1" if recompute else "0",
+               ENV_OVERRIDES: json.dumps(job.overrides, sort_keys=True) if job.overrides else "",
+               paths.ENV_FIGURES: str(figs_tmp),
+               paths.ENV_RESULTS: str(explore / "results") if explore else ""}
+        env_before = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         start, t0 = now_iso(), time.perf_counter()
-        status, error = "ok", None
+        status, error, interrupted = "ok", None, False
         try:
             papermill.execute_notebook(
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
                 progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
                 kernel_manager_class=kernel_manager)
+            out.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, out)
+            _move_figures(figs_tmp, figs_dest)
+        except KeyboardInterrupt:
+            # papermill has shut the kernel down on its way out; nothing of this run is kept
+            # but the sweep configurations it finished (stored as they finished)
+            status, error, interrupted = "interrupted", "KeyboardInterrupt", True
+            tmp.unlink(missing_ok=True)
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
             status = "bad parameters" if ename == "ParameterError" else "failed"
             error = f"{ename}: {msg}"
             if tmp.exists():
                 os.replace(tmp, failed / f"{stem}.ipynb")
-            out.unlink(missing_ok=True)  # never leave a stale success in the book
+            if status == "failed":
+                out.unlink(missing_ok=True)  # never leave a stale success in the book
         finally:
+            shutil.rmtree(figs_tmp, ignore_errors=True)  # a failed run's figures are not kept
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -193,22 +242,38 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                     os.environ[k] = v
         wall = time.perf_counter() - t0
         written = out if status == "ok" else failed / f"{stem}.ipynb"
-        warned = printed_warnings(written) if written.exists() else []
+        warned = printed_warnings(written) if written.exists() and not interrupted else []
         entry = {"run_id": run_id, "notebook": stem, "profile": job.profile,
                  "parameters": job.parameters, "overrides": job.overrides,
                  "recompute": recompute, "start": start,
                  "wall_s": round(wall, 2), "status": status, "error": error,
                  "warnings": warned,
-                 "commit": base["commit"], "device": base["device"],
+                 "commit": base["commit"], "dirty": base.get("dirty", False),
+                 "diff_sha256": base.get("diff_sha256"), "device": base["device"],
                  "versions": base["versions"]}
+        if explore:
+            entry["explore_dir"] = str(explore)
         with open(manifest, "a") as f:
-            f.write(json.dumps(entry, sort_keys=True) + "\n")
+            f.write(dumps(entry, sort_keys=True) + "\n")
         entries.append(entry)
+        if interrupted:
+            log(f"      interrupted after {wall:.1f} s")
+            raise KeyboardInterrupt
         log(f"      {status} in {wall:.1f} s" + (f" · {error}" if error else "")
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
         for w in warned:
             log(f"      warning: {w}")
     return entries
+
+
+def _move_figures(src: Path, dest: Path) -> None:
+    """Move a successful run's figures from its scratch folder into place."""
+    if not src.is_dir():
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in sorted(src.iterdir()):
+        if f.is_file():
+            os.replace(f, dest / f.name)
 
 
 def exit_code(entries: list[dict]) -> int:

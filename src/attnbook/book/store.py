@@ -11,22 +11,38 @@ Keys are hashes of the parameters that determine a result, so a changed paramete
 only what it affects. ``recompute=True`` ignores what is stored (and overwrites it);
 ``readonly=True`` writes nothing and keeps this session's results in memory (the nbval pass of
 ``make test`` re-executes notebooks this way, as a determinism check that leaves no trace).
+
+Every record carries ``sha256``, the hash of its payload (a sweep record: the canonical JSON
+of its ``config`` and ``result``; a table: the CSV text, stored in the table's meta JSON),
+and ``fingerprint``, the code it was computed with (see :mod:`attnbook.book.provenance`),
+beside the commit and its ``dirty`` state. On read, a record is used only when it parses, its
+hash matches and none of its modules changed since: a damaged or edited file is reported by
+path (a :class:`DamagedResultWarning`) and recomputed, or, in a read-only run, fails naming
+the file; a stale one (code changed, or no fingerprint) is recomputed like a missing one.
 """
 
 import hashlib
 import io
 import json
+import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..paths import RESULTS
+from .. import paths
+from .provenance import changed_modules, code_fingerprint
 
-__all__ = ["ResultStore", "config_key", "jsonable", "atomic_write"]
+__all__ = ["ResultStore", "config_key", "jsonable", "finite_json", "dumps",
+           "DamagedResultWarning", "payload_hash", "check_record", "stored_results", "atomic_write"]
+
+
+class DamagedResultWarning(UserWarning):
+    """A stored result failed its hash or did not parse: it is recomputed, never used."""
 
 
 def jsonable(x):
@@ -48,6 +64,23 @@ def jsonable(x):
     return x
 
 
+def finite_json(x):
+    """:func:`jsonable`, with NaN and infinities as None (strict JSON has no NaN)."""
+    x = jsonable(x)
+    if isinstance(x, dict):
+        return {k: finite_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [finite_json(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def dumps(x, **kwargs) -> str:
+    """Strict JSON (no NaN tokens): measured NaN and infinities are written as null."""
+    return json.dumps(finite_json(x), allow_nan=False, **kwargs)
+
+
 def config_key(config: dict) -> str:
     """A short stable hash of a configuration (order of keys does not matter).
 
@@ -58,11 +91,70 @@ def config_key(config: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def payload_hash(payload) -> str:
+    """sha256 of a CSV text, or of the canonical JSON of a sweep record's config and result."""
+    if not isinstance(payload, str):
+        payload = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
 def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def check_record(path: Path, text: str | None = None, csv_text: str | None = None):
+    """Read and check one stored record: ``(record, problem, changed)``.
+
+    ``problem`` is None or one line saying why the file cannot be used (does not parse, has
+    no hash, hash mismatch); ``changed`` lists the modules changed since it was computed
+    (empty when current). For a table, ``path`` is its meta JSON and the CSV is read from
+    the sibling ``.csv`` unless ``csv_text`` is given.
+    """
+    try:
+        record = json.loads(path.read_text() if text is None else text)
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        return None, f"{path}: cannot be read as JSON ({type(e).__name__}: {e})", []
+    if "result" in record:  # one sweep configuration
+        payload = {"config": record.get("config"), "result": record.get("result")}
+    else:  # a table: the hash is of its CSV
+        csv = path.with_suffix(".csv")
+        if csv_text is None:
+            try:
+                csv_text = csv.read_text()
+            except OSError as e:
+                return None, f"{csv}: missing or unreadable ({type(e).__name__})", []
+        payload = csv_text
+        path = csv
+    if "sha256" not in record:
+        return record, None, changed_modules(None)  # legacy: stale, not damaged
+    try:
+        ok = payload_hash(payload) == record["sha256"]
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return None, f"{path}: content does not match its recorded sha256 (damaged or edited)", []
+    return record, None, changed_modules(record.get("fingerprint"))
+
+
+def stored_results(root: Path | None = None, profile: str | None = None):
+    """Every stored result under ``root`` (default ``data/results``), checked: dicts with
+    notebook, profile, path, problem (damaged) and changed (stale modules)."""
+    root = Path(root or paths.COMMITTED_RESULTS)
+    for nb_dir in sorted(p for p in root.glob("*") if p.is_dir()):
+        for prof_dir in sorted(p for p in nb_dir.glob("*") if p.is_dir()):
+            if profile is not None and prof_dir.name != profile:
+                continue
+            for f in sorted(prof_dir.rglob("*.json")):
+                if f.name.startswith("."):
+                    continue
+                _, problem, changed = check_record(f)
+                yield {"notebook": nb_dir.name, "profile": prof_dir.name, "path": f,
+                       "problem": problem, "changed": changed}
 
 
 class ResultStore:
@@ -71,17 +163,26 @@ class ResultStore:
     def __init__(self, notebook: str, profile: str, *, recompute: bool = False,
                  readonly: bool = False, provenance: dict | None = None,
                  root: Path | None = None):
-        self.dir = Path(root or RESULTS) / notebook / profile
+        self.dir = Path(root or paths.RESULTS) / notebook / profile
         self.recompute, self.readonly = recompute, readonly
         self.provenance = provenance or {}
         self._fresh: set[Path] = set()  # written during this session (valid even if recompute)
         self._memory: dict[Path, str] = {}  # readonly mode: this session's results
+        self._checked: dict[Path, dict | None] = {}  # path -> usable record (None: not usable)
         self.sources: list[dict] = []  # provenance of every result served (computed or cached)
+        self.stale: dict[str, list[str]] = {}  # path -> changed modules, of results recomputed
 
     def _note(self, record: dict) -> None:
-        src = {k: record.get(k) for k in ("commit", "device", "time", "run_id")}
+        src = {k: record.get(k) for k in ("commit", "dirty", "diff_sha256", "device", "time",
+                                          "run_id", "fingerprint")}
+        src = {k: v for k, v in src.items() if v is not None or k in ("commit", "device",
+                                                                      "time", "run_id")}
         if src not in self.sources:
             self.sources.append(src)
+
+    def _stamp(self) -> dict:
+        """Provenance of a result stored now: the run's, plus the code fingerprint."""
+        return {**self.provenance, "fingerprint": code_fingerprint()}
 
     def _write(self, path: Path, text: str) -> None:
         if self.readonly:
@@ -89,34 +190,60 @@ class ResultStore:
         else:
             atomic_write(path, text)
         self._fresh.add(path)
+        self._checked.pop(path, None)
 
     def _read(self, path: Path) -> str:
         return self._memory[path] if path in self._memory else path.read_text()
+
+    def _usable(self, path: Path) -> dict | None:
+        """The record at ``path`` if it may be served: present, intact and current."""
+        if path in self._memory:
+            return json.loads(self._memory[path])
+        if self.recompute and path not in self._fresh:
+            return None
+        if path in self._checked:
+            return self._checked[path]
+        record = None
+        if path.exists():
+            csv = path.with_suffix(".csv")
+            record, problem, changed = check_record(
+                path, csv_text=self._memory.get(csv))
+            if problem:
+                if self.readonly:
+                    from ..errors import AttnbookError
+
+                    raise AttnbookError(f"stored result {problem}")
+                warnings.warn(f"{problem}; recomputing it", DamagedResultWarning, stacklevel=4)
+                record = None
+            elif changed and path not in self._fresh:
+                self.stale[str(path)] = changed
+                record = None
+        self._checked[path] = record
+        return record
 
     # -- one JSON file per finished configuration -------------------------------------
     def _path(self, name: str, config: dict) -> Path:
         return self.dir / name / f"{config_key(config)}.json"
 
     def _valid(self, path: Path) -> bool:
-        if path in self._memory:
-            return True
-        return path.exists() and (not self.recompute or path in self._fresh)
+        return self._usable(path) is not None
 
     def get(self, name: str, config: dict) -> dict | None:
-        """The stored result of ``config`` in sweep ``name``, or None if not finished."""
-        path = self._path(name, config)
-        if not self._valid(path):
+        """The stored result of ``config`` in sweep ``name``, or None if not finished (or
+        damaged, or computed by code that has changed since)."""
+        record = self._usable(self._path(name, config))
+        if record is None:
             return None
-        record = json.loads(self._read(path))
         self._note(record)
         return record["result"]
 
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None) -> None:
         """Store the result of one finished configuration (atomically)."""
         path = self._path(name, config)
-        record = {"config": jsonable(config), "result": jsonable(result), "wall_s": wall_s,
-                  **self.provenance}
-        self._write(path, json.dumps(record, indent=1, sort_keys=True))
+        payload = finite_json({"config": config, "result": result})
+        record = {**payload, "wall_s": wall_s, **self._stamp(),
+                  "sha256": payload_hash(payload)}
+        self._write(path, dumps(record, indent=1, sort_keys=True))
 
     def missing(self, name: str, configs: Iterable[dict]) -> list[dict]:
         """The configurations of sweep ``name`` that still have to be computed."""
@@ -139,18 +266,20 @@ class ResultStore:
         """Return the stored table for ``(name, params)``, computing and storing it if absent."""
         key = config_key(params)
         csv, meta = self.dir / f"{name}-{key}.csv", self.dir / f"{name}-{key}.json"
-        if self._valid(csv) and self._valid(meta):
-            self._note(json.loads(self._read(meta)))
+        record = self._usable(meta)
+        if record is not None:
+            self._note(record)
             return pd.read_csv(io.StringIO(self._read(csv)))
         t0 = time.perf_counter()
         df = compute()
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"compute for {name!r} must return a pandas DataFrame, got {type(df)}")
         wall = time.perf_counter() - t0
-        self._note(self.provenance)
-        self._write(csv, df.to_csv(index=False))
-        self._write(meta, json.dumps({"name": name, "params": jsonable(params),
-                                      "wall_s": round(wall, 3), **self.provenance},
-                                     indent=1, sort_keys=True))
+        text = df.to_csv(index=False)
+        record = {"name": name, "params": jsonable(params), "wall_s": round(wall, 3),
+                  **self._stamp(), "sha256": payload_hash(text)}
+        self._note(record)
+        self._write(csv, text)
+        self._write(meta, dumps(record, indent=1, sort_keys=True))
         # read back, so the types are the same whether computed now or read later
         return pd.read_csv(io.StringIO(self._read(csv)))

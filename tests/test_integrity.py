@@ -1,0 +1,400 @@
+"""Failure tests for the runner and cache under hostile but fair use: one test (or more) per
+item of the integrity report (numbered as there)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import nbformat
+import pandas as pd
+import pytest
+
+from attnbook import paths
+from attnbook.book.cli import main
+from attnbook.book.runner import UsageError, execute, plan
+from attnbook.book.store import DamagedResultWarning, ResultStore, dumps, stored_results
+from attnbook.errors import AttnbookError
+
+
+def _strict(text):
+    """json.loads that refuses NaN and Infinity, as strict JSON parsers do."""
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _notebook(path, code, params='profile = "cpu"  # set by the runner\nseed = 0  # seed\n'
+              'k = 2  # a small integer', yml="allowed:\n  seed: {min: 0, max: 9}\n"
+              "  k: {min: 1, max: 5}\nprofiles:\n  ci: {k: 1}\n"):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}})
+    cell = nbformat.v4.new_code_cell(params)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell, nbformat.v4.new_code_cell(code)]
+    nbformat.write(nb, path)
+    path.with_suffix(".yml").write_text(yml)
+
+
+@pytest.fixture
+def cli_sandbox(sandbox, monkeypatch):
+    """The sandbox as the CLI's project: notebooks, build, results and figures inside it."""
+    monkeypatch.setattr(paths, "ROOT", sandbox)
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data" / "claims")
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    monkeypatch.setattr(paths, "EXPLORE", sandbox / "build" / "explore")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data" / "results")
+    monkeypatch.setattr(paths, "COMMITTED_FIGURES", sandbox / "figures")
+    return sandbox
+
+
+@pytest.fixture
+def real_cli(tmp_path, monkeypatch):
+    """The book's own notebooks, with every place a run could write moved into tmp_path."""
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    monkeypatch.setattr(paths, "EXPLORE", tmp_path / "build" / "explore")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", tmp_path / "results")
+    monkeypatch.setattr(paths, "COMMITTED_FIGURES", tmp_path / "figures")
+    return tmp_path
+
+
+def _one_line_exit_2(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("attnbook: error: ") and "\n" not in err, err
+    return err
+
+
+# 1. the README's own example --------------------------------------------------------------
+def test_1_readme_example_is_accepted_and_the_dependent_parameter_follows():
+    (job,) = plan(["levine2020_lemma1"], "ci", [("max_depth", "2")])
+    assert job.parameters["max_depth"] == 2 and job.parameters["line_max_depth"] == 2
+    assert job.overrides == {"max_depth": 2, "line_max_depth": 2}  # exploratory, ledger alone
+    assert job.notes and "line_max_depth = 2" in job.notes[0]
+    # set explicitly against the rule, both parameters and the fix are named
+    with pytest.raises(UsageError) as err:
+        plan(["levine2020_lemma1"], "ci", [("max_depth", "2"), ("line_max_depth", "3")])
+    assert "line_max_depth = 3, max_depth = 2" in str(err.value)
+    assert "change -p line_max_depth or -p max_depth" in str(err.value)
+
+
+# 2. rules that link parameters are checked before any kernel --------------------------------
+def test_2_a_broken_rule_rejects_the_run_before_any_kernel_writes_or_deletes_anything(
+        cli_sandbox, capsys):
+    nbs = cli_sandbox / "notebooks"
+    _notebook(nbs / "e_linked.ipynb", "raise RuntimeError('must not run')",
+              yml="allowed:\n  seed: {min: 0, max: 9}\n  k: {min: 1, max: 5}\n"
+                  "rules:\n  - {check: \"k < seed + 3\", message: \"k below seed + 3\"}\n")
+    executed = cli_sandbox / "build" / "executed"
+    executed.mkdir(parents=True)
+    (executed / "e_linked.ipynb").write_text("last good")
+    err = _one_line_exit_2(capsys, ["run", "a_ok", "e_linked", "-p", "k", "4"])
+    assert "e_linked: parameters k = 4, seed = 0 break the rule k < seed + 3" in err
+    assert sorted(p.name for p in (cli_sandbox / "build").rglob("*")) == [
+        "e_linked.ipynb", "executed"]  # no manifest, no failed/, no tmp/
+    assert (executed / "e_linked.ipynb").read_text() == "last good"
+    assert not (cli_sandbox / "data" / "claims" / "results").exists()  # a_ok did not run
+
+
+def test_2_mahdavi_n_is_rejected_for_both_chapters_up_front():
+    with pytest.raises(UsageError, match=r"mahdavi2024_fig2c_head_size: parameters n = 7, "
+                                         r"head_sizes = .* break the rule"):
+        plan(["mahdavi2024_fig2c_head_size", "mahdavi2024_fig3_saturation"], "ci", [("n", "7")])
+    with pytest.raises(UsageError, match=r"mahdavi2024_fig3_saturation: parameters n = 8, "
+                                         r"d = 8 break the rule n < d"):
+        plan(["mahdavi2024_fig3_saturation"], "ci", [("n", "8")])
+
+
+# 3. element types inside lists ---------------------------------------------------------------
+@pytest.mark.parametrize("value", ["[a, b]", "[[1,2]]", "[nan]", "[1e9]", "[]", "[1.5]"])
+def test_3_list_elements_are_checked_as_one_line(real_cli, capsys, value):
+    err = _one_line_exit_2(capsys, ["run", "levine2020_lemma1", "--profile", "ci",
+                                    "-p", "widths", value])
+    assert "parameter widths" in err and "Traceback" not in err
+    assert not (real_cli / "build").exists()
+
+
+# 4. NaN passes no check; the manifest is strict JSON ----------------------------------------
+@pytest.mark.parametrize("name, value", [("min_gap", "nan"), ("min_gap", "inf")])
+def test_4_non_finite_numbers_are_rejected(real_cli, capsys, name, value):
+    err = _one_line_exit_2(capsys, ["run", "wies2021_embedding_rank", "--profile", "ci",
+                                    "-p", name, value])
+    assert "is not a finite number" in err
+    err = _one_line_exit_2(capsys, ["run", "wies2021_rank_bottleneck", "-p", "lr", "nan"])
+    assert "parameter lr = nan is not a finite number" in err
+
+
+def test_4_measured_nan_is_written_as_null_and_the_manifest_is_strict(sandbox):
+    assert dumps({"x": float("nan"), "y": [1.0, float("inf")]}) == '{"x": null, "y": [1.0, null]}'
+    (entry,) = execute(plan(["a_ok"], "ci", notebooks_dir=sandbox / "notebooks"),
+                       build_dir=sandbox / "build", log=lambda *_: None)
+    for line in (sandbox / "build" / "manifest.jsonl").read_text().splitlines():
+        _strict(line)
+    store = ResultStore("nb", "ci", root=sandbox)
+    store.put("sw", {"a": 1}, {"loss": float("nan")})
+    (rec,) = (sandbox / "nb" / "ci" / "sw").glob("*.json")
+    assert _strict(rec.read_text())["result"] == {"loss": None}
+    assert ResultStore("nb", "ci", root=sandbox).get("sw", {"a": 1}) == {"loss": None}
+
+
+# 5. a repeated -p ------------------------------------------------------------------------------
+def test_5_a_parameter_given_twice_is_an_error(real_cli, capsys):
+    err = _one_line_exit_2(capsys, ["run", "levine2020_lemma1", "--profile", "ci",
+                                    "-p", "max_depth", "9", "-p", "max_depth", "3"])
+    assert "parameter max_depth is given 2 times ('9', '3')" in err
+
+
+# 6. every numeric parameter is bounded ------------------------------------------------------
+@pytest.mark.parametrize("name", ["steps", "warmup", "eval_tokens"])
+def test_6_unbounded_parameters_have_a_maximum(real_cli, capsys, name):
+    err = _one_line_exit_2(capsys, ["run", "wies2021_rank_bottleneck", "--profile", "ci",
+                                    "-p", name, "10000000000"])
+    assert f"parameter {name} = 10000000000 is out of range" in err
+
+
+# 7. a valid-looking parameter that would crash the chapter is rejected up front ------------
+def test_7_heads_without_a_checkable_setting_is_rejected(real_cli, capsys):
+    err = _one_line_exit_2(capsys, ["run", "wies2021_embedding_rank", "--profile", "ci",
+                                    "-p", "heads", "[3]"])
+    assert "heads = [3]" in err and "max(widths) > min(heads)" in err
+    assert not (real_cli / "build").exists()
+    (job,) = plan(["wies2021_embedding_rank"], "ci", [("heads", "[2]")])  # still allowed
+    assert job.parameters["heads"] == [2]
+
+
+# 8. a damaged cache is reported and recomputed, never used -----------------------------------
+def _table_store(root, **kw):
+    return ResultStore("nb", "cpu", root=root, **kw)
+
+
+def test_8_a_truncated_csv_is_recomputed_not_served(tmp_path):
+    full = pd.DataFrame({"x": range(12), "y": [0.5] * 12})
+    _table_store(tmp_path).cached("t", {"v": 1}, lambda: full)
+    (csv,) = tmp_path.rglob("*.csv")
+    lines = csv.read_text().splitlines(keepends=True)
+    for damaged in ("".join(lines[:5]), "".join(lines)[:-7]):  # 4 rows; cut mid-line
+        csv.write_text(damaged)
+        with pytest.warns(DamagedResultWarning, match=f"{csv}: content does not match"):
+            df = _table_store(tmp_path).cached("t", {"v": 1}, lambda: full)
+        assert len(df) == 12  # recomputed
+        assert csv.read_text() == "".join(lines)  # and stored again
+
+
+def test_8_an_edited_sweep_value_or_truncated_json_is_recomputed(tmp_path):
+    store = _table_store(tmp_path)
+    store.put("sw", {"a": 1}, {"acc": 0.25})
+    (rec,) = tmp_path.rglob("*.json")
+    record = json.loads(rec.read_text())
+    record["result"]["acc"] = 0.99  # "reproduced", by hand
+    rec.write_text(json.dumps(record))
+    with pytest.warns(DamagedResultWarning, match=str(rec)):
+        assert _table_store(tmp_path).missing("sw", [{"a": 1}]) == [{"a": 1}]
+    rec.write_text(rec.read_text()[:40])  # truncated
+    with pytest.warns(DamagedResultWarning, match=f"{rec}: cannot be read as JSON"):
+        assert _table_store(tmp_path).get("sw", {"a": 1}) is None
+    with pytest.raises(AttnbookError, match=f"stored result {rec}: cannot be read"):
+        _table_store(tmp_path, readonly=True).get("sw", {"a": 1})
+    damaged = [r for r in stored_results(tmp_path) if r["problem"]]
+    assert [r["path"] for r in damaged] == [rec]
+
+
+# 9. exploratory and failed runs leave the committed results and figures alone ---------------
+STORES = """import pandas as pd
+import matplotlib.pyplot as plt
+import attnbook as ab
+run = ab.start("f_stores", profile=profile, seed=seed)
+df = run.cached("t", {"k": k}, lambda: pd.DataFrame({"x": [k]}))
+fig, ax = plt.subplots()
+ax.plot([0, k])
+run.savefig(fig, "f_fig")
+if k == 5:
+    raise RuntimeError("fails after saving its figure")
+"""
+
+
+def test_9_exploratory_and_failed_runs_keep_out_of_results_and_figures(cli_sandbox):
+    nbs, build = cli_sandbox / "notebooks", cli_sandbox / "build"
+    _notebook(nbs / "f_stores.ipynb", STORES)
+    committed, figures = cli_sandbox / "data" / "results" / "f_stores" / "ci", \
+        cli_sandbox / "figures"
+    (ok,) = execute(plan(["f_stores"], "ci", notebooks_dir=nbs), build_dir=build,
+                    log=lambda *_: None)
+    assert ok["status"] == "ok", ok["error"]
+    before = {p: p.read_bytes() for p in [*committed.iterdir(), *figures.iterdir()]}
+    assert len([p for p in before if p.suffix == ".csv"]) == 1
+    assert {p.name for p in figures.iterdir()} == {"f_fig.png", "f_fig.pdf"}
+    (job,) = plan(["f_stores"], "ci", [("k", "3")], notebooks_dir=nbs)
+    (explored,) = execute([job], build_dir=build, log=lambda *_: None)
+    assert explored["status"] == "ok", explored["error"]
+    where = job.explore_dir(build)
+    assert explored["explore_dir"] == str(where)
+    assert len(list((where / "results" / "f_stores" / "ci").glob("*.csv"))) == 1
+    assert {p.name for p in (where / "figures").iterdir()} == {"f_fig.png", "f_fig.pdf"}
+    assert (where / "f_stores.ipynb").exists()  # its executed copy too, out of the book
+    (failed,) = execute(plan(["f_stores"], "ci", [("k", "5")], notebooks_dir=nbs),
+                        build_dir=build, log=lambda *_: None)
+    assert failed["status"] == "failed"
+    after = {p: p.read_bytes() for p in [*committed.iterdir(), *figures.iterdir()]}
+    assert after == before  # nothing new, nothing changed
+    assert (build / "executed" / "f_stores.ipynb").exists()  # the profile run's copy stays
+    assert not list((build / "tmp").iterdir())
+
+
+# 10. results are tied to the code they ran on ------------------------------------------------
+def test_10_records_carry_hash_fingerprint_and_commit(tmp_path):
+    store = ResultStore("nb", "cpu", root=tmp_path, provenance={"commit": "abc", "dirty": True,
+                                                                "diff_sha256": "f00"})
+    import attnbook.polynomial  # noqa: F401 - a science module the "computation" imported
+
+    store.put("sw", {"a": 1}, {"y": 2})
+    (rec,) = tmp_path.rglob("*.json")
+    record = json.loads(rec.read_text())
+    assert {"sha256", "fingerprint", "commit", "dirty", "diff_sha256"} <= set(record)
+    assert "attnbook.polynomial" in record["fingerprint"]
+    assert not any(m.startswith("attnbook.book") for m in record["fingerprint"])
+    assert len(record["fingerprint"]["attnbook.polynomial"]) == 12
+
+
+def test_10_a_result_whose_code_changed_is_stale_and_recomputed(tmp_path):
+    store = ResultStore("nb", "cpu", root=tmp_path)
+    import attnbook.polynomial  # noqa: F401
+
+    store.put("sw", {"a": 1}, {"y": 2})
+    store.cached("t", {"v": 1}, lambda: pd.DataFrame({"x": [1]}))
+    assert ResultStore("nb", "cpu", root=tmp_path).missing("sw", [{"a": 1}]) == []
+    assert not [r for r in stored_results(tmp_path) if r["changed"] or r["problem"]]
+    for rec in tmp_path.rglob("*.json"):  # as if attnbook.polynomial had changed since
+        record = json.loads(rec.read_text())
+        record["fingerprint"]["attnbook.polynomial"] = "000000000000"
+        rec.write_text(json.dumps(record))
+    fresh = ResultStore("nb", "cpu", root=tmp_path)
+    assert fresh.missing("sw", [{"a": 1}]) == [{"a": 1}]
+    calls = []
+    fresh.cached("t", {"v": 1}, lambda: calls.append(1) or pd.DataFrame({"x": [1]}))
+    assert calls == [1]
+    assert all(v == ["attnbook.polynomial"] for v in fresh.stale.values())
+    stale = [r for r in stored_results(tmp_path) if r["changed"]]
+    assert [r["changed"] for r in stale] == [["attnbook.polynomial"]]  # the sweep record
+
+
+def test_10_legacy_results_without_hash_or_fingerprint_are_stale(tmp_path):
+    rec = tmp_path / "nb" / "cpu" / "sw" / "x.json"
+    rec.parent.mkdir(parents=True)
+    rec.write_text(json.dumps({"config": {"a": 1}, "result": {"y": 2}, "commit": "abc+dirty"}))
+    (r,) = stored_results(tmp_path)
+    assert r["changed"] and "no code fingerprint" in r["changed"][0] and not r["problem"]
+
+
+def test_10_status_and_execution_pages_mark_stale_and_dirty_entries(sandbox, tmp_path):
+    from attnbook.book import claims
+    from attnbook.book.report import execution_markdown, status_markdown
+
+    cdir = sandbox / "data" / "claims"
+    run = {"run_id": "r1", "commit": "abc", "dirty": True, "diff_sha256": "d1ff",
+           "device": "cpu", "time": "t", "fingerprint": {"attnbook.polynomial": "0" * 12},
+           "computed_by": []}
+    claims.record("L-Lem1", True, "ok", profile="cpu", notebook="levine2020_lemma1", run=run,
+                  claims_dir=cdir)
+    table = claims.status_table(claims_dir=cdir)
+    row = table[(table["id"] == "L-Lem1") & (table["profile"] == "cpu")].iloc[0]
+    assert row["stale"] == "attnbook.polynomial" and row["dirty"] == "dirty (diff d1ff)"
+    page = status_markdown(table, tmp_path)
+    assert "**stale** (changed: attnbook.polynomial)" in page and "dirty (diff d1ff)" in page
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"notebook": "levine2020_lemma1", "profile": "cpu",
+                                    "status": "ok", "wall_s": 1, "device": "cpu",
+                                    "commit": "abc", "dirty": True, "diff_sha256": "d1ff",
+                                    "start": "s", "overrides": {}}) + "\n")
+    page = execution_markdown(manifest, table)
+    assert "results **stale** (changed: attnbook.polynomial)" in page
+    assert "abc dirty (diff d1ff)" in page
+
+
+def test_10_stale_command_lists_stale_results(cli_sandbox, capsys):
+    rec = cli_sandbox / "data" / "results" / "nb" / "cpu" / "sw" / "x.json"
+    rec.parent.mkdir(parents=True)
+    rec.write_text(json.dumps({"config": {"a": 1}, "result": {"y": 2}}))
+    assert main(["stale", "--profile", "cpu"]) == 0
+    out = capsys.readouterr()
+    assert "nb\tcpu\tdata/results/nb/cpu/sw/x.json\tstale (changed: (no code fingerprint" \
+        in out.out
+    assert "ledger" not in out.out  # the sandbox ledger has no entries
+    assert main(["stale", "--profile", "ci"]) == 0
+    assert "nb\tcpu" not in capsys.readouterr().out
+    assert main(["stale", "--profile", "laptop"]) == 2
+
+
+def test_10_provenance_records_dirty_state_with_the_diff_hash():
+    from attnbook.book.provenance import git_state
+
+    state = git_state()
+    assert set(state) >= {"commit", "dirty"} and "+dirty" not in state["commit"]
+    assert ("diff_sha256" in state) == state["dirty"]
+
+
+# 11. Ctrl-C --------------------------------------------------------------------------------------
+def test_11_sigint_is_one_line_exit_130_a_manifest_entry_and_no_scratch(sandbox):
+    _notebook(sandbox / "notebooks" / "g_sleeps.ipynb",
+              "import time\nprint('started', flush=True)\ntime.sleep(60)")
+    env = {**os.environ, "ATTNBOOK_ROOT": str(sandbox),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "attnbook", "run", "g_sleeps",
+                             "--profile", "ci"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    manifest, scratch = sandbox / "build" / "manifest.jsonl", sandbox / "build" / "tmp"
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(scratch.glob("*.ipynb")):
+        time.sleep(0.2)
+    time.sleep(4)  # the kernel is running the sleeping cell
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    ours = [line for line in err.splitlines() if line.startswith("attnbook")]
+    assert len(ours) == 1 and ours[0].startswith("attnbook: interrupted:"), err
+    assert err.strip().splitlines()[-1] == ours[0]  # the last word, no traceback after it
+    assert "KeyboardInterrupt" not in err
+    (entry,) = [_strict(x) for x in manifest.read_text().splitlines()]
+    assert entry["status"] == "interrupted" and entry["notebook"] == "g_sleeps"
+    assert not list(scratch.iterdir())
+    assert not (sandbox / "build" / "executed" / "g_sleeps.ipynb").exists()
+
+
+def test_8_a_damaged_ledger_entry_or_manifest_line_is_named_not_a_traceback(cli_sandbox,
+                                                                              capsys):
+    from attnbook.book.report import execution_markdown
+
+    entry = cli_sandbox / "data" / "claims" / "results" / "cpu" / "L-Lem1.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text('{"id": "L-Lem1", "status": "repro')
+    err = _one_line_exit_2(capsys, ["claims", "--profile", "cpu"])
+    assert f"{entry}: damaged ledger entry" in err
+    manifest = cli_sandbox / "manifest.jsonl"
+    good = {"notebook": "a_ok", "profile": "ci", "status": "ok", "wall_s": 1, "device": "cpu",
+            "commit": "abc", "start": "s"}
+    manifest.write_text(json.dumps(good) + "\n" + '{"notebook": "a_o')
+    page = execution_markdown(manifest)
+    assert "| a_ok | `ci` | ok |" in page and "1 unreadable lines of manifest.jsonl" in page
+
+
+def test_params_lists_the_rules(capsys):
+    assert main(["params", "levine2020_lemma1"]) == 0
+    assert "rule: line_max_depth <= max_depth" in capsys.readouterr().out
+
+
+def test_fingerprint_ignores_docstrings_and_comments_but_not_code(tmp_path):
+    from attnbook.book.provenance import _hash_file
+
+    def h(text, name):
+        p = tmp_path / name
+        p.write_text(text)
+        st = p.stat()
+        return _hash_file(p, st.st_mtime_ns, st.st_size)
+
+    base = h('"""Doc."""\n\ndef f(x):\n    """Twice."""\n    return 2 * x\n', "a.py")
+    assert h('"""Other doc.\n\nUsed by: a chapter."""\n\n\ndef f(x):  # comment\n'
+             '    return 2 * x\n', "b.py") == base
+    assert h('"""Doc."""\n\ndef f(x):\n    """Twice."""\n    return 3 * x\n', "c.py") != base
