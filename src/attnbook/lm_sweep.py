@@ -8,7 +8,13 @@ ship it to another process. A chapter runs a sweep as
 finished model at once, so an interrupted sweep resumes and loses no finished run.
 :func:`matched_size` reads the size of the baseline that matches a loss (wies2021 Fig. 2).
 
-Used by: wies2021_rank_bottleneck.
+The seeds of one configuration train faster as one stack (:func:`attnbook.training.
+train_lm_stacked`): :func:`seed_groups` splits configurations into groups that differ only in
+seed, and :func:`train_stacked` trains one such group, one result per configuration, so a
+chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
+groups=seed_groups)``.
+
+Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck.
 """
 
 from functools import cache
@@ -19,9 +25,10 @@ import torch
 from .device import default_device
 from .errors import ParameterError
 from .lm import LanguageModel, LMConfig, reference_gpt2
-from .training import TrainConfig, train_lm
+from .training import TrainConfig, train_lm, train_lm_stacked
 
-__all__ = ["lm_config", "train_config", "token_arrays", "matched_size"]
+__all__ = ["lm_config", "train_config", "token_arrays", "matched_size", "seed_groups",
+           "train_stacked"]
 
 _MODEL_KEYS = ("V", "N", "L", "d_x", "H", "d_a", "r", "r_e", "dropout", "tie")
 _TRAIN_KEYS = ("steps", "batch", "lr", "warmup", "weight_decay", "eval_tokens")
@@ -81,6 +88,39 @@ def train_config(config: dict, device: torch.device | str | None = None) -> dict
     out = train_lm(make, data.train, data.test, model_cfg.N, train_cfg, seed=config["seed"],
                    device=device)
     return {**out, "embedding_rank": model_cfg.embedding_rank}
+
+
+def seed_groups(configs) -> list[list[dict]]:
+    """The configurations grouped by everything but ``seed`` (first-seen order), for stacking.
+
+    >>> seed_groups([{"a": 1, "seed": 0}, {"a": 2, "seed": 0}, {"a": 1, "seed": 1}])
+    [[{'a': 1, 'seed': 0}, {'a': 1, 'seed': 1}], [{'a': 2, 'seed': 0}]]
+    """
+    groups: dict = {}
+    for c in configs:
+        key = tuple(sorted((k, repr(v)) for k, v in c.items() if k != "seed"))
+        groups.setdefault(key, []).append(c)
+    return list(groups.values())
+
+
+def train_stacked(configs, device: torch.device | str | None = None) -> list[dict]:
+    """Train the models of configurations that differ only in seed as one stack
+    (:func:`attnbook.training.train_lm_stacked`); one ``train_config``-style result per
+    configuration, in order. Only the ``ours`` model stacks."""
+    configs = list(configs)
+    if not configs or len(seed_groups(configs)) != 1:
+        raise ParameterError("configs", len(configs), "configurations that differ only in seed")
+    if configs[0]["model"] != "ours":
+        raise ParameterError("model", configs[0]["model"], "ours (the stacked model)")
+    device = default_device(str(device) if device is not None else None)
+    model_cfg, train_cfg = _split(configs[0])
+    data = token_arrays(configs[0]["corpus"], configs[0]["V"])
+    if data.V != configs[0]["V"]:
+        raise ParameterError("V", configs[0]["V"], f"a size the corpus supports (largest: "
+                             f"{data.V})")
+    outs = train_lm_stacked(model_cfg, data.train, data.test, train_cfg,
+                            [c["seed"] for c in configs], device=device)
+    return [{**o, "embedding_rank": model_cfg.embedding_rank} for o in outs]
 
 
 def matched_size(sizes, losses, loss: float) -> float:

@@ -1,4 +1,5 @@
-"""Byte-level BPE vocabularies and memory-mapped token arrays (wies2021 appendix C.2).
+"""BPE vocabularies (byte-level, and character-level below 257) and memory-mapped token arrays
+(wies2021 appendix C.2).
 
 The paper tokenizes its corpus with GPT-2's vocabulary (V = 50257) and with three BPE
 vocabularies of sizes V = 257, 500, 2000 trained on its training corpus with HuggingFace
@@ -8,11 +9,23 @@ vocabulary (no merges) and every larger V adds V - 257 merges, as in GPT-2. Offl
 no GPT-2 merges, so the large vocabulary is the largest the corpus supports
 (:data:`LARGE_VOCAB`: asked for 50257, capped by merges seen at least twice).
 
-Tokenizers are cached as ``data/corpora/<corpus>/bpe-<V>.json``; token ids of each split as a
-flat ``uint16`` memmap ``tokens-<V>-<split>.bin`` with an end-of-text token after every
-document.
+**Vocabularies below 257** (the vocabulary kind is chosen by V): wies2021's depth-efficiency
+transition sits at a shallow width d_x ~ V, out of a CPU's reach at V >= 257, so V < 257 gets a
+character-level BPE: the text is lowercased, the :data:`CHAR_ALPHABET` most frequent characters
+of the (lowercased) train split form the base alphabet, every other character is mapped to one
+unknown symbol :data:`UNK` (U+FFFD), and V = 1 (end-of-text) + :data:`CHAR_ALPHABET` + 1
+(unknown) + merges, so V = :data:`MIN_CHAR_VOCAB` is the pure character vocabulary and V = 64,
+128, 256 add merges (trained with HuggingFace ``tokenizers``, pre-split into words with their
+leading space, as GPT-2 does). Ties among equally frequent characters are broken by code point,
+so the alphabet and the tokenizer are deterministic; text in the alphabet decodes back exactly
+(``tokenizer.decode``), other characters decode as U+FFFD. Byte-level BPE for V >= 257 is
+unchanged.
 
-Used by: wies2021_rank_bottleneck.
+Tokenizers are cached as ``data/corpora/<corpus>/bpe-<V>.json`` (``charbpe-<V>.json`` below 257);
+token ids of each split as a flat ``uint16`` memmap ``tokens-<V>-<split>.bin`` with an
+end-of-text token after every document.
+
+Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck.
 """
 
 import json
@@ -24,27 +37,94 @@ import numpy as np
 from ..errors import AttnbookError, ParameterError
 from .corpus import Corpus
 
-__all__ = ["EOT", "LARGE_VOCAB", "train_bpe", "TokenArrays", "tokenize_corpus"]
+__all__ = ["EOT", "UNK", "LARGE_VOCAB", "CHAR_ALPHABET", "MIN_CHAR_VOCAB", "vocab_kind",
+           "train_bpe", "char_alphabet", "TokenArrays", "tokenize_corpus"]
 
 EOT = "<|endoftext|>"  # id 0; documents are separated by it, as in GPT-2
 BYTE_VOCAB = 257  # 256 byte symbols + EOT
 LARGE_VOCAB = 50257  # GPT-2's size; the trained size may be smaller (see train_bpe)
 _MIN_FREQUENCY = 2  # a merge must occur at least twice in the training documents
+UNK = "\ufffd"  # the one symbol of every character outside a character-level alphabet
+CHAR_ALPHABET = 30  # characters kept by a character-level vocabulary (the most frequent)
+MIN_CHAR_VOCAB = CHAR_ALPHABET + 2  # + end-of-text + unknown: no merges
+_WORDS = r" ?[^ ]+| +"  # character-level pre-split: words with their leading space, space runs
 
 
 def _check_vocab(V):
-    if not isinstance(V, int) or isinstance(V, bool) or not BYTE_VOCAB <= V < 2**16:
-        raise ParameterError("V", V, f"an integer {BYTE_VOCAB} <= V < 65536 (byte-level BPE: "
-                             f"256 bytes + {EOT}, ids stored as uint16)")
+    if not isinstance(V, int) or isinstance(V, bool) or not MIN_CHAR_VOCAB <= V < 2**16:
+        raise ParameterError("V", V, f"an integer {MIN_CHAR_VOCAB} <= V < 65536 (character-level "
+                             f"BPE below {BYTE_VOCAB}: {CHAR_ALPHABET} characters + unknown + "
+                             f"{EOT}; byte-level from {BYTE_VOCAB}; ids stored as uint16)")
+
+
+def vocab_kind(V: int) -> str:
+    """"char" (character-level BPE) for V < 257, "byte" (byte-level BPE) from 257 on.
+
+    >>> vocab_kind(64), vocab_kind(257)
+    ('char', 'byte')
+    """
+    _check_vocab(V)
+    return "char" if V < BYTE_VOCAB else "byte"
+
+
+def char_alphabet(corpus: Corpus, size: int = CHAR_ALPHABET) -> str:
+    """The ``size`` most frequent characters of the lowercased train split (ties by code point),
+    in order of code point, without :data:`UNK`."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    for doc in corpus.documents("train"):
+        counts.update(doc.lower())
+    counts.pop(UNK, None)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
+    return "".join(sorted(c for c, _ in ranked))
+
+
+def _train_char_bpe(corpus: Corpus, V: int):
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    path = corpus.dir / f"charbpe-{V}.json"
+    meta = corpus.dir / f"charbpe-{V}.meta.json"
+    if path.exists() and meta.exists() and \
+            json.loads(meta.read_text()).get("content_sha256") == corpus.content_hash:
+        return Tokenizer.from_file(str(path))
+    alphabet = char_alphabet(corpus)
+    if len(alphabet) < CHAR_ALPHABET:
+        raise AttnbookError(f"corpus {corpus.name!r} has {len(alphabet)} distinct characters; "
+                            f"a character-level vocabulary needs {CHAR_ALPHABET}")
+    outside = "[^" + "".join(f"\\x{{{ord(c):x}}}" for c in alphabet) + "]"
+    tok = Tokenizer(models.BPE(unk_token=UNK))
+    tok.normalizer = normalizers.Sequence([normalizers.Lowercase(),
+                                           normalizers.Replace(Regex(outside), UNK)])
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(_WORDS), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    trainer = trainers.BpeTrainer(vocab_size=V, min_frequency=_MIN_FREQUENCY,
+                                  special_tokens=[EOT], show_progress=False,
+                                  initial_alphabet=list(alphabet) + [UNK],
+                                  limit_alphabet=CHAR_ALPHABET + 1)
+    tok.train_from_iterator(corpus.documents("train"), trainer=trainer)
+    if tok.get_vocab_size() != V:
+        raise AttnbookError(f"corpus {corpus.name!r} supports {tok.get_vocab_size()} "
+                            f"character-level tokens, not V = {V} (too few repeated pairs)")
+    if tok.token_to_id(UNK) is None:  # the trainer keeps initial symbols; make sure
+        raise AttnbookError(f"the character-level vocabulary of {corpus.name!r} lacks {UNK!r}")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tok.save(str(tmp))
+    os.replace(tmp, path)
+    meta.write_text(json.dumps({"V_requested": V, "V": tok.get_vocab_size(), "kind": "char",
+                                "alphabet": alphabet, "content_sha256": corpus.content_hash}))
+    return tok
 
 
 def train_bpe(corpus: Corpus, V: int):
-    """The byte-level BPE tokenizer of at most V tokens trained on ``corpus``'s train split.
+    """The BPE tokenizer of V tokens trained on ``corpus``'s train split: byte-level for
+    V >= 257 (at most V tokens), character-level below (exactly V; module docstring).
 
     Cached under the corpus folder; the file records the corpus content hash, and a tokenizer
     trained on other content is retrained. ``tokenizer.get_vocab_size()`` is the actual size.
     """
-    _check_vocab(V)
+    if vocab_kind(V) == "char":
+        return _train_char_bpe(corpus, V)
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     path = corpus.dir / f"bpe-{V}.json"

@@ -1,0 +1,172 @@
+"""wies2021's vocabulary sweeps: a shallow and a deep family per vocabulary size V.
+
+wies2021 (section 5.2, appendix C.2; Figures 1, 3, 5, Tables 3-5) trains language models of
+depths L = 24 and 48 over a range of sizes for each BPE vocabulary V = 257, 500, 2000 and
+finds the *depth-efficiency point*, the size from which the deep family reaches the lower test
+loss, where the shallow family's width d_x is about V (V = 500: d_x ~ 408). This module turns
+that design into one sweep and its results into the curves, tables and crossings of a chapter:
+
+* :func:`family_widths`: the shallow widths ``factor * V`` (rounded to a multiple of H) and,
+  for each, the deep width (a multiple of H) whose non-embedding parameter count
+  (:func:`non_embedding_params`) is closest, so both families cover the same sizes;
+* :func:`sweep_configs`: one flat :func:`attnbook.lm_sweep.lm_config` per (V, family, width,
+  seed); the family is read from L (:func:`family_of`);
+* :func:`loss_table`: seed mean and standard deviation of the test loss per (V, family, width)
+  (Tables 3 and 4);
+* :func:`crossings`: per V, the depth-efficiency point by :func:`attnbook.depth_efficiency.
+  crossing_from_frame` in non-embedding parameters, and the same point (and its bootstrap
+  interval) as a shallow width by :func:`width_at`; :func:`verdict` applies W-F1's criterion.
+
+Used by: wies2021_depth_efficiency.
+
+>>> family_widths(64, [0.5, 1, 2], L_shallow=1, L_deep=2, H=2)
+([32, 64, 128], [22, 46, 90])
+"""
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .depth_efficiency import crossing_from_frame
+from .errors import ParameterError
+from .lm_sweep import lm_config
+
+__all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
+           "width_at", "crossings", "verdict"]
+
+
+def non_embedding_params(L: int, d_x: int) -> int:
+    """Non-embedding parameters of :class:`attnbook.lm.LanguageModel` with H d_a = d_x:
+    per block 12 d_x^2 + 13 d_x (attention, feed-forward of width 4 d_x, two layer norms,
+    biases), plus the final layer norm (2 d_x).
+
+    >>> non_embedding_params(1, 64)
+    50112
+    """
+    return L * (12 * d_x * d_x + 13 * d_x) + 2 * d_x
+
+
+def _round_to(x: float, H: int) -> int:
+    return max(H, H * int(round(x / H)))
+
+
+def family_widths(V: int, factors: Sequence[float], *, L_shallow: int, L_deep: int,
+                  H: int = 2) -> tuple[list[int], list[int]]:
+    """(shallow widths, deep widths): shallow ``factor * V`` rounded to a multiple of H; deep
+    the multiple of H with the closest non-embedding count to each shallow width's."""
+    if not (isinstance(L_shallow, int) and isinstance(L_deep, int) and 1 <= L_shallow < L_deep):
+        raise ParameterError("L_deep", L_deep, f"an integer > L_shallow = {L_shallow} >= 1")
+    if not factors or any(not (isinstance(f, (int, float)) and f > 0) for f in factors):
+        raise ParameterError("width_factors", list(factors), "numbers > 0")
+    shallow = sorted({_round_to(f * V, H) for f in factors})
+    deep = []
+    for w in shallow:
+        target = non_embedding_params(L_shallow, w)
+        guess = w * math.sqrt(L_shallow / L_deep)
+        cands = {_round_to(guess, H) + k * H for k in (-2, -1, 0, 1, 2)}
+        deep.append(min((c for c in cands if c >= H),
+                        key=lambda c: (abs(non_embedding_params(L_deep, c) - target), c)))
+    return shallow, deep
+
+
+def sweep_configs(*, vocabs: Sequence[int], width_factors: Sequence[float], L_shallow: int,
+                  L_deep: int, seeds: Sequence[int], H: int = 2, **common) -> list[dict]:
+    """One :func:`attnbook.lm_sweep.lm_config` per (V, family, width, seed); ``common`` holds
+    the other lm_config arguments (corpus, N, steps, batch, lr, warmup, eval_tokens, ...).
+
+    >>> cs = sweep_configs(vocabs=[64], width_factors=[1, 2], L_shallow=1, L_deep=2, seeds=[0, 1],
+    ...                    corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
+    >>> [(c["L"], c["d_x"], c["seed"]) for c in cs][:4], len(cs)
+    ([(1, 64, 0), (1, 64, 1), (1, 128, 0), (1, 128, 1)], 8)
+    """
+    if len(set(seeds)) != len(seeds) or not seeds:
+        raise ParameterError("seeds", list(seeds), "distinct seeds, at least one")
+    out = []
+    for V in vocabs:
+        shallow, deep = family_widths(V, width_factors, L_shallow=L_shallow, L_deep=L_deep, H=H)
+        for L, widths in ((L_shallow, shallow), (L_deep, deep)):
+            out += [lm_config(V=V, L=L, d_x=w, H=H, seed=s, **common)
+                    for w in widths for s in seeds]
+    return out
+
+
+def family_of(L, L_shallow: int, L_deep: int) -> str:
+    """"shallow" or "deep" for depth L (one of the two depths)."""
+    if L == L_shallow:
+        return "shallow"
+    if L == L_deep:
+        return "deep"
+    raise ParameterError("L", L, f"L_shallow = {L_shallow} or L_deep = {L_deep}")
+
+
+def _with_family(results: pd.DataFrame, L_shallow: int, L_deep: int) -> pd.DataFrame:
+    need = {"V", "L", "d_x", "seed", "test_loss", "params_non_embedding"}
+    if not isinstance(results, pd.DataFrame) or not need <= set(results.columns):
+        raise ParameterError("results", type(results).__name__,
+                             f"a DataFrame with columns {sorted(need)}")
+    return results.assign(family=[family_of(L, L_shallow, L_deep) for L in results["L"]])
+
+
+def loss_table(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
+    """Per (V, family, L, d_x): non-embedding parameters, seed mean, std and count of the test
+    loss (wies2021 Tables 3 and 4), sorted by V, family (shallow first) and width."""
+    df = _with_family(results, L_shallow, L_deep)
+    t = (df.groupby(["V", "family", "L", "d_x"])
+         .agg(params_non_embedding=("params_non_embedding", "first"),
+              mean=("test_loss", "mean"), std=("test_loss", "std"), seeds=("seed", "count"))
+         .reset_index())
+    t["order"] = (t["family"] == "deep").astype(int)
+    return t.sort_values(["V", "order", "d_x"]).drop(columns="order").reset_index(drop=True)
+
+
+def width_at(params: float, sizes: Sequence[float], widths: Sequence[float]) -> float:
+    """The width at non-embedding count ``params`` by linear interpolation of log width in log
+    parameters between a family's measured (sizes, widths); ``params`` must lie in their range.
+
+    >>> round(width_at(2 * 100, [100, 400], [10, 40]), 6)  # halfway in log size
+    20.0
+    """
+    s, w = np.asarray(sizes, dtype=float), np.asarray(widths, dtype=float)
+    o = np.argsort(s)
+    s, w = s[o], w[o]
+    if not (s[0] * (1 - 1e-12) <= params <= s[-1] * (1 + 1e-12)):
+        raise ParameterError("params", params, f"a size in the measured range [{s[0]:.4g}, "
+                             f"{s[-1]:.4g}] (no extrapolation)")
+    return float(np.exp(np.interp(np.log(params), np.log(s), np.log(w))))
+
+
+def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int = 2000,
+              level: float = 0.95, seed: int = 0, factor: float = 1.5) -> pd.DataFrame:
+    """Per V: the depth-efficiency point in non-embedding parameters (seed means, bootstrap
+    over seeds; :mod:`attnbook.depth_efficiency`) and as a shallow width, its ratio to V, and
+    whether it lies within ``factor`` of V (W-F1; False where no crossing is found).
+
+    Columns: V, found, reason, point, low, high (parameters), width, width_low, width_high,
+    low_open, high_open, found_fraction, ratio (width / V), within, predicted_params (the
+    shallow count at width V), crossing (the :class:`~attnbook.depth_efficiency.Crossing`).
+    """
+    df = _with_family(results, L_shallow, L_deep)
+    rows = []
+    for V, part in df.groupby("V", sort=True):
+        c = crossing_from_frame(part, size="params_non_embedding", loss="test_loss",
+                                n_boot=n_boot, level=level, seed=seed)
+        sh = part[part["family"] == "shallow"].drop_duplicates("d_x")
+        conv = (lambda p, sh=sh: None if p is None else
+                width_at(p, sh["params_non_embedding"], sh["d_x"]))
+        width = conv(c.point)
+        rows.append({"V": int(V), "found": c.found, "reason": c.reason, "point": c.point,
+                     "low": c.low, "high": c.high, "width": width, "width_low": conv(c.low),
+                     "width_high": conv(c.high), "low_open": c.low_open,
+                     "high_open": c.high_open, "found_fraction": c.found_fraction,
+                     "ratio": None if width is None else width / V,
+                     "within": bool(c.found and V / factor <= width <= factor * V),
+                     "predicted_params": non_embedding_params(L_shallow, int(V)),
+                     "crossing": c})
+    return pd.DataFrame(rows)
+
+
+def verdict(table: pd.DataFrame) -> bool:
+    """W-F1: every V has a crossing whose shallow width lies within the factor of V."""
+    return bool(len(table) and table["within"].all())

@@ -1,0 +1,89 @@
+"""wies2021's vocabulary sweeps (attnbook.depth_sweep): widths, configurations, crossings."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnbook import ParameterError
+from attnbook import depth_sweep as D
+from attnbook.lm import LanguageModel, LMConfig, count_parameters
+
+
+@pytest.mark.parametrize("L,d_x", [(1, 16), (2, 46), (3, 90)])
+def test_non_embedding_params_counts_the_model(L, d_x):
+    m = LanguageModel(LMConfig(V=40, N=8, L=L, d_x=d_x))
+    assert D.non_embedding_params(L, d_x) == count_parameters(m)["non_embedding"]
+
+
+def test_family_widths_match_sizes():
+    shallow, deep = D.family_widths(128, [0.5, 1, 2], L_shallow=1, L_deep=2, H=2)
+    assert shallow == [64, 128, 256] and all(w % 2 == 0 for w in deep)
+    for s, d in zip(shallow, deep, strict=True):
+        ratio = D.non_embedding_params(2, d) / D.non_embedding_params(1, s)
+        assert 0.85 < ratio < 1.15
+    with pytest.raises(ParameterError, match="L_deep"):
+        D.family_widths(64, [1], L_shallow=2, L_deep=2)
+    with pytest.raises(ParameterError, match="width_factors"):
+        D.family_widths(64, [0], L_shallow=1, L_deep=2)
+
+
+def test_sweep_configs_cover_vocabularies_families_seeds():
+    cs = D.sweep_configs(vocabs=[40, 64], width_factors=[0.5, 1], L_shallow=1, L_deep=2,
+                         seeds=[0, 1, 2], corpus="kjv", N=16, steps=2, batch=2, lr=1e-3,
+                         warmup=0)
+    assert len(cs) == 2 * 2 * 2 * 3
+    assert {(c["V"], c["L"]) for c in cs} == {(40, 1), (40, 2), (64, 1), (64, 2)}
+    assert len({tuple(sorted(c.items())) for c in cs}) == len(cs)
+    with pytest.raises(ParameterError, match="seeds"):
+        D.sweep_configs(vocabs=[40], width_factors=[1], L_shallow=1, L_deep=2, seeds=[0, 0],
+                        corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
+
+
+def _results(gap_of_width, V=64, seeds=(0, 1, 2), noise=0.01):
+    """Synthetic results: shallow loss falls with size; deep = shallow + gap(shallow width)."""
+    rng = np.random.default_rng(1)
+    shallow, deep = D.family_widths(V, [0.25, 0.5, 1, 2, 4], L_shallow=1, L_deep=2)
+    rows = []
+    for ws, wd in zip(shallow, deep, strict=True):
+        base = 3.0 - 0.2 * np.log(ws)
+        for s in seeds:
+            rows.append(dict(V=V, L=1, d_x=ws, seed=s, params_non_embedding=
+                             D.non_embedding_params(1, ws), test_loss=base
+                             + noise * rng.standard_normal()))
+            rows.append(dict(V=V, L=2, d_x=wd, seed=s, params_non_embedding=
+                             D.non_embedding_params(2, wd), test_loss=base + gap_of_width(ws)
+                             + noise * rng.standard_normal()))
+    return pd.DataFrame(rows)
+
+
+def test_crossing_at_width_V_is_within_and_converted():
+    res = _results(lambda w: 0.1 * np.log(64 / w))  # deep wins once the shallow width > 64
+    t = D.crossings(res, L_shallow=1, L_deep=2, n_boot=200)
+    row = t.iloc[0]
+    assert row["found"] and row["within"] and D.verdict(t)
+    assert 64 / 1.5 <= row["width"] <= 64 * 1.5
+    assert row["width_low"] <= row["width"] <= row["width_high"]
+    assert row["predicted_params"] == D.non_embedding_params(1, 64)
+    table = D.loss_table(res, L_shallow=1, L_deep=2)
+    assert list(table["family"][:5]) == ["shallow"] * 5 and (table["seeds"] == 3).all()
+    assert (table["std"] < 0.05).all()
+
+
+def test_no_crossing_is_not_reproduced():
+    t = D.crossings(_results(lambda w: 0.1), L_shallow=1, L_deep=2, n_boot=100)
+    assert not t.iloc[0]["found"] and not t.iloc[0]["within"] and not D.verdict(t)
+    assert "never wins" in t.iloc[0]["reason"] and t.iloc[0]["width"] is None
+
+
+def test_crossing_far_from_V_fails():
+    t = D.crossings(_results(lambda w: 0.1 * np.log(16 / w), noise=0.0), L_shallow=1, L_deep=2,
+                    n_boot=0)
+    assert t.iloc[0]["found"] and t.iloc[0]["width"] < 64 / 1.5 and not D.verdict(t)
+
+
+def test_width_at_interpolates_in_logs_without_extrapolating():
+    assert D.width_at(100, [100, 400], [10, 40]) == pytest.approx(10)
+    with pytest.raises(ParameterError, match="no extrapolation"):
+        D.width_at(500, [100, 400], [10, 40])
+    with pytest.raises(ParameterError, match="results"):
+        D.loss_table(pd.DataFrame({"V": [1]}), L_shallow=1, L_deep=2)
