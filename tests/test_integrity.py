@@ -398,3 +398,26 @@ def test_fingerprint_ignores_docstrings_and_comments_but_not_code(tmp_path):
     assert h('"""Other doc.\n\nUsed by: a chapter."""\n\n\ndef f(x):  # comment\n'
              '    return 2 * x\n', "b.py") == base
     assert h('"""Doc."""\n\ndef f(x):\n    """Twice."""\n    return 3 * x\n', "c.py") != base
+
+
+def test_10_results_written_by_a_run_do_not_make_it_dirty(tmp_path, monkeypatch):
+    import subprocess
+
+    from attnbook.book import provenance
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for rel in ("src/m.py", "data/results/r.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("1\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    monkeypatch.setattr(provenance, "ROOT", tmp_path)
+    (tmp_path / "data/results/r.json").write_text("2\n")  # a stored result
+    (tmp_path / "data/results/new.json").write_text("3\n")
+    assert provenance.git_state()["dirty"] is False
+    (tmp_path / "src/m.py").write_text("2\n")  # the code itself
+    state = provenance.git_state()
+    assert state["dirty"] is True and len(state["diff_sha256"]) == 16

@@ -34,15 +34,21 @@ def _git(*args) -> str:
                           timeout=30).stdout
 
 
+CODE_PATHS = ("src", "notebooks", "pyproject.toml", "requirements-lock.txt",
+              "requirements-data.txt")  # what decides a number; data/ and the book's pages do not
+
+
 def git_state() -> dict:
-    """``{"commit": short sha, "dirty": bool}``, plus ``diff_sha256`` of ``git diff HEAD``
-    when the tree has uncommitted changes to tracked files."""
+    """``{"commit": short sha, "dirty": bool}``, plus ``diff_sha256`` of ``git diff HEAD`` of
+    the code (:data:`CODE_PATHS`) when the code has uncommitted changes or new files. Results
+    and ledger entries written by a run change ``data/``, not the code: a run that stores its
+    results stays clean."""
     try:
         sha = _git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
-        dirty = bool(_git("status", "--porcelain", "--untracked-files=no").strip())
+        dirty = bool(_git("status", "--porcelain", "--", *CODE_PATHS).strip())
         state = {"commit": sha, "dirty": dirty}
         if dirty:
-            diff = _git("diff", "HEAD", "--no-color", "--no-ext-diff")
+            diff = _git("diff", "HEAD", "--no-color", "--no-ext-diff", "--", *CODE_PATHS)
             state["diff_sha256"] = hashlib.sha256(diff.encode()).hexdigest()[:16]
         return state
     except (OSError, subprocess.SubprocessError):
