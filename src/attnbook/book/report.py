@@ -1,5 +1,7 @@
 """Generated book pages: the reproduction status (from the ledger) and the execution report
-(from the manifest). Written to ``build/pages/`` before the book is built.
+(from the manifest). Written to ``status/`` (git-ignored, at the repository root) before the
+book is built, so they are published as ``status/reproduction_status.html`` and
+``status/execution_report.html``, next to the ``chapters/`` they link to.
 
 Both mark what no longer stands for the code as it is: a ledger entry or stored result whose
 library modules changed since it was computed is **stale** (with the modules), never shown
@@ -35,7 +37,7 @@ def _cell(text) -> str:
 
 def _link(notebook: str, executed: Path) -> str:
     if notebook and (executed / f"{notebook}.ipynb").exists():
-        return f"[{notebook}](../../{chapter_doc(notebook)}.ipynb)"  # build/pages -> chapters
+        return f"[{notebook}](../{chapter_doc(notebook)}.ipynb)"  # status/ -> chapters/
     return _cell(notebook)
 
 
@@ -173,10 +175,13 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
     return "\n".join(lines) + "\n"
 
 
-def write_pages(build_dir: Path | None = None) -> list[Path]:
-    """Write build/pages/reproduction_status.md and build/pages/execution_report.md."""
+STATUS = "status"  # the generated pages' folder, at the repository root (git-ignored)
+
+
+def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list[Path]:
+    """Write status/reproduction_status.md and status/execution_report.md."""
     build = Path(build_dir or paths.BUILD)
-    pages = build / "pages"
+    pages = Path(root or paths.ROOT) / STATUS
     pages.mkdir(parents=True, exist_ok=True)
     out = [pages / "reproduction_status.md", pages / "execution_report.md"]
     table = status_table()
