@@ -342,9 +342,12 @@ def test_11_sigint_is_one_line_exit_130_a_manifest_entry_and_no_scratch(sandbox)
               "import time\nprint('started', flush=True)\ntime.sleep(60)")
     env = {**os.environ, "ATTNBOOK_ROOT": str(sandbox),
            "PYTHONPATH": os.pathsep.join(sys.path)}
+    # a shell that starts jobs in the background (as a CI runner may) makes them ignore
+    # SIGINT, and a child inherits that: restore the default, as in a terminal
     proc = subprocess.Popen([sys.executable, "-m", "attnbook", "run", "g_sleeps",
                              "--profile", "ci"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     manifest, scratch = sandbox / "build" / "manifest.jsonl", sandbox / "build" / "tmp"
     deadline = time.time() + 60
     while time.time() < deadline and not list(scratch.glob("*.ipynb")):
