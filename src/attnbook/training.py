@@ -33,7 +33,7 @@ from .lm import LMConfig, StackedLanguageModel, check_seeds, count_parameters
 from .schedules import warmup_cosine
 
 _STACKED_CPU_ADAMW = "for-loop"  # the stack's AdamW on the CPU: foreach and fused were not
-# consistently faster there (benchmarks/results/lm_stacked_cpu.json, "stacked_adamw_s")
+# consistently faster there (benchmarks/bench_lm_stacked.py --adamw times the three)
 
 __all__ = ["TrainConfig", "lr_at", "sample_batch", "sample_batch_on",
            "evaluate", "train_step", "train_lm", "train_lm_stacked"]
