@@ -8,10 +8,12 @@ ship it to another process. A chapter runs a sweep as
 finished model at once, so an interrupted sweep resumes and loses no finished run.
 :func:`matched_size` reads the size of the baseline that matches a loss (wies2021 Fig. 2).
 
-The seeds of one configuration train as one stack, one program (:func:`attnbook.training.
-train_lm_stacked`; on a GPU this removes the per-model launch overhead, on a 2-core CPU it is
-about as fast as one model at a time: benchmarks/results/lm_stacked_cpu.json): :func:`seed_groups` splits configurations into groups that differ only in
-seed, and :func:`train_stacked` trains one such group, one result per configuration, so a
+The seeds of one configuration train as one stack, one program
+(:func:`attnbook.training.train_lm_stacked`; on a GPU this removes the per-model launch
+overhead, on a 2-core CPU it is about as fast as one model at a time:
+benchmarks/results/lm_stacked_cpu.json). :func:`seed_groups` splits configurations into groups
+that differ only in seed, and :func:`train_stacked` trains one such group, one result per
+configuration, so a
 chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
 groups=seed_groups)``.
 
