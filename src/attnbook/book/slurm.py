@@ -41,7 +41,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import AttnbookError, ParameterError
+from ..errors import AttnbookError, require
 
 __all__ = ["SlurmExecutor", "SweepJobError", "CLUSTERS"]
 
@@ -85,11 +85,6 @@ def _run_config(fn: Callable, config, device: str) -> tuple[str, object, float]:
     return "ok", result, time.perf_counter() - t0
 
 
-def _check(ok: bool, name: str, value, allowed: str) -> None:
-    if not ok:
-        raise ParameterError(name, value, allowed)
-
-
 def _int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -116,28 +111,28 @@ class SlurmExecutor:
                  mem_gb: float | None = None, job_name: str = "attnbook",
                  max_parallel: int | None = None, slurm: dict | None = None,
                  cluster: str = "slurm", device: str = "auto", poll_s: float = 10.0):
-        _check(cluster in CLUSTERS, "cluster", cluster, "slurm, local or debug")
-        _check(isinstance(folder, (str, Path)) and str(folder) != "", "folder", folder,
+        require(cluster in CLUSTERS, "cluster", cluster, "slurm, local or debug")
+        require(isinstance(folder, (str, Path)) and str(folder) != "", "folder", folder,
                "a folder path for the jobs' pickles and logs")
-        _check(partition is None or (isinstance(partition, str) and partition != ""),
+        require(partition is None or (isinstance(partition, str) and partition != ""),
                "partition", partition, "a Slurm partition name or None (the default one)")
-        _check(_int(timeout_min) and timeout_min > 0, "timeout_min", timeout_min,
+        require(_int(timeout_min) and timeout_min > 0, "timeout_min", timeout_min,
                "an integer number of minutes > 0")
-        _check(_int(gpus_per_node) and gpus_per_node >= 0, "gpus_per_node", gpus_per_node,
+        require(_int(gpus_per_node) and gpus_per_node >= 0, "gpus_per_node", gpus_per_node,
                "an integer >= 0")
-        _check(_int(cpus_per_task) and cpus_per_task >= 1, "cpus_per_task", cpus_per_task,
+        require(_int(cpus_per_task) and cpus_per_task >= 1, "cpus_per_task", cpus_per_task,
                "an integer >= 1")
-        _check(mem_gb is None or (isinstance(mem_gb, numbers.Real) and not isinstance(
+        require(mem_gb is None or (isinstance(mem_gb, numbers.Real) and not isinstance(
             mem_gb, bool) and mem_gb > 0), "mem_gb", mem_gb, "a number of GB > 0 or None")
-        _check(isinstance(job_name, str) and job_name.strip() != "" and "\n" not in job_name,
+        require(isinstance(job_name, str) and job_name.strip() != "" and "\n" not in job_name,
                "job_name", job_name, "a non-empty one-line name")
-        _check(max_parallel is None or (_int(max_parallel) and max_parallel >= 1),
+        require(max_parallel is None or (_int(max_parallel) and max_parallel >= 1),
                "max_parallel", max_parallel, "an integer >= 1 or None (no limit)")
-        _check(device in _DEVICES, "device", device, "auto, cpu or cuda")
-        _check(isinstance(poll_s, numbers.Real) and not isinstance(poll_s, bool) and poll_s > 0,
+        require(device in _DEVICES, "device", device, "auto, cpu or cuda")
+        require(isinstance(poll_s, numbers.Real) and not isinstance(poll_s, bool) and poll_s > 0,
                "poll_s", poll_s, "a number of seconds > 0")
         slurm = {} if slurm is None else slurm
-        _check(isinstance(slurm, dict), "slurm", slurm, "a dict of sbatch parameters")
+        require(isinstance(slurm, dict), "slurm", slurm, "a dict of sbatch parameters")
         try:
             import submitit
             from submitit.slurm.slurm import _get_default_parameters
@@ -148,7 +143,7 @@ class SlurmExecutor:
         ours = {"job_name", "partition", "time", "gpus_per_node", "cpus_per_task", "mem",
                 "array_parallelism"}
         bad = sorted(k for k in slurm if k not in known or k in ours)
-        _check(not bad, "slurm", bad, "further sbatch parameters known to submitit, other than "
+        require(not bad, "slurm", bad, "further sbatch parameters known to submitit, other than "
                "those with their own argument (e.g. account, qos, constraint, exclude, setup)")
 
         self.folder, self.cluster, self.device, self.poll_s = Path(folder), cluster, device, \
@@ -188,7 +183,7 @@ class SlurmExecutor:
         if not configs:
             return
         bad = [c for c in configs if not isinstance(c, dict)]
-        _check(not bad, "configs", bad[:1], "a list of configuration dicts")
+        require(not bad, "configs", bad[:1], "a list of configuration dicts")
         n = len(configs)
         try:
             jobs = self._executor.map_array(_run_config, [fn] * n, configs, [self.device] * n)

@@ -80,14 +80,35 @@ def char_alphabet(corpus: Corpus, size: int = CHAR_ALPHABET) -> str:
     return "".join(sorted(c for c, _ in ranked))
 
 
-def _train_char_bpe(corpus: Corpus, V: int):
-    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+def _cached_tokenizer(corpus: Corpus, stem: str):
+    """The tokenizer cached as ``<stem>.json`` for this corpus content, or None."""
+    from tokenizers import Tokenizer
 
-    path = corpus.dir / f"charbpe-{V}.json"
-    meta = corpus.dir / f"charbpe-{V}.meta.json"
+    path, meta = corpus.dir / f"{stem}.json", corpus.dir / f"{stem}.meta.json"
     if path.exists() and meta.exists() and \
             json.loads(meta.read_text()).get("content_sha256") == corpus.content_hash:
         return Tokenizer.from_file(str(path))
+    return None
+
+
+def _cache_tokenizer(corpus: Corpus, stem: str, tok, **info):
+    """Save ``tok`` as ``<stem>.json`` (atomically) with its meta: ``info``, the actual size and
+    the corpus content hash; return it."""
+    path = corpus.dir / f"{stem}.json"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tok.save(str(tmp))
+    os.replace(tmp, path)
+    (corpus.dir / f"{stem}.meta.json").write_text(json.dumps(
+        {**info, "V": tok.get_vocab_size(), "content_sha256": corpus.content_hash}))
+    return tok
+
+
+def _train_char_bpe(corpus: Corpus, V: int):
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    cached = _cached_tokenizer(corpus, f"charbpe-{V}")
+    if cached is not None:
+        return cached
     alphabet = char_alphabet(corpus)
     if len(alphabet) < CHAR_ALPHABET:
         raise AttnbookError(f"corpus {corpus.name!r} has {len(alphabet)} distinct characters; "
@@ -108,12 +129,8 @@ def _train_char_bpe(corpus: Corpus, V: int):
                             f"character-level tokens, not V = {V} (too few repeated pairs)")
     if tok.token_to_id(UNK) is None:  # the trainer keeps initial symbols; make sure
         raise AttnbookError(f"the character-level vocabulary of {corpus.name!r} lacks {UNK!r}")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tok.save(str(tmp))
-    os.replace(tmp, path)
-    meta.write_text(json.dumps({"V_requested": V, "V": tok.get_vocab_size(), "kind": "char",
-                                "alphabet": alphabet, "content_sha256": corpus.content_hash}))
-    return tok
+    return _cache_tokenizer(corpus, f"charbpe-{V}", tok, V_requested=V, kind="char",
+                            alphabet=alphabet)
 
 
 def train_bpe(corpus: Corpus, V: int):
@@ -127,11 +144,9 @@ def train_bpe(corpus: Corpus, V: int):
         return _train_char_bpe(corpus, V)
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    path = corpus.dir / f"bpe-{V}.json"
-    meta = corpus.dir / f"bpe-{V}.meta.json"
-    if path.exists() and meta.exists() and \
-            json.loads(meta.read_text()).get("content_sha256") == corpus.content_hash:
-        return Tokenizer.from_file(str(path))
+    cached = _cached_tokenizer(corpus, f"bpe-{V}")
+    if cached is not None:
+        return cached
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
@@ -139,12 +154,7 @@ def train_bpe(corpus: Corpus, V: int):
                                   special_tokens=[EOT], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(corpus.documents("train"), trainer=trainer)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tok.save(str(tmp))
-    os.replace(tmp, path)
-    meta.write_text(json.dumps({"V_requested": V, "V": tok.get_vocab_size(),
-                                "content_sha256": corpus.content_hash}))
-    return tok
+    return _cache_tokenizer(corpus, f"bpe-{V}", tok, V_requested=V)
 
 
 @dataclass(frozen=True)
