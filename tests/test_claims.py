@@ -123,3 +123,16 @@ def test_an_unchanged_verdict_keeps_the_run_that_established_it(sandbox):
     assert changed["run"]["run_id"] == "third"
     saved = json.loads((d / "results/cpu/B-FR.json").read_text())
     assert saved["run"]["run_id"] == "third" and saved["status"] == "not reproduced"
+
+
+def test_an_entry_decided_by_a_criterion_changed_since_is_stale(sandbox):
+    d = sandbox / "data/claims"
+    entry = claims.record("M-F2b", True, "drop 0.004", profile="cpu", notebook="nb", run={},
+                          claims_dir=d)
+    assert entry["criterion"] == claims.criterion_sha("M-F2b", d)
+    assert claims.CRITERION_CHANGED not in claims.stale_modules(entry, d)
+    csv = d / "mahdavi2024.csv"
+    csv.write_text(csv.read_text().replace("max_drop=0.01", "max_drop=0.02"))
+    assert claims.CRITERION_CHANGED in claims.stale_modules(entry, d)
+    row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["M-F2b"]
+    assert claims.CRITERION_CHANGED in row["stale"]

@@ -5,6 +5,7 @@
 * no attnbook module imports another one's private name;
 * every sweep of every chapter runs through ``Sweep.run``: no notebook holds its own loop over
   configurations;
+* the claims' criteria (``attnbook.criteria``) import neither science nor machinery;
 * every science module says, in its docstring, which chapters use it ("Used by: ..."), and
   the list is what the notebooks' imports actually reach.
 """
@@ -72,7 +73,8 @@ def test_root_is_the_repository():
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _is_book(m)))
 def test_book_machinery_imports_no_science(module):
-    science = {m for m in imports(module) if not _is_book(m) and m not in SHARED}
+    science = {m for m in imports(module) if not _is_book(m) and m not in SHARED
+               and m != "attnbook.criteria"}  # the registry of the claims' verdict functions
     assert not science, f"{module} imports science modules {sorted(science)}"
 
 
@@ -125,7 +127,20 @@ def _chapter_modules(nb: Path) -> set:
     return seen
 
 
+def _is_criteria(m: str) -> bool:
+    return m == "attnbook.criteria" or m.startswith("attnbook.criteria.")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _is_criteria(m)))
+def test_criteria_only_judge(module):
+    """The claims' criteria judge measurements: they compute with no science module and draw
+    on no book machinery (and a change to them stales no cached computation)."""
+    other = {m for m in imports(module) if not _is_criteria(m) and m not in SHARED}
+    assert not other, f"{module} imports {sorted(other)}"
+
+
 SCIENCE = sorted(m for m in MODULES if not _is_book(m) and m not in SHARED
+                 and not _is_criteria(m)
                  and not m.endswith(("attnbook.memorization", "attnbook.data"))
                  and m != "attnbook.__main__")
 

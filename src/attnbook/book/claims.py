@@ -8,9 +8,13 @@ touched is ``not run``; there is no default pass.
 
 Each entry's ``run`` carries the code fingerprint of the kernel that recorded it and, under
 ``computed_by``, the fingerprints of the cached results behind it: :func:`stale_modules` lists
-the modules changed since, and :func:`status_table` marks such an entry stale.
+the modules changed since, and :func:`status_table` marks such an entry stale. It also
+carries ``criterion``, the fingerprint of the criterion that decided it (:func:`criterion_sha`:
+the row's criterion and thresholds, and the code of its function in ``attnbook.criteria``); an entry
+decided by a criterion that has changed since is stale too.
 """
 
+import hashlib
 import json
 import re
 from functools import lru_cache
@@ -23,11 +27,13 @@ from .provenance import changed_modules, code_fingerprint
 from .store import atomic_write, dumps, jsonable
 
 __all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "load_ledger",
-           "record", "stale_modules", "status_table", "verdict_line"]
+           "criterion_sha", "record", "stale_modules", "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
 STATUSES = ("reproduced", "not reproduced", "partly run", "not run", "no chapter yet")
-LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion"]
+LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
+                  "thresholds"]
+CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
 
 
@@ -37,8 +43,14 @@ def _claims_dir() -> Path:
     return paths.CLAIMS
 
 
+def _stamp(claims_dir: Path) -> tuple:
+    """What the cached ledger depends on: each CSV's name, modification time and size."""
+    return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                 for p in sorted(claims_dir.glob("*.csv")))
+
+
 @lru_cache(maxsize=4)
-def _load_ledger(claims_dir: Path) -> pd.DataFrame:
+def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
     frames = []
     for csv in sorted(claims_dir.glob("*.csv")):
         df = pd.read_csv(csv, dtype=str, keep_default_na=False)
@@ -63,7 +75,8 @@ def load_ledger(claims_dir: Path | None = None) -> pd.DataFrame:
     ``type`` is ``effect`` (the paper's finding, which could be false at this scale) or
     ``consistency`` (a proven bound, which a correct computation cannot violate).
     """
-    return _load_ledger(Path(claims_dir or _claims_dir())).copy()
+    claims_dir = Path(claims_dir or _claims_dir())
+    return _load_ledger(claims_dir, _stamp(claims_dir)).copy()
 
 
 def _slug(part: str) -> str:
@@ -83,6 +96,17 @@ def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured:
     """
     name = f"{claim_id} / {part}" if part else claim_id
     return f"{name} [{profile}] {_status(reproduced)}: {measured}"
+
+
+def criterion_sha(claim_id: str, claims_dir: Path | None = None) -> str:
+    """sha256[:12] of what decides ``claim_id``: its ledger row's criterion and thresholds and
+    the code of the function registered for it in :mod:`attnbook.criteria` (if any)."""
+    from .. import criteria  # the registry of verdict functions; it imports no machinery
+
+    ledger = load_ledger(claims_dir)
+    row = ledger.loc[ledger["id"] == claim_id].iloc[0]
+    text = "\n".join([row["criterion"], row["thresholds"], criteria.code_sha(claim_id) or ""])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def check_claim_id(claim_id: str, claims_dir: Path | None = None) -> None:
@@ -113,7 +137,7 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     entry = {
         "id": claim_id, "part": part, "profile": profile, "status": _status(reproduced),
         "measured": str(measured), "notebook": notebook, "details": jsonable(details or {}),
-        "run": jsonable(run),
+        "run": jsonable(run), "criterion": criterion_sha(claim_id, claims_dir),
     }
     name = claim_id + (f"__{_slug(part)}" if part else "")
     path = claims_dir / "results" / profile / f"{name}.json"
@@ -123,7 +147,7 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
         except ValueError:
             old = {}
         if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")) \
-                and not stale_modules(old):
+                and not stale_modules(old, claims_dir):
             return old
     atomic_write(path, dumps(entry, indent=1, sort_keys=True))
     return entry
@@ -135,13 +159,19 @@ def _device(run: dict) -> str:
     return "; ".join(devices) or run.get("device", "")
 
 
-def stale_modules(entry: dict) -> list[str]:
+def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
     """The library modules changed since the entry's run and the results behind it were
-    computed ([] when current; a placeholder when the entry predates fingerprints)."""
+    computed, and :data:`CRITERION_CHANGED` when the criterion that decided it has changed
+    since ([] when current; a placeholder when the entry predates fingerprints)."""
     run = entry.get("run") or {}
     changed = set(changed_modules(run.get("fingerprint")))
     for src in run.get("computed_by") or []:  # a cached result from before fingerprints: stale
         changed.update(changed_modules(src.get("fingerprint")))
+    try:
+        if entry.get("criterion") != criterion_sha(entry["id"], claims_dir):
+            changed.add(CRITERION_CHANGED)
+    except (KeyError, IndexError):  # an id no longer in the ledger
+        changed.add(CRITERION_CHANGED)
     return sorted(changed)
 
 
@@ -238,7 +268,7 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                 if len(ran) < len(statuses):
                     measured += f", {len(statuses) - len(ran)} not run"
             last = max(mine, key=lambda r: r["run"].get("time", ""))
-            stale = sorted({m for r in mine for m in stale_modules(r)})
+            stale = sorted({m for r in mine for m in stale_modules(r, claims_dir)})
             dirty = next((_dirty(r["run"]) for r in mine if _dirty(r["run"])), "")
             rows.append({**base, "part": None, "status": status, "measured": measured,
                          "notebook": last["notebook"], "commit": last["run"].get("commit", ""),
@@ -253,6 +283,6 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                                      "commit": r["run"].get("commit", ""),
                                      "device": _device(r["run"]),
                                      "time": r["run"].get("time", ""),
-                                     "stale": ", ".join(stale_modules(r)),
+                                     "stale": ", ".join(stale_modules(r, claims_dir)),
                                      "dirty": _dirty(r["run"])})
     return pd.DataFrame(rows)

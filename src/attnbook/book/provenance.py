@@ -4,8 +4,9 @@ Every stored result and claim carries :func:`provenance`: the commit, whether th
 uncommitted changes (``dirty``, with the sha256 of ``git diff HEAD`` so that two dirty runs
 can be told apart), the device, the library versions, the time, and a fingerprint of the
 library code: ``{module: sha256[:12]}`` of the source of every ``attnbook`` module loaded
-when the result was stored (the ``attnbook.book`` machinery, paths, progress bars and registry
-downloads left out: they draw, store and fetch numbers but do not compute them). A module's
+when the result was stored (the ``attnbook.book`` machinery, the claims' criteria, paths,
+progress bars and registry downloads left out: they draw, store, judge and fetch numbers but
+do not compute them). A module's
 hash is that of its syntax tree without docstrings, so editing a comment or a docstring leaves
 its results current. :func:`changed_modules` compares a recorded fingerprint
 with the code as it is now: a result whose modules changed is stale.
@@ -26,7 +27,8 @@ __all__ = ["git_commit", "git_state", "now_iso", "provenance", "code_fingerprint
 
 NO_FINGERPRINT = "(no code fingerprint: recorded before fingerprints)"
 _PACKAGE = "attnbook"
-_SKIP = ("attnbook.book", "attnbook.paths", "attnbook.progress", "attnbook.registry")
+_SKIP = ("attnbook.book", "attnbook.paths", "attnbook.progress", "attnbook.registry",
+         "attnbook.criteria")  # criteria judge numbers: see claims.criterion_sha
 
 
 def _git(*args) -> str:

@@ -1,0 +1,140 @@
+"""The criteria of the claims ledger, as code: each claim id's verdict function.
+
+The paper side of a claim (``data/claims/<work>.csv``) states its criterion in words and its
+numbers (thresholds, tolerances, ratios) once, in the ``thresholds`` column as
+``name=value; name=value``. The function registered here for that id decides the verdict from
+a measurement, and reads those numbers from the column, never from a literal of its own:
+
+>>> thresholds("M-F2b")
+{'max_drop': 0.01}
+>>> decide("M-F2b", [0.0, 0.004])
+True
+>>> decide("M-F2b", [0.0, 0.03])
+False
+
+:func:`criterion` registers a function under a claim id; its keyword-only parameters are the
+threshold names and must equal the column's names (checked when it is called), so the words,
+the numbers and the check cannot drift apart. ``tests/test_criteria.py`` feeds every
+registered function a measurement that satisfies the paper's statement and one that violates
+it. A criterion no input can fail is a defect that test shows.
+
+The functions take measurements (numbers, arrays, tables a chapter computed) and compute
+nothing expensive; this package imports no science module and no book machinery, and a
+change here makes no cached computation stale (the ledger entries it decided record the
+criterion they were decided by, see :mod:`attnbook.book.claims`).
+"""
+
+import ast
+import csv
+import hashlib
+import inspect
+import math
+import textwrap
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import AttnbookError
+
+__all__ = ["CRITERIA", "code_sha", "criterion", "decide", "parse_thresholds", "thresholds"]
+
+CRITERIA: dict[str, Callable] = {}
+
+
+def parse_thresholds(text: str) -> dict[str, float]:
+    """``"a=0.5; b=3"`` -> ``{"a": 0.5, "b": 3}`` (ints stay ints; empty text -> {}).
+
+    >>> parse_thresholds("r2_min=0.98; min_points=3")
+    {'r2_min': 0.98, 'min_points': 3}
+    """
+    out: dict[str, float] = {}
+    for item in filter(None, (s.strip() for s in (text or "").split(";"))):
+        name, sep, value = (s.strip() for s in item.partition("="))
+        if not sep or not name.isidentifier() or name in out:
+            raise AttnbookError(f"thresholds {text!r}: each item is name=value with a new "
+                                f"identifier as name, got {item!r}")
+        try:
+            number = int(value)
+        except ValueError:
+            try:
+                number = float(value)
+            except ValueError:
+                raise AttnbookError(f"thresholds {text!r}: {name} = {value!r} is not a "
+                                    f"number") from None
+        if not math.isfinite(number):
+            raise AttnbookError(f"thresholds {text!r}: {name} = {value!r} is not finite")
+        out[name] = number
+    return out
+
+
+@lru_cache(maxsize=4)
+def _table(claims_dir: Path, stamp: tuple = ()) -> dict[str, dict[str, float]]:
+    out = {}
+    for path in sorted(claims_dir.glob("*.csv")):
+        with path.open(newline="") as f:
+            for row in csv.DictReader(f):
+                out[row["id"]] = parse_thresholds(row.get("thresholds", ""))
+    return out
+
+
+def thresholds(claim_id: str, claims_dir: Path | None = None) -> dict[str, float]:
+    """The numbers of ``claim_id``'s criterion, as written in its ledger row."""
+    from .. import paths
+
+    claims_dir = Path(claims_dir or paths.CLAIMS)
+    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                  for p in sorted(claims_dir.glob("*.csv")))  # an edited ledger is re-read
+    table = _table(claims_dir, stamp)
+    if claim_id not in table:
+        raise AttnbookError(f"unknown claim id {claim_id!r}: ids are those of "
+                            f"data/claims/*.csv")
+    return dict(table[claim_id])
+
+
+def criterion(claim_id: str):
+    """Register the decorated function as ``claim_id``'s verdict."""
+
+    def register(fn):
+        if claim_id in CRITERIA:
+            raise AttnbookError(f"two criteria registered for {claim_id}")
+        CRITERIA[claim_id] = fn
+        return fn
+
+    return register
+
+
+def code_sha(claim_id: str) -> str | None:
+    """sha256[:12] of the code of ``claim_id``'s criterion function (its syntax tree without
+    the docstring; None when none is registered), recorded with each verdict it decides."""
+    fn = CRITERIA.get(claim_id)
+    if fn is None:
+        return None
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    body = tree.body[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        tree.body[0].body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
+
+
+def _threshold_names(fn) -> set[str]:
+    return {p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def decide(claim_id: str, *measurement, claims_dir: Path | None = None, **named) -> bool:
+    """The verdict of ``claim_id``'s criterion on a measurement, with the ledger's numbers."""
+    if claim_id not in CRITERIA:
+        raise AttnbookError(f"no criterion registered for {claim_id!r} in attnbook.criteria")
+    fn = CRITERIA[claim_id]
+    numbers = thresholds(claim_id, claims_dir)
+    if set(numbers) != _threshold_names(fn):
+        raise AttnbookError(
+            f"{claim_id}: the ledger's thresholds {sorted(numbers)} differ from the names its "
+            f"criterion reads {sorted(_threshold_names(fn))}")
+    clash = set(named) & set(numbers)
+    if clash:
+        raise AttnbookError(f"{claim_id}: {sorted(clash)} come from the ledger, not the caller")
+    return bool(fn(*measurement, **named, **numbers))
+
+
+from . import bruna2024, levine2020, mahdavi2024, wies2021  # noqa: E402,F401  (register)

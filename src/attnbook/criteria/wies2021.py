@@ -1,0 +1,15 @@
+"""Criteria of the wies2021 claims (ledger: data/claims/wies2021.csv)."""
+
+from . import criterion
+
+__all__: list[str] = []
+
+
+@criterion("W-F1")
+def transition_near_vocabulary(crossings, *, factor):
+    """W-F1: for every V, the shallow width at the depth-efficiency point lies within
+    ``factor`` of V (V/factor <= width <= factor V). ``crossings``: (V, width) pairs, width
+    None or NaN where no crossing was found in the measured range (not reproduced)."""
+    pairs = [(float(V), None if w is None else float(w)) for V, w in crossings]
+    return bool(pairs) and all(w is not None and V / factor <= w <= factor * V
+                               for V, w in pairs)
