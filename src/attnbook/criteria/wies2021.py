@@ -13,3 +13,11 @@ def transition_near_vocabulary(crossings, *, factor):
     pairs = [(float(V), None if w is None else float(w)) for V, w in crossings]
     return bool(pairs) and all(w is not None and V / factor <= w <= factor * V
                                for V, w in pairs)
+
+
+@criterion("W-Tab2-5")
+def seed_noise_small(stds, *, max_std):
+    """W-Tab2-5 (Tables 2 and 4): the seed standard deviation of the test loss is at most
+    ``max_std`` at every point measured. ``stds``: one standard deviation per point."""
+    values = [float(s) for s in stds]
+    return bool(values) and all(s <= max_std for s in values)
