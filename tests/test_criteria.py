@@ -10,6 +10,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from attnbook import criteria
@@ -19,7 +20,48 @@ from attnbook.errors import AttnbookError
 LEDGER = load_ledger()
 
 # claim id -> (a measurement the paper's statement holds for, one it fails)
+def _pts(x, by_T):
+    """Per-point table of a gradient-descent sweep: {T: [(x, metric), ...]} -> DataFrame."""
+    return pd.DataFrame([{"T": T, x: a, "metric": m} for T, pts in by_T.items() for a, m in pts])
+
+
+_T1 = pd.DataFrame({"rank": [3, 5], "bound": [3, 5], "max_rel_err": [1e-12, 3e-10],
+                    "increments_ok": [True, True], "saturated_within_delta": [True, True]})
+_UB = pd.DataFrame({"bound": [4, 7], "max_rank": [4, 7], "adv_max_rank": [np.nan, 7],
+                    "adv_max_ratio": [np.nan, 1e-15]})
+_P3 = pd.DataFrame({"model": ["MHA H=2", "ReLU m=1", "ReLU m=9"], "T": [19, 19, 19],
+                    "params": [300, 40, 290], "bound": [np.nan, 2.1, 12.6],
+                    "residual": [1e-12, 0.8, 0.05], "jacobian_rank": [np.nan, 20, 150],
+                    "reduced_params": [np.nan, 21, 180], "T_d_out": [190, 190, 190]})
+_P4 = pd.DataFrame({"in_asm1": [False, False], "in_asm2": [True, True],
+                    "in_asm3": [True, True], "out_asm1": [True, True], "out_asm2": [True, True]})
+# M-F3 at n = 8: H(n-1)+1 = 29 (H = 4), 57 (H = 8); the paper's ratios 4.4 and 5.22
+_ACC3 = pd.DataFrame({"H": [4, 4, 4], "T": [116, 145, 174], "metric": [1.0, 1.0, 0.99]})
+_SAT = np.where(np.arange(145 * 4).reshape(145, 4) % 4 == 0, 0.5, 0.999)  # 3 of 4 heads saturated
+_LINEAR = {256: [(1, 0.1), (2, 0.2), (4, 0.4), (8, 0.79)]}
+_BENT = {256: [(1, 0.1), (2, 0.5), (4, 0.55), (8, 0.6)]}
+
 CASES = {
+    "M-T1": ((_T1,), (_T1.assign(rank=[3, 4]),)),
+    "M-R1": ((_T1,), (_T1.assign(max_rel_err=[1e-12, 1e-6]),)),
+    "M-P2": ((_UB,), (_UB.assign(adv_max_rank=[np.nan, 8]),)),
+    "M-P5": ((_UB,), (_UB.assign(max_rank=[4, 6]),)),
+    "M-P3": ((_P3, "ReLU m=9"), (_P3.assign(residual=[1e-12, 0.8, 1e-6]), "ReLU m=9")),
+    "M-P4": ((_P4,), (_P4.assign(out_asm1=[True, False]),)),
+    "M-F2a": ((_pts("H", _LINEAR),), (_pts("H", _BENT),)),
+    "M-F2c": ((pd.DataFrame({"gain_to_n": [0.4, 0.3], "gain_beyond_n": [0.01, -0.02]}),),
+              (pd.DataFrame({"gain_to_n": [0.4, 0.1], "gain_beyond_n": [0.01, 0.2]}),)),
+    "M-F3": ((_ACC3, _SAT, 4, 8),  # 145 / 29 = 5.0, within 1.25 of 4.4, bracketed by 174
+             (_ACC3.assign(T=[58, 87, 116], metric=[1.0, 0.9, 0.8]), _SAT[:58], 4, 8)),  # 2.0
+    "M-F4": ((_pts("H", _LINEAR), _pts("n", _LINEAR), _pts("n", _BENT)),
+             (_pts("H", _LINEAR), _pts("n", _LINEAR), _pts("n", _LINEAR))),
+    "M-F5": ((_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 5e-5)]}),
+              _pts("n", {64: [(2, 0.05), (4, 9e-5), (8, 2e-5)]})),
+             (_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 5e-5)]}),
+              _pts("n", {64: [(2, 0.05), (4, 0.02), (8, 0.03)]}))),
+    "M-F1": ((199, 197, 768), (420, 197, 768)),
+    "M-T1tab": (("Assumption 1", 0.995, True), ("Assumption 2", 0.998, True)),
+    "M-T3tab": (("General Position", 0.0, False), ("Assumption 1", 0.97, True)),
     "M-F2b": (([0.0, 0.004, -0.02],), ([0.0, 0.03],)),
     "W-F1": (([(32, 40.0), (64, 70.0)],), ([(32, 40.0), (64, None)],)),
     "W-Tab2-5": (([5e-4, 3e-3],), ([5e-4, 0.05],)),
@@ -77,3 +119,25 @@ def test_malformed_thresholds_are_refused(text):
 def test_nan_measurement_is_not_reproduced():
     assert criteria.decide("M-F2b", [np.nan]) is False
     assert criteria.decide("M-F2b", []) is False
+
+
+def test_mahdavi_saturation_needs_each_part():
+    """M-F3 fails on saturation alone, on an unbracketed limit, and refuses an H the paper
+    does not report; M-F4 fails on the line in H alone."""
+    assert criteria.decide("M-F3", _ACC3, np.full((145, 4), 0.999), 4, 8) is False  # none free
+    assert criteria.decide("M-F3", _ACC3, np.full((145, 4), 0.5), 4, 8) is False  # none saturated
+    top = _ACC3.assign(metric=[1.0, 1.0, 1.0])  # 174 / 29 = 6.0 memorized at the top of the grid
+    assert criteria.decide("M-F3", top, _SAT[:1].repeat(174, axis=0), 4, 8) is False
+    with pytest.raises(AttnbookError, match="not H = 2"):
+        criteria.decide("M-F3", _ACC3.assign(H=2), _SAT[:, :2], 2, 8)
+    assert criteria.decide("M-F4", _pts("H", _BENT), _pts("n", _LINEAR),
+                           _pts("n", _BENT)) is False
+
+
+def test_mahdavi_line_fit_leaves_out_saturated_points():
+    from attnbook.criteria.mahdavi2024 import line_r2_by
+
+    pts = _pts("H", {32: [(1, 0.3), (2, 0.6), (4, 0.99), (8, 1.0)], 64: [(1, 0.1), (2, 0.2),
+                                                                          (4, 0.4)]})
+    r2 = line_r2_by(pts, "H", saturated_at=0.98, min_points=3)
+    assert math.isnan(r2[32]) and r2[64] == 1.0
