@@ -17,7 +17,7 @@ that design into one sweep and its results into the curves, tables and crossings
   crossing_from_frame` in non-embedding parameters, and the same point (and its bootstrap
   interval) as a shallow width by :func:`width_at`; :func:`verdict` applies W-F1's criterion.
 
-Used by: wies2021_depth_efficiency.
+Used by: levine2020_depth_transition, wies2021_depth_efficiency.
 
 >>> family_widths(64, [0.5, 1, 2], L_shallow=1, L_deep=2, H=2)
 ([32, 64, 128], [22, 46, 90])

@@ -1,8 +1,8 @@
 """The learning-rate schedule of every trainer in the book: linear warm-up, then cosine decay.
 
 Used by: bruna2024_furthest_neighbour, bruna2024_lower_bound, bruna2024_symmetric,
-mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size, mahdavi2024_fig3_saturation,
-wies2021_depth_efficiency, wies2021_rank_bottleneck.
+levine2020_depth_transition, mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size,
+mahdavi2024_fig3_saturation, wies2021_depth_efficiency, wies2021_rank_bottleneck.
 """
 
 import math
