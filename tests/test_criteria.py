@@ -67,6 +67,9 @@ CASES = {
     "L-Tab2": (([6.5e-4, 2.1e-3],), ([6.5e-4, 0.02],)),
     "M-F2b": (([0.0, 0.004, -0.02],), ([0.0, 0.03],)),
     "W-F1": (([(32, 40.0), (64, 70.0)],), ([(32, 40.0), (64, None)],)),
+    # the paper's numbers (f_4 ~ 0.75, f_16 ~ 0.55, monotone) vs a ratio 16 no worse than ratio 2
+    "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55},), ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8},)),
+    "W-F6": (([(0.30, 0.05), (0.25, 0.1)],), ([(0.30, 0.05), (0.15, 0.1)],)),
     "W-Tab2-5": (([5e-4, 3e-3],), ([5e-4, 0.05],)),
 }
 
@@ -144,3 +147,17 @@ def test_mahdavi_line_fit_leaves_out_saturated_points():
                                                                           (4, 0.4)]})
     r2 = line_r2_by(pts, "H", saturated_at=0.98, min_points=3)
     assert math.isnan(r2[32]) and r2[64] == 1.0
+def test_attention_ratio_criteria_edges():
+    # W-F4: an unmatched ratio (NaN), a missing paper ratio, a break of monotonicity beyond
+    # the tolerance, and a paper value missed by more than the tolerance each fail
+    good = {2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55}
+    assert criteria.decide("W-F4", {**good, 8: float("nan")}) is False
+    assert criteria.decide("W-F4", {k: v for k, v in good.items() if k != 16}) is False
+    assert criteria.decide("W-F4", {**good, 8: 0.9}) is False  # 0.9 > f_4 + 0.1
+    assert criteria.decide("W-F4", {**good, 8: 0.84}) is True  # within the tolerance
+    assert criteria.decide("W-F4", {**good, 16: 0.35}) is False  # |0.35 - 0.55| > 0.15
+    assert criteria.decide("W-F4", {**good, 2: 1.15}) is False  # above f_1 = 1 by > 0.1
+    # W-F6: equality with 2x passes, NaN fails, no sizes fails
+    assert criteria.decide("W-F6", [(0.2, 0.1)]) is True
+    assert criteria.decide("W-F6", [(float("nan"), 0.1)]) is False
+    assert criteria.decide("W-F6", []) is False

@@ -17,7 +17,8 @@ configuration, so a
 chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
 groups=seed_groups)``.
 
-Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
+wies2021_rank_bottleneck.
 """
 
 from functools import cache

@@ -16,7 +16,8 @@ with its seed. Off the CPU, both trainers gather the batches on the device (the 
 as :func:`sample_batch`), keep the running loss there (one sync per evaluation) and step a
 fused AdamW.
 
-Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
+wies2021_rank_bottleneck.
 """
 
 import time

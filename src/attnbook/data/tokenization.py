@@ -25,7 +25,8 @@ Tokenizers are cached as ``data/corpora/<corpus>/bpe-<V>.json`` (``charbpe-<V>.j
 token ids of each split as a flat ``uint16`` memmap ``tokens-<V>-<split>.bin`` with an
 end-of-text token after every document.
 
-Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
+wies2021_rank_bottleneck.
 """
 
 import json

@@ -1,0 +1,279 @@
+"""wies2021's attention-ratio experiment: the width d_x bottlenecks the attention dimension H d_a.
+
+wies2021 (section 5.3, appendix C.3; Figures 4 and 6, Table 5) trains language models whose
+attention dimension H d_a exceeds the width d_x by the *bottleneck ratio* rho = H d_a / d_x in
+{1, 2, 4, 8, 16} (d_a fixed, H raised), picks for each ratio and size the best depth of a small
+set, and reads how small a ratio-1 baseline reaches the same loss: at rho = 4 a baseline with
+~75% of the parameters, at rho = 16 one with ~55% (T5-3B and T5-11B). Theorems 1 and 2 bound the
+separation rank by terms in min(r, d_x) whatever H is, so parameters invested in H d_a > d_x are
+predicted to be wasted. This module turns the design into one sweep and its results into tables:
+
+* :func:`non_embedding_params`: the count of :class:`attnbook.lm.LanguageModel` at ratio rho;
+* :func:`ratio_width`: the width (with H = rho d_x / d_a an integer) whose count is closest to
+  a target size, so every (ratio, depth) net of one size has about the same parameters;
+* :func:`design` and :func:`sweep_configs`: the grid (ratio, depth, target size) and one flat
+  :func:`attnbook.lm_sweep.lm_config` per grid row and seed;
+* :func:`loss_table`: seed mean and std of the test loss per grid row (Figure 6, all depths);
+* :func:`best_depth`: per (ratio, size) the depth of least seed-mean loss (Figure 4's curves);
+* :func:`redundancy`: per ratio and size, the ratio-1 baseline size with the same loss
+  (:func:`attnbook.lm_sweep.matched_size` over the best-depth baseline curve) over the net's own
+  size (the *matched fraction*; 1 minus it is the parameter redundancy), and
+  :func:`matched_fractions`, its mean over sizes per ratio (W-F4's measurement);
+* :func:`spreads`: per size, the spread of the best-depth loss across ratios and the spread of
+  the loss across depths within each ratio (W-F6's measurement).
+
+Sizes are non-embedding parameter counts (both embeddings and the head left out, as Kaplan et
+al. count model size): at the small vocabularies of the ``cpu`` profile the embeddings would
+otherwise weigh differently at different widths.
+
+Used by: wies2021_attention_ratio.
+
+>>> non_embedding_params(2, 16, 1) == 2 * (12 * 16 * 16 + 13 * 16) + 2 * 16
+True
+>>> d_x = ratio_width(4, 2, 50_000, d_a=8)
+>>> d_x, 4 * d_x // 8  # width and heads H = rho d_x / d_a
+(32, 16)
+"""
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import ParameterError
+from .lm_sweep import lm_config, matched_size
+
+__all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
+           "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
+           "matched_fractions", "spreads"]
+
+# wies2021 Table 5 (appendix C.3): ratio H d_a / d_x, depth L, heads H, widths; best depth of
+# Figure 4 (bold in the paper) marked True.
+PAPER_TABLE5 = pd.DataFrame(
+    [(1, 18, 12, "360, 384, 420, 456", True), (1, 24, 12, "420, 456, 480", True),
+     (2, 12, 12, "408, 480", True), (2, 18, 18, "396", False), (2, 24, 24, "336", False),
+     (4, 12, 12, "288, 336", False), (4, 18, 12, "240, 276", False),
+     (4, 24, 12, "204, 240", True), (8, 12, 12, "204, 240", True),
+     (8, 18, 12, "168, 192", False), (8, 24, 12, "144, 168", False),
+     (16, 12, 24, "144, 168", True)],
+    columns=["ratio", "L", "H", "widths", "in_figure_4"])
+
+
+def _check_int(name, v, low=1):
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
+        raise ParameterError(name, v, f"an integer >= {low}")
+    return int(v)
+
+
+def non_embedding_params(L: int, d_x: int, ratio: int) -> int:
+    """Non-embedding parameters of :class:`attnbook.lm.LanguageModel` with H d_a = rho d_x.
+
+    Per block, with A = H d_a = rho d_x: query, key, value (3 A d_x + 3 A), output projection
+    (A d_x + d_x), feed-forward of width 4 d_x (8 d_x^2 + 5 d_x), two layer norms (4 d_x); plus
+    the final layer norm (2 d_x). At rho = 1 this is 12 d_x^2 + 13 d_x per block.
+
+    >>> non_embedding_params(1, 8, 2)  # A = 16: 4*16*8 + 3*16 + 8*64 + 10*8, plus 2*8
+    1168
+    """
+    L, d_x, ratio = (_check_int(n, v) for n, v in (("L", L), ("d_x", d_x), ("ratio", ratio)))
+    A = ratio * d_x
+    return L * (8 * d_x * d_x + 4 * A * d_x + 3 * A + 10 * d_x) + 2 * d_x
+
+
+def width_step(ratio: int, d_a: int) -> int:
+    """The smallest width step keeping H = rho d_x / d_a an integer: d_a / gcd(d_a, rho).
+
+    >>> [width_step(r, 8) for r in (1, 2, 4, 8, 16)]
+    [8, 4, 2, 1, 1]
+    """
+    ratio, d_a = _check_int("ratio", ratio), _check_int("d_a", d_a)
+    return d_a // math.gcd(d_a, ratio)
+
+
+def ratio_width(ratio: int, L: int, size: float, *, d_a: int) -> int:
+    """The width d_x (a multiple of :func:`width_step`) whose non-embedding count at ratio rho
+    and depth L is closest to ``size`` (the smaller width on a tie).
+
+    >>> ratio_width(1, 2, non_embedding_params(2, 64, 1), d_a=8)
+    64
+    """
+    if not (isinstance(size, (int, float, np.integer, np.floating)) and size > 0):
+        raise ParameterError("size", size, "a parameter count > 0")
+    step = width_step(ratio, d_a)
+    guess = math.sqrt(size / (L * (8 + 4 * ratio)))
+    base = max(1, int(round(guess / step)))
+    cands = {step * k for k in range(max(1, base - 3), base + 4)}
+    return min(cands, key=lambda w: (abs(non_embedding_params(L, w, ratio) - size), w))
+
+
+def design(*, ratios: Sequence[int], depths: Sequence[int], sizes: Sequence[float],
+           baseline_sizes: Sequence[float], d_a: int) -> pd.DataFrame:
+    """The grid: one row per (ratio, depth, target size) with its width d_x, heads H and
+    non-embedding count. Ratio 1 (the baseline, H d_a = d_x) is measured at ``baseline_sizes``,
+    every other ratio at ``sizes``.
+
+    >>> g = design(ratios=[1, 16], depths=[2], sizes=[40_000], baseline_sizes=[10_000, 40_000],
+    ...            d_a=8)
+    >>> g[["ratio", "L", "size", "d_x", "H"]].to_dict("records")[-1]
+    {'ratio': 16, 'L': 2, 'size': 40000, 'd_x': 16, 'H': 32}
+    """
+    ratios = [_check_int("ratios", r) for r in ratios]
+    depths = [_check_int("depths", L) for L in depths]
+    d_a = _check_int("d_a", d_a)
+    if 1 not in ratios:
+        raise ParameterError("ratios", ratios, "a list containing the baseline ratio 1")
+    for name, vals in (("ratios", ratios), ("depths", depths), ("sizes", sizes),
+                       ("baseline_sizes", baseline_sizes)):
+        if not vals or len(set(vals)) != len(vals):
+            raise ParameterError(name, list(vals), "distinct values, at least one")
+    rows = []
+    for ratio in sorted(ratios):
+        for size in sorted(baseline_sizes if ratio == 1 else sizes):
+            for L in sorted(depths):
+                d_x = ratio_width(ratio, L, size, d_a=d_a)
+                rows.append({"ratio": ratio, "L": L, "size": size, "d_x": d_x,
+                             "H": ratio * d_x // d_a, "d_a": d_a,
+                             "params_non_embedding": non_embedding_params(L, d_x, ratio)})
+    g = pd.DataFrame(rows)
+    dup = g.duplicated(["ratio", "L", "d_x"])
+    if dup.any():
+        r = g[dup].iloc[0]
+        raise ParameterError("sizes", list(sizes if r["ratio"] != 1 else baseline_sizes),
+                             f"sizes far enough apart to give distinct widths (ratio "
+                             f"{r['ratio']}, L {r['L']}: two sizes give d_x = {r['d_x']})")
+    return g
+
+
+def sweep_configs(grid: pd.DataFrame, *, seeds: Sequence[int], **common) -> list[dict]:
+    """One :func:`attnbook.lm_sweep.lm_config` per grid row and seed (``common``: corpus, V, N,
+    steps, batch, lr, warmup, eval_tokens, ...), H and d_a from the grid.
+
+    >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[4000], d_a=4)
+    >>> cs = sweep_configs(g, seeds=[0, 1], corpus="kjv", V=32, N=8, steps=2, batch=2, lr=1e-3,
+    ...                    warmup=0)
+    >>> [(c["d_x"], c["H"], c["d_a"], c["seed"]) for c in cs]
+    [(16, 4, 4, 0), (16, 4, 4, 1), (12, 12, 4, 0), (12, 12, 4, 1)]
+    """
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ParameterError("seeds", list(seeds), "distinct seeds, at least one")
+    return [lm_config(L=int(r.L), d_x=int(r.d_x), H=int(r.H), d_a=int(r.d_a), seed=s, **common)
+            for r in grid.itertuples() for s in seeds]
+
+
+def with_design(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
+    """The sweep's results (one row per net) with each net's ratio and target size from the
+    grid, matched on (L, d_x, H, d_a); the ratio is checked against H d_a / d_x."""
+    need = {"L", "d_x", "H", "d_a", "seed", "test_loss", "params_non_embedding"}
+    if not isinstance(results, pd.DataFrame) or not need <= set(results.columns):
+        raise ParameterError("results", type(results).__name__,
+                             f"a DataFrame with columns {sorted(need)}")
+    keys = ["L", "d_x", "H", "d_a"]
+    df = results.astype({k: int for k in keys}).merge(
+        grid[keys + ["ratio", "size"]], on=keys, how="left", validate="many_to_one")
+    if df["ratio"].isna().any():
+        raise ParameterError("results", int(df["ratio"].isna().sum()),
+                             "nets of the grid only (some are not in it)")
+    if not np.allclose(df["H"] * df["d_a"] / df["d_x"], df["ratio"]):
+        raise ParameterError("results", "H d_a / d_x", "equal to each net's grid ratio")
+    return df
+
+
+def loss_table(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
+    """Per (ratio, size, L): d_x, H, non-embedding count, seed mean, std and count of the test
+    loss (wies2021 Figure 6 and Table 5), sorted by ratio, size and depth."""
+    df = with_design(results, grid)
+    return (df.groupby(["ratio", "size", "L"])
+            .agg(d_x=("d_x", "first"), H=("H", "first"),
+                 params_non_embedding=("params_non_embedding", "first"),
+                 mean=("test_loss", "mean"), std=("test_loss", "std"), seeds=("seed", "count"))
+            .reset_index().sort_values(["ratio", "size", "L"]).reset_index(drop=True))
+
+
+def best_depth(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (ratio, size) the row of :func:`loss_table` with the least seed-mean loss (the best
+    depth of the set, wies2021 section 5.3: Figure 4's curves).
+
+    >>> t = pd.DataFrame({"ratio": [1, 1], "size": [10, 10], "L": [2, 3], "mean": [2.0, 1.9]})
+    >>> best_depth(t)["L"].tolist()
+    [3]
+    """
+    idx = table.groupby(["ratio", "size"])["mean"].idxmin()
+    return table.loc[idx].sort_values(["ratio", "size"]).reset_index(drop=True)
+
+
+def redundancy(best: pd.DataFrame) -> pd.DataFrame:
+    """Per ratio rho > 1 and size: the ratio-1 baseline size with the same loss and its fraction
+    of the net's own size (wies2021 Figure 4: ~0.75 at rho = 4, ~0.55 at rho = 16).
+
+    ``best`` is :func:`best_depth`'s frame (columns ratio, size, params_non_embedding, mean).
+    The baseline is the best-depth ratio-1 curve, matched by
+    :func:`attnbook.lm_sweep.matched_size` (log-size interpolation). A loss outside the
+    baseline's range has no matched size: ``matched`` and ``fraction`` are NaN and ``outside``
+    says "below" (worse than the smallest baseline) or "above" (at least as good as the
+    largest).
+
+    A synthetic check with a known answer: baselines on loss = 10 - log(size), a net of size
+    1000 with the loss of a baseline of size 500 has fraction 0.5.
+
+    >>> b = pd.DataFrame({"ratio": [1, 1, 1, 4], "size": [250, 500, 1000, 1000],
+    ...                   "params_non_embedding": [250, 500, 1000, 1000],
+    ...                   "mean": [10 - np.log(250), 10 - np.log(500), 10 - np.log(1000),
+    ...                            10 - np.log(500)]})
+    >>> redundancy(b)[["ratio", "matched", "fraction"]].round(6).to_dict("records")
+    [{'ratio': 4, 'matched': 500.0, 'fraction': 0.5}]
+    """
+    base = best[best["ratio"] == 1]
+    if len(base) < 2:
+        raise ParameterError("best", len(base), "at least two ratio-1 baseline sizes")
+    sizes, losses = base["params_non_embedding"].to_numpy(float), base["mean"].to_numpy(float)
+    order = np.argsort(sizes)
+    envelope = np.minimum.accumulate(losses[order])
+    rows = []
+    for r in best[best["ratio"] != 1].itertuples():
+        own, loss = float(r.params_non_embedding), float(r.mean)
+        if loss > envelope[0]:
+            outside, matched = "below", math.nan
+        elif loss <= envelope[-1]:
+            outside, matched = "above", math.nan
+        else:
+            outside, matched = "", matched_size(sizes, losses, loss)
+        rows.append({"ratio": int(r.ratio), "size": r.size, "L": getattr(r, "L", None),
+                     "params_non_embedding": own, "loss": loss, "matched": matched,
+                     "fraction": matched / own, "outside": outside})
+    return pd.DataFrame(rows)
+
+
+def matched_fractions(red: pd.DataFrame) -> dict[int, float]:
+    """Per ratio, the mean over sizes of :func:`redundancy`'s fraction (NaN if any size has no
+    match): W-F4's measurement.
+
+    >>> matched_fractions(pd.DataFrame({"ratio": [4, 4, 16], "fraction": [0.7, 0.8, np.nan]}))
+    {4: 0.75, 16: nan}
+    """
+    return {int(k): float(v.mean()) if v.notna().all() else math.nan
+            for k, v in red.groupby("ratio")["fraction"]}
+
+
+def spreads(table: pd.DataFrame, sizes: Sequence[float]) -> pd.DataFrame:
+    """Per size of ``sizes`` (measured at every ratio): the spread of the best-depth seed-mean
+    loss across ratios (max - min) and, per ratio, the spread across depths (max - min), with
+    their mean and maximum over ratios (wies2021 Figure 6).
+
+    >>> t = pd.DataFrame({"ratio": [1, 1, 4, 4], "size": [9] * 4, "L": [2, 3, 2, 3],
+    ...                   "mean": [2.0, 2.1, 2.5, 2.55]})
+    >>> spreads(t, [9])[["across_ratios", "across_depths_mean"]].round(6).to_dict("records")
+    [{'across_ratios': 0.5, 'across_depths_mean': 0.075}]
+    """
+    rows = []
+    for size in sizes:
+        part = table[table["size"] == size]
+        if part.empty:
+            raise ParameterError("sizes", size, "a size measured at every ratio")
+        best = part.groupby("ratio")["mean"].min()
+        depth = part.groupby("ratio")["mean"].agg(lambda m: m.max() - m.min())
+        rows.append({"size": size, "across_ratios": float(best.max() - best.min()),
+                     "across_depths_mean": float(depth.mean()),
+                     "across_depths_max": float(depth.max()),
+                     "ratios": len(best)})
+    return pd.DataFrame(rows)

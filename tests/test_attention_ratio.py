@@ -1,0 +1,147 @@
+"""attnbook.attention_ratio: the grid of wies2021 section 5.3 and the redundancy it reads."""
+
+import doctest
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnbook import attention_ratio as ar
+from attnbook.errors import ParameterError
+from attnbook.lm import LanguageModel, LMConfig, count_parameters
+from attnbook.lm_sweep import lm_config
+
+RATIOS = [1, 2, 4, 8, 16]
+
+
+def test_doctests():
+    assert doctest.testmod(ar).failed == 0
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return ar.design(ratios=RATIOS, depths=[2, 3], sizes=[40_000, 80_000],
+                     baseline_sizes=[10_000, 20_000, 40_000, 80_000], d_a=8)
+
+
+def test_every_net_has_the_requested_ratio_with_d_a_fixed(grid):
+    assert set(grid["d_a"]) == {8}
+    assert (grid["H"] * grid["d_a"] == grid["ratio"] * grid["d_x"]).all()
+    for r in grid.itertuples():
+        cfg = LMConfig(V=64, N=8, L=int(r.L), d_x=int(r.d_x), H=int(r.H), d_a=int(r.d_a))
+        assert cfg.attention_ratio == r.ratio
+    # the baseline is the ordinary Transformer: H d_a = d_x
+    base = grid[grid["ratio"] == 1]
+    assert (base["H"] * base["d_a"] == base["d_x"]).all()
+
+
+@pytest.mark.parametrize("ratio", RATIOS)
+@pytest.mark.parametrize("L,d_x", [(1, 8), (2, 16), (3, 24)])
+def test_parameter_count_is_the_models(ratio, L, d_x):
+    cfg = LMConfig(V=40, N=8, L=L, d_x=d_x, H=ratio * d_x // 8, d_a=8)
+    assert ar.non_embedding_params(L, d_x, ratio) == \
+        count_parameters(LanguageModel(cfg))["non_embedding"]
+
+
+def test_width_is_the_closest_allowed_one():
+    for ratio in RATIOS:
+        step = ar.width_step(ratio, 8)
+        assert all((ratio * w) % 8 == 0 for w in range(step, 200, step))
+        for size in (5_000, 33_333, 90_000):
+            w = ar.ratio_width(ratio, 2, size, d_a=8)
+            brute = min(range(step, 400, step),
+                        key=lambda x: (abs(ar.non_embedding_params(2, x, ratio) - size), x))
+            assert w == brute
+
+
+def test_nets_of_one_size_match_across_ratios_and_depths(grid):
+    # at the cpu design, every net lies within 15% of its target size
+    rel = grid["params_non_embedding"] / grid["size"]
+    big = grid[grid["size"] >= 40_000]
+    assert (abs(big["params_non_embedding"] / big["size"] - 1) < 0.15).all(), rel
+
+
+def test_a_larger_ratio_means_a_narrower_net_at_the_same_size(grid):
+    for _, part in grid[grid["size"] == 80_000].groupby("L"):
+        widths = part.sort_values("ratio")["d_x"].to_numpy()
+        assert (np.diff(widths) < 0).all()
+
+
+def test_design_refuses_a_grid_without_baseline_or_with_colliding_sizes():
+    with pytest.raises(ParameterError, match="ratios"):
+        ar.design(ratios=[2, 4], depths=[2], sizes=[1e4], baseline_sizes=[1e4], d_a=8)
+    with pytest.raises(ParameterError, match="distinct widths"):
+        ar.design(ratios=[1], depths=[2], sizes=[1e4], baseline_sizes=[10_000, 10_100], d_a=8)
+
+
+def test_sweep_configs_carry_heads_and_head_dim(grid):
+    cs = ar.sweep_configs(grid, seeds=[3, 4], corpus="kjv", V=64, N=8, steps=2, batch=2,
+                          lr=1e-3, warmup=0)
+    assert len(cs) == 2 * len(grid)
+    assert cs[0] == lm_config(corpus="kjv", V=64, N=8, L=int(grid["L"][0]),
+                              d_x=int(grid["d_x"][0]), H=int(grid["H"][0]), d_a=8, steps=2,
+                              batch=2, lr=1e-3, warmup=0, seed=3)
+
+
+def _results(grid, loss_of):
+    """Fake sweep results: two seeds per grid row, loss given by ``loss_of(row)`` +- 0.01."""
+    rows = []
+    for r in grid.itertuples():
+        for seed, eps in ((0, -0.01), (1, 0.01)):
+            rows.append({"L": r.L, "d_x": r.d_x, "H": r.H, "d_a": r.d_a, "seed": seed,
+                         "params_non_embedding": r.params_non_embedding,
+                         "test_loss": loss_of(r) + eps})
+    return pd.DataFrame(rows)
+
+
+def test_redundancy_recovers_a_known_fraction(grid):
+    # loss = 5 - 0.3 log(size * g(ratio)) with g = 1 at ratio 1: a net of ratio rho behaves as a
+    # baseline of size g(rho) times its own, so its matched fraction is exactly g(rho)
+    g = {1: 1.0, 2: 0.9, 4: 0.75, 8: 0.65, 16: 0.55}
+    table = ar.loss_table(_results(grid, lambda r: 5 - 0.3 * math.log(
+        r.params_non_embedding * g[r.ratio])), grid)
+    assert (table["seeds"] == 2).all()
+    np.testing.assert_allclose(table["std"], math.sqrt(2) * 0.01)
+    red = ar.redundancy(ar.best_depth(table))
+    assert set(red["outside"]) == {""}
+    np.testing.assert_allclose(red["fraction"], [g[r] for r in red["ratio"]], rtol=1e-6)
+    f = ar.matched_fractions(red)
+    assert f.keys() == {2, 4, 8, 16}
+    np.testing.assert_allclose([f[r] for r in (2, 4, 8, 16)], [0.9, 0.75, 0.65, 0.55])
+
+
+def test_best_depth_picks_the_lower_loss(grid):
+    # depth 3 better by 0.05 at every ratio: the best-depth curve is all depth 3
+    table = ar.loss_table(_results(grid, lambda r: 3 - 0.05 * (r.L == 3)), grid)
+    assert set(ar.best_depth(table)["L"]) == {3}
+
+
+def test_a_loss_outside_the_baseline_range_has_no_match(grid):
+    worse = {1: 0.0, 2: 0.0, 4: 0.0, 8: 0.0, 16: 10.0}  # ratio 16 worse than every baseline
+    better = {1: 0.0, 2: -10.0, 4: 0.0, 8: 0.0, 16: 0.0}  # ratio 2 better than every one
+    for shift, ratio, where in ((worse, 16, "below"), (better, 2, "above")):
+        table = ar.loss_table(_results(grid, lambda r, s=shift: 5 - 0.3 * math.log(
+            r.params_non_embedding) + s[r.ratio]), grid)
+        red = ar.redundancy(ar.best_depth(table))
+        hit = red[red["ratio"] == ratio]
+        assert (hit["outside"] == where).all() and hit["fraction"].isna().all()
+        assert math.isnan(ar.matched_fractions(red)[ratio])
+
+
+def test_spreads_separate_ratio_from_depth(grid):
+    # loss = 3 + 0.1 log2(rho) + 0.02 (L == 3): across ratios 0.4, across depths 0.02
+    table = ar.loss_table(_results(grid, lambda r: 3 + 0.1 * math.log2(r.ratio)
+                                   + 0.02 * (r.L == 3)), grid)
+    s = ar.spreads(table, [40_000, 80_000])
+    np.testing.assert_allclose(s["across_ratios"], 0.4)
+    np.testing.assert_allclose(s["across_depths_max"], 0.02)
+    np.testing.assert_allclose(s["across_depths_mean"], 0.02)
+    assert (s["ratios"] == 5).all()
+
+
+def test_results_off_the_grid_are_refused(grid):
+    res = _results(grid, lambda r: 3.0)
+    res.loc[0, "d_x"] = 999
+    with pytest.raises(ParameterError, match="grid"):
+        ar.with_design(res, grid)
