@@ -19,6 +19,35 @@ from attnbook.errors import AttnbookError
 
 LEDGER = load_ledger()
 
+
+def _lemma1(plain_error):
+    """Two plain networks (one line-tested) and a residual control, as lemma1_table rows."""
+    row = {"residual": False, "degree": 9, "fitted_degree": 9.0, "residual_at_degree": np.nan,
+           "residual_below_degree": np.nan}
+    return [{**row, "max_rel_error": plain_error, "residual_at_degree": 1e-15,
+             "residual_below_degree": 1e-4},
+            {**row, "max_rel_error": 1e-15},
+            {**row, "residual": True, "fitted_degree": 7.5, "max_rel_error": 0.4}]
+
+
+def _embedding_ranks(grown):
+    """(L, H, d_x, r, r_e) -> exact rank rows: without a positional embedding the rank is
+    1 + r at every width; with r_e = 1 it is 2 + r once d_x >= r + 1 (``grown``) or not."""
+    rows = []
+    for r_e in (0, 1):
+        for d_x in (2, 3):
+            for r in range(1, d_x + 1):
+                rank = 1 + r + (r_e and (d_x >= r + r_e or not grown))
+                rows.append({"L": 1, "H": 1, "d_x": d_x, "r": r, "r_e": r_e, "rank_exact": rank,
+                             "grid_cap": 343 if r_e else 84, "wies_upper": 10**6})
+    return rows
+
+
+def _corollary1(rank):
+    row = {"L": 3, "H": 1, "d_x": 7, "r": 7, "V": 21, "rank_exact": rank, "wies_lower": 10}
+    return [row, {**row, "L": 1, "rank_exact": 2, "wies_lower": None}]
+
+
 # claim id -> (a measurement the paper's statement holds for, one it fails)
 def _pts(x, by_T):
     """Per-point table of a gradient-descent sweep: {T: [(x, metric), ...]} -> DataFrame."""
@@ -70,6 +99,17 @@ CASES = {
     # the paper's numbers (f_4 ~ 0.75, f_16 ~ 0.55, monotone) vs a ratio 16 no worse than ratio 2
     "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55},), ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8},)),
     "W-F6": (([(0.30, 0.05), (0.25, 0.1)],), ([(0.30, 0.05), (0.15, 0.1)],)),
+    "L-Lem1": ((_lemma1(1e-15),), (_lemma1(1e-6),)),
+    "L-T1": (([(3, 4, 48), (14, 10**6, 10**9)],), ([(3, 2, 48), (14, 10**6, 10**9)],)),
+    "L-C3": (([(6, [5] * 10), (4, [3] * 3)],), ([(6, [5] * 9 + [6])],)),
+    "L-T3": (([(3, 10, 5, 96)],), ([(3, 10, 2, 96)],)),
+    "W-F2": (([(1, 1000, 200.0), (2, 1000, 300.0)],), ([(1, 1000, 400.0), (2, 1000, 300.0)],)),
+    "W-F7": (({1: 2.00, 4: 2.01}, {4: 2.15, 8: 1.95}, 1.99, 0.01, 32, 32),
+             ({1: 1.90, 4: 2.01}, {4: 2.15, 8: 1.95}, 1.99, 0.01, 32, 32)),
+    "W-T1": ((_embedding_ranks(grown=True),), (_embedding_ranks(grown=False),)),
+    "W-T2": ((_corollary1(21),), (_corollary1(9),)),
+    "W-Tab1": (([2.00, 2.01, 2.02], [2.005, 2.015, 1.995]),
+               ([2.00, 2.01, 2.02], [2.2, 2.21, 2.19])),
     "W-Tab2-5": (([5e-4, 3e-3],), ([5e-4, 0.05],)),
 }
 
@@ -161,3 +201,17 @@ def test_attention_ratio_criteria_edges():
     assert criteria.decide("W-F6", [(0.2, 0.1)]) is True
     assert criteria.decide("W-F6", [(float("nan"), 0.1)]) is False
     assert criteria.decide("W-F6", []) is False
+def test_a_check_that_can_only_show_rank_at_least_1_does_not_pass():
+    small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 7, "rank_exact": 18, "wies_lower": 1}]
+    assert criteria.decide("W-T2", small) is False
+
+
+def test_saturation_across_widths_is_checked_not_only_growth():
+    rows = _embedding_ranks(grown=True)
+    rows[0]["rank_exact"] = 1  # r_e = 0, r = 1: rank 1 at d_x = 2 but 2 at d_x = 3
+    assert criteria.decide("W-T1", rows) is False
+
+
+def test_w_f7_names_a_missing_measurement():
+    with pytest.raises(AttnbookError, match="r = 8"):
+        criteria.decide("W-F7", {1: 2.0}, {4: 2.1}, 1.99, 0.01, 32, 32)

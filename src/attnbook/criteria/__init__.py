@@ -36,7 +36,8 @@ from pathlib import Path
 
 from ..errors import AttnbookError
 
-__all__ = ["CRITERIA", "code_sha", "criterion", "decide", "parse_thresholds", "thresholds"]
+__all__ = ["CRITERIA", "all_at_most", "code_sha", "criterion", "decide", "parse_thresholds",
+           "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
 
@@ -89,6 +90,16 @@ def thresholds(claim_id: str, claims_dir: Path | None = None) -> dict[str, float
         raise AttnbookError(f"unknown claim id {claim_id!r}: ids are those of "
                             f"data/claims/*.csv")
     return dict(table[claim_id])
+
+
+def all_at_most(values, limit) -> bool:
+    """At least one value, and every one at most ``limit`` (a NaN is not).
+
+    >>> all_at_most([0.1, 0.2], 0.2), all_at_most([], 1), all_at_most([float("nan")], 1)
+    (True, False, False)
+    """
+    values = [float(v) for v in values]
+    return bool(values) and all(v <= limit for v in values)
 
 
 def criterion(claim_id: str):

@@ -3,7 +3,7 @@
 import math
 from itertools import pairwise
 
-from . import criterion
+from . import all_at_most, criterion
 
 __all__: list[str] = []
 
@@ -33,5 +33,68 @@ def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio):
 def seed_std_small(stds, *, max_std):
     """L-Tab2 (Table 2): the seed standard deviation of the test loss is at most ``max_std``
     at every (depth, width) measured. ``stds``: one standard deviation per point."""
-    values = [float(s) for s in stds]
-    return bool(values) and all(s <= max_std for s in values)
+    return all_at_most(stds, max_std)
+
+
+def _rows(table) -> list[dict]:
+    """A table (a DataFrame or an iterable of dicts) as a list of dicts."""
+    if hasattr(table, "to_dict"):
+        return table.to_dict("records")
+    return [dict(r) for r in table]
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+@criterion("L-Lem1")
+def homogeneous_of_degree_3_to_the_L(table, *, max_rel_error, degree_tol, line_tol, line_ratio,
+                                     control_min_error):
+    """L-Lem1: ``table`` has one row per random network (columns ``residual``, ``degree`` =
+    3^L, ``fitted_degree``, ``max_rel_error`` of f(aX) = a^(3^L) f(X), and where the line test
+    ran ``residual_at_degree`` and ``residual_below_degree``). Every plain network is
+    homogeneous of degree 3^L (error < ``max_rel_error``, fitted degree within ``degree_tol``);
+    every line-tested one is fitted to ``line_tol`` at degree 3^L and leaves a residual more
+    than ``line_ratio`` times larger at degree 3^L - 1; every residual network (the control,
+    not homogeneous) has an error above ``control_min_error``. Each kind must be present."""
+    rows = _rows(table)
+    plain = [r for r in rows if not r["residual"]]
+    control = [r for r in rows if r["residual"]]
+    lined = [r for r in plain if not _missing(r.get("residual_at_degree"))]
+    if not (plain and control and lined):
+        return False
+    homogeneous = all(float(r["max_rel_error"]) < max_rel_error
+                      and abs(float(r["fitted_degree"]) - float(r["degree"])) < degree_tol
+                      for r in plain)
+    exact_degree = all(float(r["residual_at_degree"]) < line_tol
+                       and float(r["residual_below_degree"])
+                       > line_ratio * float(r["residual_at_degree"]) for r in lined)
+    control_fails = all(float(r["max_rel_error"]) > control_min_error for r in control)
+    return homogeneous and exact_degree and control_fails
+
+
+@criterion("L-T1")
+def rank_below_theorems_1_and_2(ranks_and_bounds):
+    """L-T1: ``ranks_and_bounds`` holds (exact rank, Theorem 1 bound, Theorem 2 bound) per
+    setting, as exact integers; every rank is at most both bounds (and some setting exists)."""
+    triples = [(int(k), int(b1), int(b2)) for k, b1, b2 in ranks_and_bounds]
+    return bool(triples) and all(k <= b1 and k <= b2 for k, b1, b2 in triples)
+
+
+@criterion("L-C3")
+def rank_same_for_every_balanced_partition(settings):
+    """L-C3: ``settings`` holds (N, exact ranks of every balanced partition) per setting; each
+    setting has all binom(N, N/2)/2 partitions measured and a single rank across them."""
+    pairs = [(int(N), [int(k) for k in ranks]) for N, ranks in settings]
+    return bool(pairs) and all(len(ranks) == math.comb(N, N // 2) // 2 and len(set(ranks)) == 1
+                               for N, ranks in pairs)
+
+
+@criterion("L-T3")
+def residual_rank_below_theorems_3_and_4(ranks_and_bounds):
+    """L-T3: ``ranks_and_bounds`` holds (exact rank of the residual network, Theorem 3 bound of
+    the proof's recursion, Theorem 3's stated closed form, Theorem 4 bound) per setting; every
+    rank is at most all three (and some setting exists)."""
+    rows = [tuple(int(x) for x in row) for row in ranks_and_bounds]
+    return bool(rows) and all(len(row) == 4 and all(row[0] <= b for b in row[1:])
+                              for row in rows)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import criterion
+from . import all_at_most, criterion
 
 __all__ = ["line_r2_by", "memorization_limit"]
 
@@ -252,8 +252,7 @@ def mse_non_increasing(heads_reg, context_reg, *, mse_floor):
 def accuracy_non_decreasing_in_context(worst_steps, *, max_drop):
     """M-F2b: for every T, the largest drop of accuracy from one context length n to the next
     is at most ``max_drop`` (seed noise). ``worst_steps``: that drop per T."""
-    steps = [float(s) for s in worst_steps]
-    return bool(steps) and all(s <= max_drop for s in steps)
+    return all_at_most(worst_steps, max_drop)
 
 
 # ---------------------------------------------------------------- real models

@@ -2,7 +2,8 @@
 
 import math
 
-from . import criterion
+from ..errors import AttnbookError
+from . import all_at_most, criterion
 
 __all__: list[str] = []
 
@@ -21,8 +22,7 @@ def transition_near_vocabulary(crossings, *, factor):
 def seed_noise_small(stds, *, max_std):
     """W-Tab2-5 (Tables 2 and 4): the seed standard deviation of the test loss is at most
     ``max_std`` at every point measured. ``stds``: one standard deviation per point."""
-    values = [float(s) for s in stds]
-    return bool(values) and all(s <= max_std for s in values)
+    return all_at_most(stds, max_std)
 
 
 @criterion("W-F4")
@@ -54,3 +54,116 @@ def ratio_spread_exceeds_depth_spread(spreads, *, factor):
     pairs = [(float(r), float(d)) for r, d in spreads]
     return bool(pairs) and all(math.isfinite(r) and math.isfinite(d) and r >= factor * d
                                for r, d in pairs)
+def _records(table) -> list[dict]:
+    """A table (a DataFrame or an iterable of dicts) as a list of dicts."""
+    if hasattr(table, "to_dict"):
+        return table.to_dict("records")
+    return [dict(r) for r in table]
+
+
+def _groups(rows, keys):
+    out: dict[tuple, list[dict]] = {}
+    for row in rows:
+        out.setdefault(tuple(int(row[k]) for k in keys), []).append(row)
+    return out
+
+
+@criterion("W-T1")
+def rank_set_by_embedding_rank(table):
+    """W-T1: ``table`` has one row per setting (columns ``L``, ``H``, ``d_x``, ``r``, ``r_e``,
+    ``rank_exact``, ``grid_cap``, ``wies_upper``). The exact rank is non-decreasing in r at
+    every (L, H, d_x, r_e); for each (L, H, r, r_e) it is the same at every width
+    d_x >= r + r_e, over the groups of two or more widths with none at the grid cap (at least
+    one such group); for r_e > 0 it is larger at d_x = r + r_e than at d_x = r wherever the
+    latter is below its grid cap (at least one such pair); and it is at most eq. (9) at every
+    setting."""
+    rows = _records(table)
+    if not rows:
+        return False
+    for row in rows:
+        if int(row["rank_exact"]) > int(row["wies_upper"]):
+            return False
+    for group in _groups(rows, ("L", "H", "d_x", "r_e")).values():
+        ranks = [int(g["rank_exact"]) for g in sorted(group, key=lambda g: int(g["r"]))]
+        if any(b < a for a, b in zip(ranks, ranks[1:], strict=False)):
+            return False
+    saturated = growth = 0
+    for (_, _, r, r_e), group in _groups(rows, ("L", "H", "r", "r_e")).items():
+        wide = [g for g in group if int(g["d_x"]) >= r + r_e]
+        if len(wide) > 1 and all(int(g["rank_exact"]) < int(g["grid_cap"]) for g in wide):
+            if len({int(g["rank_exact"]) for g in wide}) != 1:
+                return False
+            saturated += 1
+        at = {int(g["d_x"]): g for g in group}
+        if r_e > 0 and r in at and r + r_e in at \
+                and int(at[r]["rank_exact"]) < int(at[r]["grid_cap"]):
+            if int(at[r + r_e]["rank_exact"]) <= int(at[r]["rank_exact"]):
+                return False
+            growth += 1
+    return saturated > 0 and growth > 0
+
+
+@criterion("W-T2")
+def rank_above_corollary_1(table, *, min_bound):
+    """W-T2: ``table`` has one row per setting (``L``, ``H``, ``d_x``, ``r``, ``V``,
+    ``rank_exact`` and ``wies_lower``, the eq. (14) bound, None where L < 2 or H >= r). At
+    every setting where the corollary applies and its premises hold (3^L > d_x, i.e.
+    L > log3 d_x, and V >= 2 bound + 1) the rank is at least the bound, and the largest bound
+    among them is at least ``min_bound`` (so the check says more than rank >= 1)."""
+    checked = []
+    for row in _records(table):
+        bound = row.get("wies_lower")
+        if bound is None or bound != bound:  # None or NaN: eq. (14) does not apply
+            continue
+        L, d_x, V, bound = int(row["L"]), int(row["d_x"]), int(row["V"]), int(bound)
+        if L >= 2 and int(row["H"]) < int(row["r"]) and 3**L > d_x and V >= 2 * bound + 1:
+            checked.append((int(row["rank_exact"]), bound))
+    return (bool(checked) and all(k >= b for k, b in checked)
+            and max(b for _, b in checked) >= min_bound)
+
+
+@criterion("W-F2")
+def low_rank_matched_by_smaller_full_rank(points):
+    """W-F2: ``points`` holds (r, own parameter count, matched full-rank size) for every net
+    with r < d_x. Every matched size is below the net's own, and the matched size is
+    non-decreasing in r (it does not grow as r decreases)."""
+    pts = sorted((float(r), float(own), float(m)) for r, own, m in points)
+    if not pts or any(m != m or own != own for _, own, m in pts):  # NaN: not measured
+        return False
+    return (all(m < own for _, own, m in pts)
+            and all(b[2] >= a[2] for a, b in zip(pts, pts[1:], strict=False)))
+
+
+@criterion("W-F7")
+def positional_rank_cheap(pos_losses, vocab_losses, full_loss, full_std, d_x, N, *, n_std,
+                          pos_divisor, low_divisor, high_divisor):
+    """W-F7: ``pos_losses`` maps positional rank r_e to test loss, ``vocab_losses`` maps
+    vocabulary rank r to test loss (positional full rank); ``full_loss`` and ``full_std`` are
+    the full-rank net's loss and seed standard deviation. Positional rank
+    max(1, N // pos_divisor) is within ``n_std`` std of the full-rank loss, and the rank-1
+    positional loss lies between those of vocabulary ranks d_x // high_divisor (lower loss)
+    and d_x // low_divisor."""
+    pos = {int(k): float(v) for k, v in dict(pos_losses).items()}
+    vocab = {int(k): float(v) for k, v in dict(vocab_losses).items()}
+    r_pos = max(1, int(N) // pos_divisor)
+    low, high = int(d_x) // low_divisor, int(d_x) // high_divisor
+    missing = ([f"r_e = {k}" for k in sorted({r_pos, 1} - set(pos))]
+               + [f"r = {k}" for k in sorted({low, high} - set(vocab))])
+    if missing:
+        raise AttnbookError(f"W-F7 needs the test losses at {', '.join(missing)}")
+    near_full = abs(pos[r_pos] - float(full_loss)) <= n_std * float(full_std)
+    return bool(near_full and vocab[high] <= pos[1] <= vocab[low])
+
+
+@criterion("W-Tab1")
+def same_loss_as_reference(ours, reference, *, n_std):
+    """W-Tab1: ``ours`` and ``reference`` are the test losses of each seed (two or more each);
+    their means differ by at most ``n_std`` pooled seed standard deviations,
+    sqrt((s_ours^2 + s_ref^2) / 2) with sample standard deviations."""
+    import statistics
+
+    a, b = [float(x) for x in ours], [float(x) for x in reference]
+    if len(a) < 2 or len(b) < 2:
+        return False
+    pooled = math.sqrt((statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) / 2)
+    return abs(statistics.fmean(a) - statistics.fmean(b)) <= n_std * pooled
