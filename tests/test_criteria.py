@@ -111,7 +111,47 @@ CASES = {
     "W-Tab1": (([2.00, 2.01, 2.02], [2.005, 2.015, 1.995]),
                ([2.00, 2.01, 2.02], [2.2, 2.21, 2.19])),
     "W-Tab2-5": (([5e-4, 3e-3],), ([5e-4, 0.05],)),
+    # bruna2024 (the measurements the chapters pass; B-LB's tables are built below)
+    "B-FR": (([0.79, 0.1, 1e-12, 0.0], 1.0), ([0.79, 0.8, 1e-12, 0.0], 1.0)),
+    "B-NN": (([([1, 2, 4, 8, 16], [0.85, 0.8, 0.78, 0.72, 0.02]),
+               ([1, 2, 4, 8, 16], [0.9, 0.88, 0.8, 0.75, 0.1])], 16),
+             ([([1, 2, 4, 8, 16], [0.54, 0.53, 0.56, 0.45, 0.06]),
+               ([1, 2, 4, 8, 16], [0.9, 0.88, 0.8, 0.75, 0.1])], 16)),
+    "B-LB": None,  # filled in below
+    "B-MV": (([(d, 0.3 * d**-0.5) for d in (8, 64, 1024)],
+              [(d, math.exp(-0.2 * d) / d) for d in (8, 16, 32, 64)]),
+             ([(d, 0.3 * d**-0.5) for d in (8, 64, 1024)],
+              [(d, 1.5 * d**-0.5) for d in (8, 16, 32, 64)])),  # the all-input error's decay
+    "B-ZB": (("unary vs pairwise", (0.005, 16, [(1, 0.93), (8, 0.5), (12, 0.3), (24, 0.003)])),
+             ("unary vs pairwise", (0.005, 16, [(1, 0.93), (8, 0.004), (24, 0.003)]))),
 }
+
+
+def _bruna_lower_bound_case(exponents):
+    """B-LB's tables: exact dimension counts, coefficients ~ 1/l (quadrature where l < 100),
+    heads needed ~ (d/r)^k with k = exponents[eps]."""
+    import pandas as pd
+
+    dims = pd.DataFrame({"formula": ["1", "3", "5"], "difference": ["1", "3", "5"],
+                         "laplacian": [1.0, 3.0, np.nan]})
+    ls = np.arange(1, 2001, 2)
+    coef = pd.DataFrame({"d": 16, "l": ls, "coefficient": (-1.0) ** (ls // 2) / ls})
+    coef["quadrature"] = coef["coefficient"].where(coef["l"] < 100)
+    needed = pd.DataFrame([{"d": d, "r": 1, "eps": e, "H_needed": d**k}
+                           for e, k in exponents.items() for d in (16, 32, 64, 128)])
+    return dims, coef, 16, needed
+
+
+CASES["B-LB"] = ((_bruna_lower_bound_case({0.4: 1, 0.25: 3})),
+                 (_bruna_lower_bound_case({0.4: 1, 0.25: 1.5})))
+
+
+@pytest.mark.parametrize("good", [True, False])
+def test_bruna_power_sum_basis_part_can_fail(good):
+    counts = [([1, 1, 0], [1, 1, 0], 3, 3), ([2, 3, 0], [2, 3, 0], 6, 6)]
+    if not good:
+        counts[1] = ([2, 2, 0], [2, 3, 0], 5, 6)
+    assert criteria.decide("B-ZB", "power-sum basis", counts) is good
 
 
 @pytest.mark.parametrize("claim_id", sorted(CASES))

@@ -118,3 +118,26 @@ def test_majority_and_hoeffding():
     assert np.all(np.diff(b) > 0) and b[-1] < 1
     limit = math.sqrt(2 / math.pi) / math.pi  # sqrt(d) E|t| / pi for large d
     assert fn.single_head_advantage(64) * 8 == pytest.approx(limit, rel=0.02)
+
+
+def test_exact_majority_error_matches_a_vote_with_fresh_heads_per_input():
+    d, T = 8, 20000
+    exact = fn.majority_error_table([d])
+    H = exact["H"].item()  # 65: the odd number nearest d^2
+    g = _gen(5)
+    x1, x2, y = fn.sphere_points(T, 3, d, generator=g, dtype=torch.float64).unbind(1)
+    q = fn.sphere_points(T, H, d, generator=g, dtype=torch.float64)  # own heads per input
+    s = torch.einsum("td,thd->th", x1 - x2, q) * torch.einsum("td,thd->th", y, q)
+    truth = ((x1 - x2) * y).sum(-1) < 0  # x1 is the furthest
+    wrong = ((s < 0).sum(1) > H // 2) != truth  # majority votes x1 iff s < 0 for most heads
+    z = (x1 - x2) / (x1 - x2).norm(dim=-1, keepdim=True)
+    typical = (z * y).sum(-1).abs() >= d**-0.5
+    for col, sel in (("error_all", slice(None)), ("error_margin", typical)):
+        err, n = exact[col].item(), int(wrong[sel].numel())
+        assert float(wrong[sel].double().mean()) == pytest.approx(
+            err, abs=4 * math.sqrt(err * (1 - err) / n))
+    assert exact["margin_share"].item() == pytest.approx(float(typical.double().mean()), abs=0.02)
+    # one head is right with probability 1/2 + the exact edge
+    assert fn.majority_error_exact(16, 1) == pytest.approx(0.5 - fn.single_head_advantage(16))
+    with pytest.raises(ab.ParameterError, match="parameter H = 4"):
+        fn.majority_error_exact(8, 4)

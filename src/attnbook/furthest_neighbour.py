@@ -19,7 +19,8 @@ Follows the rank/heads part of the Bruna talk (bruna2024talk; Amsel, Yehudai & B
 * majority vote of random rank-one heads for N = 2 candidates and a query (slide "Majority
   Voting"): ``rank1_votes``, ``majority_accuracy``, ``hoeffding_accuracy_bound`` and the
   two-layer attention construction with index and scratchpad coordinates,
-  ``two_layer_majority``.
+  ``two_layer_majority``; the exact majority error at any number of heads (no simulation),
+  ``majority_error_exact``.
 
 Used by: bruna2024_furthest_neighbour, bruna2024_lower_bound.
 """
@@ -39,7 +40,8 @@ from .schedules import warmup_cosine
 __all__ = ["sphere_points", "furthest_neighbour", "full_rank_head", "line_configs",
            "RankedAttention", "EncoderLine", "TrainSettings", "train_line", "train_line_config",
            "rank1_votes", "head_accuracy", "majority_accuracy", "hoeffding_accuracy_bound",
-           "two_layer_majority", "single_head_advantage", "majority_vote_table", "full_rank_table"]
+           "two_layer_majority", "single_head_advantage", "majority_vote_table",
+           "majority_error_exact", "majority_error_table", "full_rank_table"]
 
 
 def sphere_points(B: int, N: int, d: int, *, generator=None, device=None,
@@ -447,6 +449,59 @@ def majority_vote_table(ds, H_over_d2, T: int, *, seed: int = 0, device=None,
                          "T_typical": n_typ, "accuracy_typical": hits_t[i] / n_typ,
                          "lo_typical": lo_t[i], "hi_typical": hi_t[i],
                          "hoeffding_typical": hoef_typ[i] / n_typ})
+    return pd.DataFrame(rows)
+
+
+def majority_error_exact(d: int, H: int, margin: float = 0.0) -> float:
+    """Probability that the majority of H random rank-one heads is wrong, given |z . y| >= margin.
+
+    Exact up to quadrature: given the input, the H votes are independent, each right with
+    probability p(t) = 1/2 + |arcsin t|/pi (t = z . y, distributed as u_d), so the majority of
+    an odd H is wrong with probability P[Binomial(H, p(t)) <= (H - 1)/2]; this is averaged
+    over t ~ u_d restricted to |t| >= margin. Small errors stay accurate (no simulation).
+
+    >>> round(majority_error_exact(3, 1), 5)  # one head: 1/2 - E|arcsin t|/pi
+    0.31831
+    >>> majority_error_exact(64, 4097, 64**-0.5) < 1e-4 < majority_error_exact(64, 4097)
+    True
+    """
+    from scipy import integrate
+
+    from .harmonics import sphere_marginal_density
+
+    if not isinstance(H, int) or H < 1 or H % 2 == 0:
+        raise ParameterError("H", H, "an odd number of heads >= 1 (no ties)")
+    if not 0 <= margin < 1:
+        raise ParameterError("margin", margin, "0 <= margin < 1")
+
+    def wrong(t):
+        return stats.binom.cdf((H - 1) // 2, H, 0.5 + np.arcsin(t) / math.pi)
+
+    scale = min(1.0, math.pi / math.sqrt(2 * H))  # where the votes' edge starts to tell
+    points = sorted({min(0.99, margin + k * scale) for k in (0.1, 0.5, 1, 2, 4)})
+    num, _ = integrate.quad(lambda t: wrong(t) * sphere_marginal_density(t, d), margin, 1,
+                            points=points, epsabs=0, epsrel=1e-9, limit=500)
+    den, _ = integrate.quad(lambda t: sphere_marginal_density(t, d), margin, 1,
+                            epsabs=0, epsrel=1e-12, limit=200)
+    return float(num / den)
+
+
+def majority_error_table(ds, *, H_over_d2: float = 1.0) -> pd.DataFrame:
+    """:func:`majority_error_exact` at H = the odd number nearest ``H_over_d2`` d^2, per d: over
+    all inputs (``error_all``) and over inputs of typical margin |z . y| >= d^-1/2
+    (``error_margin``), with the share of inputs that margin keeps (``margin_share``)."""
+    from scipy import integrate
+
+    from .harmonics import sphere_marginal_density
+
+    rows = []
+    for d in ds:
+        H = max(1, 2 * int(round(H_over_d2 * d * d / 2)) + 1)
+        m = 1 / math.sqrt(d)
+        share = 2 * integrate.quad(sphere_marginal_density, m, 1, args=(int(d),),
+                                   epsabs=0, epsrel=1e-12)[0]
+        rows.append({"d": int(d), "H": H, "error_all": majority_error_exact(int(d), H),
+                     "error_margin": majority_error_exact(int(d), H, m), "margin_share": share})
     return pd.DataFrame(rows)
 
 
