@@ -21,3 +21,33 @@ def seed_noise_small(stds, *, max_std):
     ``max_std`` at every point measured. ``stds``: one standard deviation per point."""
     values = [float(s) for s in stds]
     return bool(values) and all(s <= max_std for s in values)
+
+
+def _width(w):
+    """A measured transition width as a float, None where no crossing was found (None/NaN)."""
+    if w is None:
+        return None
+    w = float(w)
+    return w if w == w else None
+
+
+@criterion("W-F3")
+def transition_near_rank(crossings, *, factor):
+    """W-F3: for every rank-limited vocabulary, the shallow width at the depth-efficiency point
+    lies within ``factor`` of the embedding rank r (r/factor <= width <= factor r).
+    ``crossings``: (r, width) pairs, width None or NaN where no crossing was found in the
+    measured range (not reproduced)."""
+    pairs = [(float(r), _width(w)) for r, w in crossings]
+    return bool(pairs) and all(w is not None and r / factor <= w <= factor * r
+                               for r, w in pairs)
+
+
+@criterion("W-F5")
+def transition_barely_moves(widths, *, max_ratio):
+    """W-F5: every vocabulary of the comparison (at least two) has a crossing, and the largest
+    shallow width at the depth-efficiency point is at most ``max_ratio`` times the smallest.
+    ``widths``: one width per vocabulary, None or NaN where no crossing was found."""
+    values = [_width(w) for w in widths]
+    if len(values) < 2 or any(w is None or w <= 0 for w in values):
+        return False
+    return max(values) <= max_ratio * min(values)
