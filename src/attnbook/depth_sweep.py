@@ -24,7 +24,7 @@ tables and crossings of a chapter:
   embedding's rank bound min(V, r). The verdicts are the criteria of the ledger
   (:mod:`attnbook.criteria`), not decided here.
 
-Used by: wies2021_depth_efficiency.
+Used by: wies2021_depth_efficiency, wies2021_vocab_rank.
 
 >>> family_widths(64, [0.5, 1, 2], L_shallow=1, L_deep=2, H=2)
 ([32, 64, 128], [22, 46, 90])

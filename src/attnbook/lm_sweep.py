@@ -17,7 +17,7 @@ configuration, so a
 chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
 groups=seed_groups)``.
 
-Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 from functools import cache

@@ -16,7 +16,7 @@ with its seed. Off the CPU, both trainers gather the batches on the device (the 
 as :func:`sample_batch`), keep the running loss there (one sync per evaluation) and step a
 fused AdamW.
 
-Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import time

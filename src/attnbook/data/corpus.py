@@ -15,7 +15,7 @@ can instead read WikiText-103 or OpenWebText through HuggingFace ``datasets``
 (:func:`hf_documents`, opt-in); the same code path reads a local text file with the ``text``
 builder. Built corpora live under ``data/corpora/<name>/`` (git-ignored) as JSON lines.
 
-Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import hashlib

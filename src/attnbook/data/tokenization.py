@@ -25,7 +25,7 @@ Tokenizers are cached as ``data/corpora/<corpus>/bpe-<V>.json`` (``charbpe-<V>.j
 token ids of each split as a flat ``uint16`` memmap ``tokens-<V>-<split>.bin`` with an
 end-of-text token after every document.
 
-Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck.
+Used by: wies2021_depth_efficiency, wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import json
