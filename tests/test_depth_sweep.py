@@ -27,6 +27,45 @@ def test_family_widths_match_sizes():
         D.family_widths(64, [0], L_shallow=1, L_deep=2)
 
 
+def test_family_widths_of_a_rank_match_sizes():
+    shallow, deep = D.family_widths(32, [0.5, 1, 2], L_shallow=1, L_deep=2, H=2)
+    assert shallow == [16, 32, 64]
+    with pytest.raises(ParameterError, match="base"):
+        D.family_widths(0, [1], L_shallow=1, L_deep=2)
+
+
+def _kw():
+    return dict(corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
+
+
+def test_sweep_configs_honour_the_rank_and_match_families():
+    cs = D.sweep_configs(vocabs=[256], width_factors=[0.5, 1, 2], L_shallow=1, L_deep=2,
+                         seeds=[0, 1], r=32, **_kw())
+    assert {c["r"] for c in cs} == {32} and {c["V"] for c in cs} == {256}
+    shallow = sorted({c["d_x"] for c in cs if c["L"] == 1})
+    deep = sorted({c["d_x"] for c in cs if c["L"] == 2})
+    assert shallow == [16, 32, 64]  # factors times r, not times V = 256
+    for s, d in zip(shallow, deep, strict=True):  # matched in non-embedding parameters
+        ratio = D.non_embedding_params(2, d) / D.non_embedding_params(1, s)
+        assert 0.85 < ratio < 1.15
+    # the models built from them have rank-r embeddings and the counted non-embedding size
+    for c in cs[:: len(cs) // 3]:
+        m = LanguageModel(LMConfig(V=c["V"], N=c["N"], L=c["L"], d_x=c["d_x"], r=c["r"]))
+        assert m.cfg.embedding_rank == min(32, c["d_x"])
+        assert count_parameters(m)["non_embedding"] == D.non_embedding_params(c["L"], c["d_x"])
+    full = D.sweep_configs(vocabs=[256, 1024], width_factors=[0.5, 1, 2], L_shallow=1,
+                           L_deep=2, seeds=[0], base=32, **_kw())
+    assert {c["r"] for c in full} == {None}
+    for V in (256, 1024):  # a fixed base: every vocabulary gets the same widths
+        assert sorted({c["d_x"] for c in full if c["V"] == V}) == sorted(set(shallow + deep))
+    with pytest.raises(ParameterError, match="r"):
+        D.sweep_configs(vocabs=[32], width_factors=[1], L_shallow=1, L_deep=2, seeds=[0],
+                        r=32, **_kw())
+    with pytest.raises(ParameterError, match="common"):
+        D.sweep_configs(vocabs=[64], width_factors=[1], L_shallow=1, L_deep=2, seeds=[0],
+                        **_kw(), model="ours")
+
+
 def test_sweep_configs_cover_vocabularies_families_seeds():
     cs = D.sweep_configs(vocabs=[40, 64], width_factors=[0.5, 1], L_shallow=1, L_deep=2,
                          seeds=[0, 1, 2], corpus="kjv", N=16, steps=2, batch=2, lr=1e-3,
@@ -39,29 +78,29 @@ def test_sweep_configs_cover_vocabularies_families_seeds():
                         corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
 
 
-def _results(gap_of_width, V=64, seeds=(0, 1, 2), noise=0.01):
+def _results(gap_of_width, V=64, seeds=(0, 1, 2), noise=0.01, r=None, base=None):
     """Synthetic results: shallow loss falls with size; deep = shallow + gap(shallow width)."""
     rng = np.random.default_rng(1)
-    shallow, deep = D.family_widths(V, [0.25, 0.5, 1, 2, 4], L_shallow=1, L_deep=2)
+    shallow, deep = D.family_widths(base or r or V, [0.25, 0.5, 1, 2, 4], L_shallow=1, L_deep=2)
     rows = []
     for ws, wd in zip(shallow, deep, strict=True):
-        base = 3.0 - 0.2 * np.log(ws)
+        level = 3.0 - 0.2 * np.log(ws)
         for s in seeds:
-            rows.append(dict(V=V, L=1, d_x=ws, seed=s, params_non_embedding=
-                             D.non_embedding_params(1, ws), test_loss=base
+            rows.append(dict(V=V, r=r, L=1, d_x=ws, seed=s, params_non_embedding=
+                             D.non_embedding_params(1, ws), test_loss=level
                              + noise * rng.standard_normal()))
-            rows.append(dict(V=V, L=2, d_x=wd, seed=s, params_non_embedding=
-                             D.non_embedding_params(2, wd), test_loss=base + gap_of_width(ws)
+            rows.append(dict(V=V, r=r, L=2, d_x=wd, seed=s, params_non_embedding=
+                             D.non_embedding_params(2, wd), test_loss=level + gap_of_width(ws)
                              + noise * rng.standard_normal()))
     return pd.DataFrame(rows)
 
 
-def test_crossing_at_width_V_is_within_and_converted():
+def test_crossing_at_width_V_is_found_and_converted():
     res = _results(lambda w: 0.1 * np.log(64 / w))  # deep wins once the shallow width > 64
     t = D.crossings(res, L_shallow=1, L_deep=2, n_boot=200)
     row = t.iloc[0]
-    assert row["found"] and row["within"] and D.verdict(t)
-    assert 64 / 1.5 <= row["width"] <= 64 * 1.5
+    assert row["found"] and row["r"] is None and row["rank"] == 64
+    assert 64 / 1.5 <= row["width"] <= 64 * 1.5 and row["ratio"] == row["width"] / 64
     assert row["width_low"] <= row["width"] <= row["width_high"]
     assert row["predicted_params"] == D.non_embedding_params(1, 64)
     table = D.loss_table(res, L_shallow=1, L_deep=2)
@@ -69,16 +108,37 @@ def test_crossing_at_width_V_is_within_and_converted():
     assert (table["std"] < 0.05).all()
 
 
-def test_no_crossing_is_not_reproduced():
+def test_no_crossing_has_no_width():
     t = D.crossings(_results(lambda w: 0.1), L_shallow=1, L_deep=2, n_boot=100)
-    assert not t.iloc[0]["found"] and not t.iloc[0]["within"] and not D.verdict(t)
+    assert not t.iloc[0]["found"] and t.iloc[0]["ratio"] is None
     assert "never wins" in t.iloc[0]["reason"] and t.iloc[0]["width"] is None
 
 
-def test_crossing_far_from_V_fails():
-    t = D.crossings(_results(lambda w: 0.1 * np.log(16 / w), noise=0.0), L_shallow=1, L_deep=2,
+def test_crossing_far_from_V_is_located_where_it_is():
+    t = D.crossings(_results(lambda w: 0.1 * np.log(24 / w), noise=0.0), L_shallow=1, L_deep=2,
                     n_boot=0)
-    assert t.iloc[0]["found"] and t.iloc[0]["width"] < 64 / 1.5 and not D.verdict(t)
+    assert t.iloc[0]["found"] and t.iloc[0]["width"] == pytest.approx(24, rel=0.1)
+    assert t.iloc[0]["ratio"] < 1 / 1.5
+
+
+def test_crossings_are_per_vocabulary_and_rank():
+    """A rank-limited and a full-rank sweep of the same V are two rows; the rank-limited one is
+    compared with r, and each finds the crossing its own curves put there."""
+    low = _results(lambda w: 0.1 * np.log(32 / w), V=256, r=32, noise=0.0)
+    full = _results(lambda w: 0.1 * np.log(128 / w), V=256, base=32, noise=0.0)
+    big = _results(lambda w: 0.1 * np.log(128 / w), V=1024, base=32, noise=0.0)
+    res = pd.concat([low, full, big], ignore_index=True)
+    t = D.crossings(res, L_shallow=1, L_deep=2, n_boot=0)
+    assert [(v, r, k) for v, r, k in zip(t["V"], t["r"], t["rank"], strict=True)] == \
+        [(256, None, 256), (256, 32, 32), (1024, None, 1024)]
+    assert t.iloc[1]["width"] == pytest.approx(32, rel=0.1)
+    assert t.iloc[1]["ratio"] == pytest.approx(t.iloc[1]["width"] / 32)
+    assert t.iloc[0]["width"] == pytest.approx(128, rel=0.1)
+    assert t.iloc[2]["width"] == pytest.approx(t.iloc[0]["width"])
+    assert t.iloc[1]["predicted_params"] == D.non_embedding_params(1, 32)
+    table = D.loss_table(res, L_shallow=1, L_deep=2)
+    assert len(table) == 3 * 10 and list(table["r"].iloc[:10]) == [32] * 10
+    assert table["r"].iloc[10:20].isna().all() and (table["V"].iloc[20:] == 1024).all()
 
 
 def test_width_at_interpolates_in_logs_without_extrapolating():

@@ -37,7 +37,7 @@ loss). Both return a :class:`Crossing`:
   reported as unavailable (``low``, ``high``, ``found_fraction`` are None).
 
 
-Used by: levine2020_depth_transition, wies2021_depth_efficiency.
+Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_vocab_rank.
 
 >>> sizes = [1e6, 4e6, 16e6, 64e6]
 >>> shallow = [[4.0, 4.1], [3.6, 3.7], [3.4, 3.5], [3.3, 3.4]]  # sizes x seeds

@@ -1,23 +1,30 @@
-"""wies2021's vocabulary sweeps: a shallow and a deep family per vocabulary size V.
+"""wies2021's vocabulary sweeps: a shallow and a deep family per vocabulary (V, embedding rank r).
 
 wies2021 (section 5.2, appendix C.2; Figures 1, 3, 5, Tables 3-5) trains language models of
 depths L = 24 and 48 over a range of sizes for each BPE vocabulary V = 257, 500, 2000 and
 finds the *depth-efficiency point*, the size from which the deep family reaches the lower test
-loss, where the shallow family's width d_x is about V (V = 500: d_x ~ 408). This module turns
-that design into one sweep and its results into the curves, tables and crossings of a chapter:
+loss, where the shallow family's width d_x is about V (V = 500: d_x ~ 408). With the input
+embedding of V = 2000 factored to rank r = 500 the point moves to d_x ~ r (504, Figure 3), and
+with a vocabulary larger than every width (GPT-2's 50257 against 2000) it barely moves
+(Figure 5). This module turns that design into one sweep and its results into the curves,
+tables and crossings of a chapter:
 
-* :func:`family_widths`: the shallow widths ``factor * V`` (rounded to a multiple of H) and,
-  for each, the deep width (a multiple of H) whose non-embedding parameter count
-  (:func:`non_embedding_params`) is closest, so both families cover the same sizes;
+* :func:`family_widths`: the shallow widths ``factor * base`` (base: V, or the rank r; rounded
+  to a multiple of H) and, for each, the deep width (a multiple of H) whose non-embedding
+  parameter count (:func:`non_embedding_params`) is closest, so both families cover the same
+  sizes;
 * :func:`sweep_configs`: one flat :func:`attnbook.lm_sweep.lm_config` per (V, family, width,
-  seed); the family is read from L (:func:`family_of`);
-* :func:`loss_table`: seed mean and standard deviation of the test loss per (V, family, width)
-  (Tables 3 and 4);
-* :func:`crossings`: per V, the depth-efficiency point by :func:`attnbook.depth_efficiency.
-  crossing_from_frame` in non-embedding parameters, and the same point (and its bootstrap
-  interval) as a shallow width by :func:`width_at`; :func:`verdict` applies W-F1's criterion.
+  seed), with the input embedding of rank ``r`` (None: full rank) when given; the family is
+  read from L (:func:`family_of`);
+* :func:`loss_table`: seed mean and standard deviation of the test loss per (V, r, family,
+  width) (Tables 3 and 4);
+* :func:`crossings`: per (V, r), the depth-efficiency point by :func:`attnbook.
+  depth_efficiency.crossing_from_frame` in non-embedding parameters, and the same point (and
+  its bootstrap interval) as a shallow width by :func:`width_at`, with its ratio to the
+  embedding's rank bound min(V, r). The verdicts are the criteria of the ledger
+  (:mod:`attnbook.criteria`), not decided here.
 
-Used by: levine2020_depth_transition, wies2021_depth_efficiency.
+Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_vocab_rank.
 
 >>> family_widths(64, [0.5, 1, 2], L_shallow=1, L_deep=2, H=2)
 ([32, 64, 128], [22, 46, 90])
@@ -34,13 +41,13 @@ from .errors import ParameterError
 from .lm_sweep import lm_config
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
-           "width_at", "crossings", "verdict"]
+           "width_at", "crossings"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
     """Non-embedding parameters of :class:`attnbook.lm.LanguageModel` with H d_a = d_x:
     per block 12 d_x^2 + 13 d_x (attention, feed-forward of width 4 d_x, two layer norms,
-    biases), plus the final layer norm (2 d_x).
+    biases), plus the final layer norm (2 d_x). The embedding's rank r does not enter.
 
     >>> non_embedding_params(1, 64)
     50112
@@ -52,15 +59,18 @@ def _round_to(x: float, H: int) -> int:
     return max(H, H * int(round(x / H)))
 
 
-def family_widths(V: int, factors: Sequence[float], *, L_shallow: int, L_deep: int,
+def family_widths(base: int, factors: Sequence[float], *, L_shallow: int, L_deep: int,
                   H: int = 2) -> tuple[list[int], list[int]]:
-    """(shallow widths, deep widths): shallow ``factor * V`` rounded to a multiple of H; deep
-    the multiple of H with the closest non-embedding count to each shallow width's."""
+    """(shallow widths, deep widths): shallow ``factor * base`` (base: V, or the embedding
+    rank r) rounded to a multiple of H; deep the multiple of H with the closest non-embedding
+    count to each shallow width's."""
     if not (isinstance(L_shallow, int) and isinstance(L_deep, int) and 1 <= L_shallow < L_deep):
         raise ParameterError("L_deep", L_deep, f"an integer > L_shallow = {L_shallow} >= 1")
     if not factors or any(not (isinstance(f, (int, float)) and f > 0) for f in factors):
         raise ParameterError("width_factors", list(factors), "numbers > 0")
-    shallow = sorted({_round_to(f * V, H) for f in factors})
+    if isinstance(base, bool) or not isinstance(base, int) or base < 1:
+        raise ParameterError("base", base, "an integer >= 1 (V or the embedding rank r)")
+    shallow = sorted({_round_to(f * base, H) for f in factors})
     deep = []
     for w in shallow:
         target = non_embedding_params(L_shallow, w)
@@ -72,22 +82,39 @@ def family_widths(V: int, factors: Sequence[float], *, L_shallow: int, L_deep: i
 
 
 def sweep_configs(*, vocabs: Sequence[int], width_factors: Sequence[float], L_shallow: int,
-                  L_deep: int, seeds: Sequence[int], H: int = 2, **common) -> list[dict]:
+                  L_deep: int, seeds: Sequence[int], H: int = 2, r: int | None = None,
+                  base: int | None = None, **common) -> list[dict]:
     """One :func:`attnbook.lm_sweep.lm_config` per (V, family, width, seed); ``common`` holds
     the other lm_config arguments (corpus, N, steps, batch, lr, warmup, eval_tokens, ...).
+
+    ``r``: the input-embedding rank of every vocabulary (a V x r times r x d_x factorization,
+    wies2021 Figure 3; None: a full V x d_x table). The shallow widths are ``width_factors``
+    times ``base``, by default r where it is given and V otherwise (the predicted transition
+    width); a fixed ``base`` gives every vocabulary the same widths (Figure 5).
 
     >>> cs = sweep_configs(vocabs=[64], width_factors=[1, 2], L_shallow=1, L_deep=2, seeds=[0, 1],
     ...                    corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
     >>> [(c["L"], c["d_x"], c["seed"]) for c in cs][:4], len(cs)
     ([(1, 64, 0), (1, 64, 1), (1, 128, 0), (1, 128, 1)], 8)
+    >>> cs = sweep_configs(vocabs=[256], width_factors=[1], L_shallow=1, L_deep=2, seeds=[0],
+    ...                    r=32, corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
+    >>> [(c["V"], c["r"], c["L"], c["d_x"]) for c in cs]
+    [(256, 32, 1, 32), (256, 32, 2, 22)]
     """
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ParameterError("seeds", list(seeds), "distinct seeds, at least one")
+    if "r" in common or "model" in common:
+        raise ParameterError("common", sorted(common), "no r (an argument here) and no model")
+    if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
+        raise ParameterError("r", r, "an integer >= 1, or None for a full-rank embedding")
     out = []
     for V in vocabs:
-        shallow, deep = family_widths(V, width_factors, L_shallow=L_shallow, L_deep=L_deep, H=H)
+        if r is not None and r >= V:
+            raise ParameterError("r", r, f"a rank below V = {V} (r >= V is full rank)")
+        b = base if base is not None else r if r is not None else V
+        shallow, deep = family_widths(b, width_factors, L_shallow=L_shallow, L_deep=L_deep, H=H)
         for L, widths in ((L_shallow, shallow), (L_deep, deep)):
-            out += [lm_config(V=V, L=L, d_x=w, H=H, seed=s, **common)
+            out += [lm_config(V=V, L=L, d_x=w, H=H, r=r, seed=s, **common)
                     for w in widths for s in seeds]
     return out
 
@@ -101,24 +128,35 @@ def family_of(L, L_shallow: int, L_deep: int) -> str:
     raise ParameterError("L", L, f"L_shallow = {L_shallow} or L_deep = {L_deep}")
 
 
+def _rank(r) -> int | None:
+    """A config's r as an int, None for a full-rank embedding (None or NaN in a frame)."""
+    if r is None or r is pd.NA or (isinstance(r, float) and math.isnan(r)):
+        return None
+    return int(r)
+
+
 def _with_family(results: pd.DataFrame, L_shallow: int, L_deep: int) -> pd.DataFrame:
     need = {"V", "L", "d_x", "seed", "test_loss", "params_non_embedding"}
     if not isinstance(results, pd.DataFrame) or not need <= set(results.columns):
         raise ParameterError("results", type(results).__name__,
                              f"a DataFrame with columns {sorted(need)}")
-    return results.assign(family=[family_of(L, L_shallow, L_deep) for L in results["L"]])
+    ranks = results["r"] if "r" in results.columns else [None] * len(results)
+    return results.assign(family=[family_of(L, L_shallow, L_deep) for L in results["L"]],
+                          r=pd.array([_rank(v) for v in ranks], dtype="Int64"))
 
 
 def loss_table(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
-    """Per (V, family, L, d_x): non-embedding parameters, seed mean, std and count of the test
-    loss (wies2021 Tables 3 and 4), sorted by V, family (shallow first) and width."""
+    """Per (V, r, family, L, d_x): non-embedding parameters, seed mean, std and count of the
+    test loss (wies2021 Tables 3 and 4), sorted by V, r (full rank, <NA>, last), family
+    (shallow first) and width."""
     df = _with_family(results, L_shallow, L_deep)
-    t = (df.groupby(["V", "family", "L", "d_x"])
+    t = (df.groupby(["V", "r", "family", "L", "d_x"], dropna=False)
          .agg(params_non_embedding=("params_non_embedding", "first"),
               mean=("test_loss", "mean"), std=("test_loss", "std"), seeds=("seed", "count"))
          .reset_index())
     t["order"] = (t["family"] == "deep").astype(int)
-    return t.sort_values(["V", "order", "d_x"]).drop(columns="order").reset_index(drop=True)
+    return (t.sort_values(["V", "r", "order", "d_x"], na_position="last")
+            .drop(columns="order").reset_index(drop=True))
 
 
 def width_at(params: float, sizes: Sequence[float], widths: Sequence[float]) -> float:
@@ -138,35 +176,37 @@ def width_at(params: float, sizes: Sequence[float], widths: Sequence[float]) -> 
 
 
 def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int = 2000,
-              level: float = 0.95, seed: int = 0, factor: float = 1.5) -> pd.DataFrame:
-    """Per V: the depth-efficiency point in non-embedding parameters (seed means, bootstrap
-    over seeds; :mod:`attnbook.depth_efficiency`) and as a shallow width, its ratio to V, and
-    whether it lies within ``factor`` of V (W-F1; False where no crossing is found).
+              level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Per (V, r): the depth-efficiency point in non-embedding parameters (seed means,
+    bootstrap over seeds; :mod:`attnbook.depth_efficiency`) and as a shallow width, with its
+    ratio to the embedding's rank bound min(V, r) (the width wies2021 predict).
 
-    Columns: V, found, reason, point, low, high (parameters), width, width_low, width_high,
-    low_open, high_open, found_fraction, ratio (width / V), within, predicted_params (the
-    shallow count at width V), crossing (the :class:`~attnbook.depth_efficiency.Crossing`).
+    Columns: V, r (None for a full-rank embedding), rank (min(V, r), V at full rank), found,
+    reason, point, low, high (parameters), width, width_low, width_high, low_open, high_open,
+    found_fraction, ratio (width / rank), predicted_params (the shallow count at width =
+    rank), crossing (the :class:`~attnbook.depth_efficiency.Crossing`).
     """
     df = _with_family(results, L_shallow, L_deep)
+    df = df.assign(_r=df["r"].fillna(0).astype(int))  # 0: full rank (a key groupby keeps)
     rows = []
-    for V, part in df.groupby("V", sort=True):
+    for (V, r0), part in df.groupby(["V", "_r"], sort=True):
+        r = None if r0 == 0 else int(r0)
+        rank = int(V) if r is None else min(int(V), r)
         c = crossing_from_frame(part, size="params_non_embedding", loss="test_loss",
                                 n_boot=n_boot, level=level, seed=seed)
         sh = part[part["family"] == "shallow"].drop_duplicates("d_x")
         conv = (lambda p, sh=sh: None if p is None else
                 width_at(p, sh["params_non_embedding"], sh["d_x"]))
         width = conv(c.point)
-        rows.append({"V": int(V), "found": c.found, "reason": c.reason, "point": c.point,
-                     "low": c.low, "high": c.high, "width": width, "width_low": conv(c.low),
-                     "width_high": conv(c.high), "low_open": c.low_open,
-                     "high_open": c.high_open, "found_fraction": c.found_fraction,
-                     "ratio": None if width is None else width / V,
-                     "within": bool(c.found and V / factor <= width <= factor * V),
-                     "predicted_params": non_embedding_params(L_shallow, int(V)),
+        rows.append({"V": int(V), "r": r, "rank": rank, "found": c.found, "reason": c.reason,
+                     "point": c.point, "low": c.low, "high": c.high, "width": width,
+                     "width_low": conv(c.low), "width_high": conv(c.high),
+                     "low_open": c.low_open, "high_open": c.high_open,
+                     "found_fraction": c.found_fraction,
+                     "ratio": None if width is None else width / rank,
+                     "predicted_params": non_embedding_params(L_shallow, rank),
                      "crossing": c})
-    return pd.DataFrame(rows)
-
-
-def verdict(table: pd.DataFrame) -> bool:
-    """W-F1: every V has a crossing whose shallow width lies within the factor of V."""
-    return bool(len(table) and table["within"].all())
+    out = pd.DataFrame(rows)
+    if rows:  # keep r as ints and None (a float column would turn None into NaN)
+        out["r"] = pd.Series([row["r"] for row in rows], dtype=object)
+    return out

@@ -18,7 +18,7 @@ its seed.
 :func:`reference_gpt2` builds HuggingFace ``GPT2LMHeadModel`` of the same size (W-Tab1).
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
-wies2021_rank_bottleneck.
+wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import math

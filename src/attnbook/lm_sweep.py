@@ -18,7 +18,7 @@ chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), co
 groups=seed_groups)``.
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
-wies2021_rank_bottleneck.
+wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 from functools import cache

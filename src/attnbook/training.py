@@ -17,7 +17,7 @@ as :func:`sample_batch`), keep the running loss there (one sync per evaluation) 
 fused AdamW.
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
-wies2021_rank_bottleneck.
+wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import time

@@ -13,9 +13,7 @@ def transition_near_vocabulary(crossings, *, factor):
     """W-F1: for every V, the shallow width at the depth-efficiency point lies within
     ``factor`` of V (V/factor <= width <= factor V). ``crossings``: (V, width) pairs, width
     None or NaN where no crossing was found in the measured range (not reproduced)."""
-    pairs = [(float(V), None if w is None else float(w)) for V, w in crossings]
-    return bool(pairs) and all(w is not None and V / factor <= w <= factor * V
-                               for V, w in pairs)
+    return _all_within(crossings, factor)
 
 
 @criterion("W-Tab2-5")
@@ -167,3 +165,39 @@ def same_loss_as_reference(ours, reference, *, n_std):
         return False
     pooled = math.sqrt((statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) / 2)
     return abs(statistics.fmean(a) - statistics.fmean(b)) <= n_std * pooled
+
+
+def _width(w):
+    """A measured transition width as a float, None where no crossing was found (None/NaN)."""
+    if w is None:
+        return None
+    w = float(w)
+    return w if w == w else None
+
+
+def _all_within(pairs, factor) -> bool:
+    """At least one (target, width) pair, and every width found and within ``factor`` of its
+    target (target/factor <= width <= factor target)."""
+    pairs = [(float(t), _width(w)) for t, w in pairs]
+    return bool(pairs) and all(w is not None and t / factor <= w <= factor * t
+                               for t, w in pairs)
+
+
+@criterion("W-F3")
+def transition_near_rank(crossings, *, factor):
+    """W-F3: for every rank-limited vocabulary, the shallow width at the depth-efficiency point
+    lies within ``factor`` of the embedding rank r (r/factor <= width <= factor r).
+    ``crossings``: (r, width) pairs, width None or NaN where no crossing was found in the
+    measured range (not reproduced)."""
+    return _all_within(crossings, factor)
+
+
+@criterion("W-F5")
+def transition_barely_moves(widths, *, max_ratio):
+    """W-F5: every vocabulary of the comparison (at least two) has a crossing, and the largest
+    shallow width at the depth-efficiency point is at most ``max_ratio`` times the smallest.
+    ``widths``: one width per vocabulary, None or NaN where no crossing was found."""
+    values = [_width(w) for w in widths]
+    if len(values) < 2 or any(w is None or w <= 0 for w in values):
+        return False
+    return max(values) <= max_ratio * min(values)

@@ -16,7 +16,7 @@ can instead read WikiText-103 or OpenWebText through HuggingFace ``datasets``
 builder. Built corpora live under ``data/corpora/<name>/`` (git-ignored) as JSON lines.
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
-wies2021_rank_bottleneck.
+wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import hashlib

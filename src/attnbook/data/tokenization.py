@@ -26,7 +26,7 @@ token ids of each split as a flat ``uint16`` memmap ``tokens-<V>-<split>.bin`` w
 end-of-text token after every document.
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
-wies2021_rank_bottleneck.
+wies2021_rank_bottleneck, wies2021_vocab_rank.
 """
 
 import json
