@@ -17,7 +17,8 @@
 # bundle's commit. Everything is under build/device-e2e/ (the venv is kept for the next run).
 #
 # Environment: PY (the project's Python, for the bundle; default .venv/bin/python),
-# E2E_NOTEBOOKS (default below), E2E_BUDGET (seconds of the first run, default 15).
+# E2E_NOTEBOOKS (default below), E2E_BUDGET (seconds of the first run, default 5: the first
+# chapter starts, and its sweep, a few seconds in, finds the budget spent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 unset ATTNBOOK_ROOT ATTNBOOK_RESULTS ATTNBOOK_FIGURES PYTHONPATH
@@ -25,7 +26,7 @@ ROOT="$PWD"
 PY="${PY:-.venv/bin/python}"
 E2E="$ROOT/build/device-e2e"
 NBS=(${E2E_NOTEBOOKS:-wies2021_depth_efficiency mahdavi2024_fig2c_head_size mahdavi2024_theory})
-BUDGET="${E2E_BUDGET:-15}"
+BUDGET="${E2E_BUDGET:-5}"
 PYVER="$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 VENV="$E2E/venv"
 mkdir -p "$E2E"

@@ -112,8 +112,9 @@ def _run(args) -> int:
         if waiting:
             what.append("not started: " + ", ".join(waiting))
         print(f"time budget of {budget:g} s spent: " + "; ".join(what)
-              + "; no verdict was recorded from an incomplete sweep. Run the same command "
-                "again to resume (build/time-budget.json lists what is missing)")
+              + ("; no verdict was recorded from an incomplete sweep" if partly else "")
+              + ". Run the same command again to resume (build/time-budget.json lists what "
+                "is missing)")
     return exit_code(entries)
 
 
