@@ -6,19 +6,21 @@
 # 2. the bundle for this Python (tools/device.py bundle --profile ci);
 # 3. "there": a copy of the tree as the machine gets it (tracked and untracked files that git
 #    does not ignore, no .git, the bundle in build/device), in which tools/device-run.sh runs
-#    with ATTNBOOK_DEVICE=cpu and a time budget too short for the chapters (exit code 75);
+#    with ATTNBOOK_DEVICE=cpu and time budgets too short for the chapters (exit code 75);
 # 4. "here": another copy, into which tools/device.py unpacks what came back;
-# 5. a fresh copy "there" again, carrying the results unpacked here (as committed full results
-#    travel), runs the same command with time to spare (exit code 0), unpacked here again.
+# 5. each next run in a fresh copy "there", carrying the results unpacked here (as committed
+#    full results travel); the last one has time to spare (exit code 0).
 #
 # Checks: the first run stopped with exit code 75 and its time-budget.json lists what is
-# missing; no ledger entry came from a notebook it left partly run; the second run finished
-# every notebook without recomputing a result the first stored; every ledger entry credits the
-# bundle's commit. Everything is under build/device-e2e/ (the venv is kept for the next run).
+# missing; no ledger entry came from a notebook a run left partly run or did not start; no run
+# recomputed a result an earlier one stored; the last run finished every notebook; every
+# ledger entry credits the bundle's commit. Everything is under build/device-e2e/ (the venv is
+# kept for the next time).
 #
 # Environment: PY (the project's Python, for the bundle; default .venv/bin/python),
-# E2E_NOTEBOOKS (default below), E2E_BUDGET (seconds of the first run, default 5: the first
-# chapter starts, and its sweep, a few seconds in, finds the budget spent).
+# E2E_NOTEBOOKS (default below), E2E_BUDGETS (seconds of the budgeted runs, default "5 15":
+# in the first the first chapter's sweep finds the budget spent before its first unit, in
+# the second a later chapter is cut or not started), then one run of 600 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 unset ATTNBOOK_ROOT ATTNBOOK_RESULTS ATTNBOOK_FIGURES PYTHONPATH
@@ -26,7 +28,7 @@ ROOT="$PWD"
 PY="${PY:-.venv/bin/python}"
 E2E="$ROOT/build/device-e2e"
 NBS=(${E2E_NOTEBOOKS:-wies2021_depth_efficiency mahdavi2024_fig2c_head_size mahdavi2024_theory})
-BUDGET="${E2E_BUDGET:-5}"
+BUDGETS=(${E2E_BUDGETS:-5 15} 600)
 PYVER="$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 VENV="$E2E/venv"
 mkdir -p "$E2E"
@@ -71,44 +73,53 @@ run_there() {  # $1: budget, $2: output folder; prints the exit code
 }
 
 copy_tree "$E2E/here"
-send
-say "run 1 there: budget $BUDGET s"
-rc1="$(run_there "$BUDGET" "$E2E/out1")"
-(cd "$E2E/here" && "$VENV/bin/python" tools/device.py unpack "$E2E/out1") || true
-send
-say "run 2 there: budget 600 s"
-rc2="$(run_there 600 "$E2E/out2")"
-(cd "$E2E/here" && "$VENV/bin/python" tools/device.py unpack "$E2E/out2")
+rcs=()
+for i in "${!BUDGETS[@]}"; do
+    send
+    say "run $((i + 1)) there: budget ${BUDGETS[$i]} s"
+    rcs+=("$(run_there "${BUDGETS[$i]}" "$E2E/out$((i + 1))")")
+    (cd "$E2E/here" && "$VENV/bin/python" tools/device.py unpack "$E2E/out$((i + 1))") || true
+done
 
-"$VENV/bin/python" - "$E2E" "$rc1" "$rc2" "${NBS[@]}" <<'EOF'
-import io, json, sys, tarfile
+"$VENV/bin/python" - "$E2E" "${rcs[*]}" "${NBS[@]}" <<'EOF'
+import json, sys, tarfile
 from pathlib import Path
 
-e2e, rc1, rc2, nbs = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
-here, problems = e2e / "here", []
-if rc1 != 75:
-    problems.append(f"run 1 exited {rc1}, not 75 (budget spent)")
-if rc2 != 0:
-    problems.append(f"run 2 exited {rc2}, not 0")
-budget = json.loads((e2e / "out1" / "time-budget.json").read_text())
-stopped = {r["notebook"]: r for r in budget["notebooks"] if r["status"] != "ok"}
-if budget["complete"] or not stopped:
-    problems.append("run 1's time-budget.json lists nothing missing")
-first = {}
-with tarfile.open(e2e / "out1" / "results.tar.gz") as tar:
-    for m in tar.getmembers():
-        first[m.name] = tar.extractfile(m).read()
-for name, blob in first.items():
-    if name.startswith("data/claims/") and json.loads(blob)["notebook"] in stopped:
-        problems.append(f"run 1 wrote {name} from notebook {json.loads(blob)['notebook']}, "
-                        "which it left partly run or did not start")
-kept = [n for n in first if n.startswith("data/results/")]
-changed = [n for n in kept if (here / n).read_bytes() != first[n]]
-if changed:
-    problems.append(f"run 2 recomputed {len(changed)} results run 1 had stored: {changed[:3]}")
-runs2 = [json.loads(x) for x in (e2e / "out2" / "manifest.jsonl").read_text().splitlines()]
-if sorted(e["notebook"] for e in runs2 if e["status"] == "ok") != sorted(nbs):
-    problems.append(f"run 2: {[(e['notebook'], e['status']) for e in runs2]}")
+e2e, rcs, nbs = Path(sys.argv[1]), [int(x) for x in sys.argv[2].split()], sys.argv[3:]
+here, problems, stored = e2e / "here", [], {}
+for i, rc in enumerate(rcs, 1):
+    out, last = e2e / f"out{i}", i == len(rcs)
+    if (i == 1 and rc != 75) or (last and rc != 0) or rc not in (0, 75):
+        problems.append(f"run {i} exited {rc}")
+    runs = [json.loads(x) for x in (out / "manifest.jsonl").read_text().splitlines()]
+    budget = json.loads((out / "time-budget.json").read_text())
+    stopped = {r["notebook"]: r for r in budget["notebooks"] if r["status"] != "ok"}
+    if i == 1 and (budget["complete"] or not stopped):
+        problems.append("run 1's time-budget.json lists nothing missing")
+    if last and sorted(e["notebook"] for e in runs if e["status"] == "ok") != sorted(nbs):
+        problems.append(f"run {i}: {[(e['notebook'], e['status']) for e in runs]}")
+    written = {}
+    with tarfile.open(out / "results.tar.gz") as tar:
+        for m in tar.getmembers():
+            written[m.name] = tar.extractfile(m).read()
+    for name, blob in written.items():
+        if name.startswith("data/claims/") and json.loads(blob)["notebook"] in stopped:
+            problems.append(f"run {i} wrote {name} from {json.loads(blob)['notebook']}, which "
+                            "it left partly run or did not start")
+        if name.startswith("data/results/") and name in stored:
+            problems.append(f"run {i} recomputed {name}, stored by an earlier run")
+    new = [n for n in written if n.startswith("data/results/")]
+    print(f"device-e2e: run {i} exited {rc}: stored {len(new)} results (resumed from "
+          f"{len(stored)}); " + "; ".join(
+              f"{e['notebook']} {e['status']}" + "".join(
+                  f" (sweep {m['sweep']}: {m['missing']} of {m['configurations']} missing)"
+                  for m in e.get("missing") or [] if "sweep" in m) for e in runs)
+          + "".join(f"; {n} not started" for n, r in stopped.items()
+                    if r["status"] == "not started"))
+    stored.update({n: written[n] for n in new})
+for n, blob in stored.items():
+    if (here / n).read_bytes() != blob:
+        problems.append(f"{n} here differs from what came back")
 source = json.loads((e2e / "bundle" / "source.json").read_text())
 ledger = [json.loads(p.read_text()) for p in (here / "data/claims/results/ci").glob("*.json")]
 mine = [r for r in ledger if r["notebook"] in nbs]
@@ -117,11 +128,8 @@ if not mine:
 for r in mine:
     if r["run"]["commit"] != source["commit"] or not r["run"]["device"].startswith("cpu"):
         problems.append(f"{r['id']}: commit {r['run']['commit']} device {r['run']['device']}")
-print(f"device-e2e: run 1 (budget) exited {rc1}: " + "; ".join(
-    f"{n} {r['status']}" + (f" ({', '.join(str(m.get('missing')) + ' of ' + str(m.get('configurations')) for m in r.get('missing') or [])} missing)" if r.get("missing") else "")
-    for n, r in stopped.items()) + f"; {len(kept)} results stored and kept")
-print(f"device-e2e: run 2 exited {rc2}: {len(runs2)} notebooks ok, {len(mine)} ledger entries "
-      f"credited to commit {source['commit']}" + (" (dirty)" if source.get("dirty") else ""))
+print(f"device-e2e: {len(mine)} ledger entries, each credited to commit {source['commit']}"
+      + (" (dirty)" if source.get("dirty") else ""))
 if problems:
     print("device-e2e: FAILED:\n  " + "\n  ".join(problems))
     sys.exit(1)
