@@ -325,7 +325,7 @@ def cmd_unpack(args) -> int:
     if (src / "time-budget.json").exists():
         shutil.copy(src / "time-budget.json", build / "time-budget.json")
     if (src / "executed.tar.gz").exists():
-        dest = build / "device" / "executed"
+        dest = build / "device-executed"  # not in build/device: that folder travels
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
         with tarfile.open(src / "executed.tar.gz") as tar:

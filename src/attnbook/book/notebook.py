@@ -329,7 +329,7 @@ class _SweepBudget:
         now = time.time()
         if now + self.longest <= self.deadline:
             return
-        kind = "groups" if self.grouped else "units"
+        kind = ("group" if self.grouped else "unit") + ("s" if self.units_left != 1 else "")
         _stop(self.sweep.store,
               f"time budget: sweep {self.sweep.name!r} stopped with {self.missing} of "
               f"{self.total} configurations not computed ({self.units_left} {kind}; the "
