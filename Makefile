@@ -117,3 +117,33 @@ lock:
 
 clean:
 	rm -rf build chapters figures/*.png figures/*.pdf
+
+# ---- a GPU machine without network (README, GPU) ------------------------------------------
+# DEVICE_NB: chapters (default: all); DEVICE_PROFILE: their profile; DEVICE_PYTHON: the
+# machine's Python; FROM: the folder the machine's files came back to
+DEVICE_NB      ?=
+DEVICE_PROFILE ?= full
+DEVICE_PYTHON  ?= 3.12
+DEVICE_BUNDLE  ?= build/device
+FROM           ?= build/device-out
+
+.PHONY: plan device-bundle device-unpack device-e2e
+
+# per chapter: sweep configurations, stored results, estimated minutes, cpu or gpu
+plan: venv
+	$(PY) -m attnbook plan $(DEVICE_NB) --profile $(DEVICE_PROFILE)
+
+# everything a run needs that the machine lacks, in $(DEVICE_BUNDLE) (git-ignored): the
+# runner's wheels for CPython $(DEVICE_PYTHON), the corpora and vocabularies, the code's hashes
+device-bundle: venv
+	$(PY) tools/device.py bundle --out $(DEVICE_BUNDLE) --python $(DEVICE_PYTHON) \
+		--profile $(DEVICE_PROFILE) $(DEVICE_NB)
+
+# put the results, ledger entries and manifest lines that came back into this checkout
+device-unpack: venv
+	$(PY) tools/device.py unpack $(FROM)
+
+# the recipe end to end on this CPU at the ci profile, in a venv with only what the machine
+# has, one run stopped by its time budget and resumed (a few minutes; not part of `make test`)
+device-e2e: venv
+	PY=$(PY) tools/device-e2e.sh

@@ -6,7 +6,8 @@ package; a notebook is where the two meet.
 * :mod:`~attnbook.book.notebook`: what a chapter calls (``start``, ``Run``, ``Sweep``);
 * :mod:`~attnbook.book.profiles`: the profiles and each notebook's parameters and ranges;
 * :mod:`~attnbook.book.runner` and :mod:`~attnbook.book.cli`: ``python -m attnbook run``,
-  papermill execution and the manifest;
+  papermill execution and the manifest; :mod:`~attnbook.book.plan`: ``python -m attnbook
+  plan``, what a profile costs per chapter;
 * :mod:`~attnbook.book.store`: the result cache; :mod:`~attnbook.book.executors`: where the
   configurations of a sweep are computed;
 * :mod:`~attnbook.book.claims` and :mod:`~attnbook.book.report`: the claims ledger and the

@@ -1,8 +1,15 @@
-"""Command line: ``python -m attnbook {run,claims,params,report,stale}``."""
+"""Command line: ``python -m attnbook {run,plan,claims,params,report,stale}``.
+
+Exit codes: 0 done; 1 a notebook failed; 2 bad input (nothing ran) or a notebook rejected its
+parameters; 75 (``run --time-budget``) the budget ran out first: what finished is stored, the
+same command resumes; 130 interrupted.
+"""
 
 import argparse
 import json
+import math
 import sys
+import time
 
 from ..errors import AttnbookError
 from .claims import PROFILES
@@ -25,6 +32,18 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--cache-only", action="store_true",
                    help="compute nothing: draw every result from data/results; a missing one "
                         "fails its notebook (building the book where nothing may train)")
+    r.add_argument("--time-budget", type=str, default=None, metavar="SECONDS",
+                   help="stop before this many seconds have passed: no sweep unit starts that "
+                        "would not finish in time, finished ones are kept, a notebook stopped "
+                        "so is 'partly run' (no verdict), and the exit code is 75; the same "
+                        "command then resumes")
+
+    pl = sub.add_parser("plan", help="per chapter at a profile: sweep configurations, stored "
+                                     "results, estimated cost and where it runs (cpu or gpu)")
+    pl.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
+                    help="notebook stems (default: all, in book order)")
+    pl.add_argument("--profile", default="full", help="ci, cpu or full (default)")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
 
     c = sub.add_parser("claims", help="print the claims ledger: paper vs measured, per profile")
     c.add_argument("--profile", default=None, help="only this profile (ci, cpu or full)")
@@ -47,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args) -> int:
     from .runner import UsageError, execute, exit_code, plan
 
+    budget = _time_budget(args.time_budget)
+    deadline = time.time() + budget if budget is not None else None
     jobs = plan(args.notebooks, args.profile, args.parameter)
     if args.recompute and args.cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
@@ -71,12 +92,57 @@ def _run(args) -> int:
             print(f"note: the tree has uncommitted changes: results stored by this run are "
                   f"recorded as dirty (diff {state['diff_sha256']}) on {state['commit']}; "
                   f"commit first for results that a commit reproduces", file=sys.stderr)
-    entries = execute(jobs, recompute=args.recompute, cache_only=args.cache_only)
-    failed = [e for e in entries if e["status"] != "ok"]
-    print(f"{len(entries) - len(failed)}/{len(entries)} notebooks ran at profile "
-          f"{args.profile}" + (f"; failed: {', '.join(e['notebook'] for e in failed)}"
-                               if failed else ""))
+    entries = execute(jobs, recompute=args.recompute, cache_only=args.cache_only,
+                      deadline=deadline)
+    from .runner import NOT_STARTED, PARTLY_RUN
+
+    stopped = {PARTLY_RUN, NOT_STARTED}
+    failed = [e for e in entries if e["status"] not in {"ok"} | stopped]
+    done = sum(e["status"] == "ok" for e in entries)
+    print(f"{done}/{len(entries)} notebooks ran at profile {args.profile}"
+          + (f"; failed: {', '.join(e['notebook'] for e in failed)}" if failed else ""))
+    partly = [e for e in entries if e["status"] == PARTLY_RUN]
+    waiting = [e["notebook"] for e in entries if e["status"] == NOT_STARTED]
+    if partly or waiting:
+        what = [f"{e['notebook']} partly run ("
+                + ", ".join(f"sweep {m['sweep']}: {m['missing']} of {m['configurations']} "
+                            f"configurations missing" if "sweep" in m else f"{m.get('table')} "
+                            f"missing" for m in e.get("missing") or []) + ")"
+                for e in partly]
+        if waiting:
+            what.append("not started: " + ", ".join(waiting))
+        print(f"time budget of {budget:g} s spent: " + "; ".join(what)
+              + ("; no verdict was recorded from an incomplete sweep" if partly else "")
+              + ". Run the same command again to resume (build/time-budget.json lists what "
+                "is missing)")
     return exit_code(entries)
+
+
+def _time_budget(text: str | None) -> float | None:
+    """``--time-budget`` in seconds (a finite number > 0), or None."""
+    if text is None:
+        return None
+    from .runner import UsageError
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"--time-budget {text!r}: allowed a number of seconds > 0")
+    return value
+
+
+def _plan(args) -> int:
+    from .plan import cost_table, format_table
+    from .runner import plan
+
+    rows = cost_table(plan(args.notebooks, args.profile))
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print(format_table(rows, args.profile))
+    return 0
 
 
 def _device() -> str:
@@ -158,6 +224,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "plan":
+            return _plan(args)
         if args.command == "claims":
             return _claims(args)
         if args.command == "params":

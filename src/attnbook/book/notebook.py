@@ -9,6 +9,15 @@ the notebook's single door to the cache (``run.cached``, ``run.sweep``), the cla
 A run whose parameters were changed from its profile's (``attnbook run -p NAME VALUE``) is
 exploratory: its verdicts are printed but not written to the ledger, whose entries stand for
 the profiles as defined, and its figures are footed with the changed values.
+
+A run with a time budget (``attnbook run --time-budget SECONDS``) gets a deadline from the
+runner (``ATTNBOOK_DEADLINE``, seconds since the epoch). :meth:`Sweep.run` checks it before
+every unit of work: a unit that would not finish by then (judged by the longest unit of the
+sweep seen so far, this run or stored) is not started, the finished ones being stored, and
+:class:`BudgetExhausted` ends the notebook there. It derives from ``BaseException`` so that no
+``except Exception`` in a notebook swallows it, and once raised, :meth:`Run.record` raises it
+again: a verdict is never written from part of a sweep. What is still missing is appended to
+the file ``ATTNBOOK_BUDGET_REPORT`` names, for the runner.
 """
 
 import json
@@ -30,7 +39,8 @@ from .executors import LocalExecutor
 from .provenance import provenance
 from .store import ResultStore, config_key
 
-__all__ = ["Run", "start", "seed_everything"]
+__all__ = ["Run", "start", "seed_everything", "BudgetExhausted", "deadline",
+           "source_provenance"]
 
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
@@ -38,6 +48,60 @@ ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation 
 ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small models on a busy CPU
 ENV_OVERRIDES = "ATTNBOOK_OVERRIDES"  # JSON: parameters the runner changed from the profile's
 ENV_CACHE_ONLY = "ATTNBOOK_CACHE_ONLY"  # compute nothing: a result not stored is an error
+ENV_DEADLINE = "ATTNBOOK_DEADLINE"  # seconds since the epoch: no sweep unit starts that would
+# not finish by then (attnbook run --time-budget)
+ENV_BUDGET_REPORT = "ATTNBOOK_BUDGET_REPORT"  # file a stopped sweep appends what is missing to
+ENV_SOURCE = "ATTNBOOK_SOURCE"  # JSON {commit, dirty, diff_sha256}: the commit of a copy of the
+# tree that has no git (a machine the tree was copied to, checked against its file hashes)
+
+
+class BudgetExhausted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
+    """The run's time budget ends before the next unit of a sweep would: the finished units
+    are stored, the rest of the notebook does not run, and no verdict is recorded."""
+
+
+def deadline() -> float | None:
+    """The run's deadline (seconds since the epoch) from ``ATTNBOOK_DEADLINE``, or None."""
+    text = os.environ.get(ENV_DEADLINE, "")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value:
+        raise ParameterError(ENV_DEADLINE, text, "seconds since the epoch")
+    return value
+
+
+def _stop(store: ResultStore, message: str, report: dict | None = None):
+    """Raise :class:`BudgetExhausted`, remembered by the run's store so no verdict follows."""
+    store.budget_stop = getattr(store, "budget_stop", None) or message
+    path = os.environ.get(ENV_BUDGET_REPORT, "")
+    if path and report is not None:
+        with open(path, "a") as f:
+            f.write(json.dumps(report, sort_keys=True) + "\n")
+    raise BudgetExhausted(message)
+
+
+def source_provenance(info: dict) -> dict:
+    """``info`` with the commit of ``ATTNBOOK_SOURCE`` where git could not tell it (a copy of
+    the tree without git: the copy was checked against the files of that commit first)."""
+    text = os.environ.get(ENV_SOURCE, "")
+    if not text or info.get("commit") not in (None, "unknown"):
+        return info
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError:
+        state = None
+    if not isinstance(state, dict) or not isinstance(state.get("commit"), str):
+        raise ParameterError(ENV_SOURCE, text, "a JSON object with a commit")
+    info = {**info, "commit": state["commit"], "dirty": bool(state.get("dirty"))}
+    if state.get("diff_sha256"):
+        info["diff_sha256"] = state["diff_sha256"]
+    else:
+        info.pop("diff_sha256", None)
+    return info
 
 
 def seed_everything(seed: int) -> None:
@@ -77,6 +141,7 @@ class Run:
         that yields several tables); each is stored under its own name, and a dict is
         returned. ``compute`` runs at most once, and only if a table is missing.
         """
+        compute = _within_budget(self.store, compute, f"table {name!r}")
         if isinstance(name, str):
             return self.store.cached(name, params, compute)
         names, computed = tuple(name), {}
@@ -102,6 +167,9 @@ class Run:
     def record(self, claim_id: str, reproduced: bool | None, measured: str, *,
                part: str | None = None, details: dict | None = None) -> str:
         """Record a claim's measured value and verdict in the ledger, print the verdict line."""
+        stopped = getattr(self.store, "budget_stop", None)
+        if stopped:  # the notebook went on after a budget stop: its sweeps are incomplete
+            raise BudgetExhausted(f"{claim_id} not recorded: {stopped}")
         if reproduced is not None:
             reproduced = bool(reproduced)
         if self.readonly or self.overrides:
@@ -186,17 +254,25 @@ class Sweep:
                                      "configurations)")
         executor = executor or LocalExecutor(progress=progress, desc=desc or self.name,
                                              unit="run" if groups is None else "group")
-        if groups is None:
-            for config, result, wall_s in executor.map(fn, todo):
-                self.put(config, result, round(wall_s, 3))
-            return self.frame(configs)
-        for unit, results, wall_s in executor.map(fn, [list(g) for g in groups(todo)]):
-            results = list(results)
-            if len(results) != len(unit):
-                raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a group "
-                                    f"of {len(unit)} configurations")
-            for config, result in zip(unit, results, strict=True):
-                self.put(config, result, round(wall_s, 3))
+        units = todo if groups is None else [list(g) for g in groups(todo)]
+        budget = _SweepBudget(self, configs, todo, units, grouped=groups is not None)
+        budget.check()
+        work = executor.map(fn, units)
+        try:
+            for unit, results, wall_s in work:
+                if groups is None:
+                    unit, results = [unit], [results]
+                results = list(results)
+                if len(results) != len(unit):
+                    raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a "
+                                        f"group of {len(unit)} configurations")
+                for config, result in zip(unit, results, strict=True):
+                    self.put(config, result, round(wall_s, 3))
+                budget.finished(unit, wall_s)
+        finally:
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()  # a generator stopped by the budget computes nothing more
         return self.frame(configs)
 
     def missing(self, configs):
@@ -210,6 +286,58 @@ class Sweep:
 
     def frame(self, configs):
         return self.store.frame(self.name, configs)
+
+
+def _within_budget(store: ResultStore, compute, what: str):
+    """``compute``, checking first that the deadline has not passed (a table is one unit)."""
+    def guarded():
+        end = deadline()
+        if end is not None and time.time() >= end:
+            _stop(store, f"time budget spent before {what} was computed", {"table": what})
+        return compute()
+    return guarded
+
+
+class _SweepBudget:
+    """The deadline check of one :meth:`Sweep.run`: before each unit, whether the longest unit
+    seen so far (this run, or stored by an earlier one) still fits before the deadline."""
+
+    def __init__(self, sweep: Sweep, configs, todo, units, grouped: bool):
+        self.sweep, self.total, self.grouped = sweep, len(configs), grouped
+        self.units_left, self.missing = len(units), len(todo)
+        self.deadline = deadline()
+        self.longest = 0.0
+        if self.deadline is not None:  # what earlier runs of this sweep took per unit
+            todo_keys = {config_key(c) for c in todo}
+            for c in configs:
+                if config_key(c) not in todo_keys:
+                    record = sweep.store._usable(sweep.store._path(sweep.name, c)) or {}
+                    wall = record.get("wall_s")
+                    if isinstance(wall, (int, float)):
+                        self.longest = max(self.longest, float(wall))
+
+    def finished(self, unit: list, wall_s: float) -> None:
+        """One unit (``unit``: its configurations) is stored; check before the next one."""
+        self.units_left -= 1
+        self.missing -= len(unit)
+        self.longest = max(self.longest, float(wall_s))
+        self.check()
+
+    def check(self) -> None:
+        if self.deadline is None or self.units_left <= 0:
+            return
+        now = time.time()
+        if now + self.longest <= self.deadline:
+            return
+        kind = ("group" if self.grouped else "unit") + ("s" if self.units_left != 1 else "")
+        _stop(self.sweep.store,
+              f"time budget: sweep {self.sweep.name!r} stopped with {self.missing} of "
+              f"{self.total} configurations not computed ({self.units_left} {kind}; the "
+              f"finished ones are stored): run again to resume",
+              {"sweep": self.sweep.name, "configurations": self.total,
+               "missing": self.missing, "units_missing": self.units_left,
+               "longest_unit_s": round(self.longest, 3),
+               "seconds_left": round(self.deadline - now, 3)})
 
 
 def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None = None) -> Run:
@@ -243,8 +371,8 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     cache_only = os.environ.get(ENV_CACHE_ONLY, "") == "1"
     from .. import __version__
 
-    run = Run(notebook, profile, seed, dev, run_id, recompute, provenance(dev), readonly,
-              overrides, cache_only)
+    run = Run(notebook, profile, seed, dev, run_id, recompute,
+              source_provenance(provenance(dev)), readonly, overrides, cache_only)
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
     return run

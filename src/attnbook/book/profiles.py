@@ -14,6 +14,14 @@ the default (``cpu``) profile, and a sibling ``notebooks/<stem>.yml``::
       ci: {max_depth: 3}   # why, with the arithmetic
       cpu: {}
       full: {max_depth: 5}
+    cost:               # optional: what a profile costs (``python -m attnbook plan``)
+      full: {where: gpu, minutes: 60, units: 30, flop: 5.0e17, measured: false,
+             note: "6 x parameters x tokens"}
+
+A ``cost`` entry says where the profile is meant to run (``where``: ``cpu`` or ``gpu``), its
+wall time there in minutes, the number of sweep configurations or models it trains
+(``units``), its floating-point operations (``flop``), whether these were ``measured`` or
+estimated (default), and a ``note``; every key is optional but ``where``.
 
 Every value, from a profile or from ``-p NAME VALUE``, is checked against the type of the
 default in the parameters cell (list elements too, recursively) and the ``allowed`` range;
@@ -41,9 +49,12 @@ import yaml
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 
-__all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value"]
+__all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value",
+           "COST_KEYS"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
+COST_KEYS = {"where": "cpu or gpu", "minutes": "a number > 0", "units": "an integer >= 1",
+             "flop": "a number > 0", "measured": "true or false", "note": "text"}
 
 _FUNCS = {"min": min, "max": max, "len": len, "all": all, "any": any, "sum": sum, "abs": abs,
           "range": range, "comb": math.comb}
@@ -107,6 +118,7 @@ class NotebookSpec:
     allowed: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
     rules: list = field(default_factory=list)
+    cost: dict = field(default_factory=dict)  # profile -> {where, minutes, units, flop, ...}
 
     @property
     def stem(self) -> str:
@@ -343,6 +355,37 @@ def _needs_bounds(default) -> bool:
                                    and all(_is_number(v) for v in _leaves(default)))
 
 
+def _check_cost(cost, yml: Path) -> dict:
+    """The ``cost`` section: profile -> {where, minutes, units, flop, measured, note}."""
+    if cost is None:
+        return {}
+    if not isinstance(cost, dict) or set(cost) - set(PROFILES):
+        raise AttnbookError(f"{yml}: cost must map profiles ({', '.join(PROFILES)}) to "
+                            f"{{where, minutes, units, flop, measured, note}}")
+    for profile, entry in cost.items():
+        where = f"{yml}: cost of profile {profile}"
+        if not isinstance(entry, dict) or "where" not in entry:
+            raise AttnbookError(f"{where} must be a mapping with at least 'where' (cpu or gpu)")
+        for key, value in list(entry.items()):
+            if key in ("minutes", "flop") and isinstance(value, str):
+                try:  # YAML 1.1 reads 5.0e17 (no exponent sign) as a string
+                    value = entry[key] = float(value)
+                except ValueError:
+                    pass
+            ok = {"where": lambda v: v in ("cpu", "gpu"),
+                  "minutes": lambda v: _is_number(v) and math.isfinite(v) and v > 0,
+                  "flop": lambda v: _is_number(v) and math.isfinite(v) and v > 0,
+                  "units": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                  "measured": lambda v: isinstance(v, bool),
+                  "note": lambda v: isinstance(v, str)}.get(key)
+            if ok is None:
+                raise AttnbookError(f"{where}: unknown key {key!r}: allowed "
+                                    f"{', '.join(COST_KEYS)}")
+            if not ok(value):
+                raise AttnbookError(f"{where}: {key} = {value!r}: allowed {COST_KEYS[key]}")
+    return cost
+
+
 def load_spec(nb_path: Path) -> NotebookSpec:
     """Read a notebook's parameters cell and its ``.yml`` ranges, rules and profiles, checking
     all of them (every profile must satisfy every rule as it stands)."""
@@ -351,10 +394,10 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     yml = nb_path.with_suffix(".yml")
     raw = yaml.safe_load(yml.read_text()) if yml.exists() else {}
     raw = raw or {}
-    extra = set(raw) - {"allowed", "profiles", "rules"}
+    extra = set(raw) - {"allowed", "profiles", "rules", "cost"}
     if extra:
         raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
-                            f"rules, profiles")
+                            f"rules, profiles, cost")
     allowed = raw.get("allowed") or {}
     profiles = raw.get("profiles") or {}
     for name in allowed:
@@ -385,7 +428,8 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                 raise AttnbookError(f"{where}: follow names {k!r}, which the check does not")
             _compile_rule(str(e), where, defaults)
         rules.append(Rule(r["check"], str(r.get("message") or ""), follow, names))
-    spec = NotebookSpec(nb_path, defaults, allowed, profiles, rules)
+    spec = NotebookSpec(nb_path, defaults, allowed, profiles, rules,
+                        _check_cost(raw.get("cost"), yml))
     for name, value in defaults.items():
         if name not in RESERVED:
             check_value(name, value, value, allowed.get(name) or {})

@@ -25,6 +25,12 @@
   manifest entry and in the log: the HTML book does not show stderr.
 * A failing notebook is recorded and the others still run; the exit code is non-zero at the
   end if any failed (2 if a notebook rejected its parameters, 1 otherwise).
+* With a time budget (``--time-budget SECONDS``: a ``deadline`` here) every sweep stops before
+  a unit of work that would not finish in time (see :class:`attnbook.book.notebook.Sweep`),
+  keeping the finished units. The notebook is then recorded as ``partly run``, with what is
+  still missing; it records no verdict, and no further notebook starts (those are listed as
+  ``not started``, not written to the manifest). ``build/time-budget.json`` says what is
+  missing, and the command exits with :data:`EXIT_BUDGET` (75): run it again to resume.
 """
 
 import json
@@ -39,12 +45,24 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import AttnbookError, ParameterError
-from .notebook import ENV_CACHE_ONLY, ENV_OVERRIDES, ENV_RECOMPUTE, ENV_RUN_ID
+from .notebook import (
+    ENV_BUDGET_REPORT,
+    ENV_CACHE_ONLY,
+    ENV_DEADLINE,
+    ENV_OVERRIDES,
+    ENV_RECOMPUTE,
+    ENV_RUN_ID,
+    source_provenance,
+)
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
 from .store import dumps
 
-__all__ = ["available_notebooks", "plan", "execute", "UsageError"]
+__all__ = ["available_notebooks", "plan", "execute", "UsageError", "EXIT_BUDGET", "exit_code"]
+
+EXIT_BUDGET = 75  # the time budget ran out: what finished is stored, run again to resume
+PARTLY_RUN, NOT_STARTED = "partly run", "not started"  # statuses of a run stopped by its budget
+BUDGET_STOP = "BudgetExhausted"  # the exception a sweep raises at its deadline
 
 
 class UsageError(AttnbookError):
@@ -195,11 +213,14 @@ def _ipc_kernel_manager():
 
 
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
-            log=print, cache_only: bool = False) -> list[dict]:
+            log=print, cache_only: bool = False, deadline: float | None = None) -> list[dict]:
     """Run the jobs one after another; return their manifest entries.
 
     ``cache_only``: every result a notebook asks for must be in the cache; a missing one fails
     the notebook instead of being computed (see :class:`attnbook.book.store.CacheMiss`).
+    ``deadline`` (seconds since the epoch): sweeps start no unit that would not finish by
+    then; a notebook stopped so is ``partly run`` and the jobs after it are returned as ``not
+    started`` entries (not written to the manifest); ``build/time-budget.json`` lists both.
     """
     if recompute and cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
@@ -210,11 +231,21 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     for d in (executed, failed, scratch):
         d.mkdir(parents=True, exist_ok=True)
     manifest = build / "manifest.jsonl"
-    base = provenance()
+    base = source_provenance(provenance())
     kernel_manager = _ipc_kernel_manager()
     entries = []
+    budget_file = build / "time-budget.json"
+    if deadline is not None:
+        budget_file.unlink(missing_ok=True)
     for i, job in enumerate(jobs, 1):
         stem = job.spec.stem
+        if deadline is not None and (time.time() >= deadline or
+                                     any(e["status"] == PARTLY_RUN for e in entries)):
+            entries += [{"notebook": j.spec.stem, "profile": j.profile, "status": NOT_STARTED,
+                         "overrides": j.overrides} for j in jobs[i - 1:]]
+            log(f"      time budget spent: not started: "
+                f"{', '.join(j.spec.stem for j in jobs[i - 1:])}")
+            break
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
         # written to build/tmp while it runs, moved into build/executed only when it succeeded
         explore = job.explore_dir(build)
@@ -223,6 +254,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         tmp = scratch / f"{stem}.{run_id}.ipynb"
         figs_tmp = scratch / f"{stem}.{run_id}.figures"
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
+        report = scratch / f"{stem}.{run_id}.budget.jsonl"
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
             + (f" · exploratory, results and figures in {explore}" if explore else ""))
@@ -232,11 +264,13 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                ENV_CACHE_ONLY: "1" if cache_only else "",
                ENV_OVERRIDES: json.dumps(job.overrides, sort_keys=True) if job.overrides else "",
                paths.ENV_FIGURES: str(figs_tmp),
-               paths.ENV_RESULTS: str(explore / "results") if explore else ""}
+               paths.ENV_RESULTS: str(explore / "results") if explore else "",
+               ENV_DEADLINE: repr(deadline) if deadline is not None else "",
+               ENV_BUDGET_REPORT: str(report) if deadline is not None else ""}
         env_before = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         start, t0 = now_iso(), time.perf_counter()
-        status, error, interrupted = "ok", None, False
+        status, error, interrupted, missing = "ok", None, False, None
         try:
             papermill.execute_notebook(
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
@@ -254,13 +288,16 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
             status = "bad parameters" if ename == "ParameterError" else "failed"
+            if ename == BUDGET_STOP and deadline is not None:
+                status, missing = PARTLY_RUN, _read_report(report)
             error = f"{ename}: {msg}"
             if tmp.exists():
                 os.replace(tmp, failed / f"{stem}.ipynb")
-            if status == "failed":
+            if status != "bad parameters":
                 out.unlink(missing_ok=True)  # never leave a stale success in the book
         finally:
             shutil.rmtree(figs_tmp, ignore_errors=True)  # a failed run's figures are not kept
+            report.unlink(missing_ok=True)
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -279,6 +316,10 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                  "versions": base["versions"]}
         if explore:
             entry["explore_dir"] = str(explore)
+        if deadline is not None:
+            entry["deadline"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline))
+        if missing is not None:
+            entry["missing"] = missing
         with open(manifest, "a") as f:
             f.write(dumps(entry, sort_keys=True) + "\n")
         entries.append(entry)
@@ -289,7 +330,32 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
         for w in warned:
             log(f"      warning: {w}")
+    if deadline is not None:
+        _write_budget(budget_file, entries, deadline)
     return entries
+
+
+def _read_report(path: Path) -> list[dict]:
+    """What a notebook stopped by its time budget still lacks (one dict per stopped sweep)."""
+    out = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def _write_budget(path: Path, entries: list[dict], deadline: float) -> None:
+    """``build/time-budget.json``: per notebook of a budgeted run, its status and what is
+    still missing (``complete`` says whether anything is)."""
+    rows = [{k: e[k] for k in ("notebook", "profile", "status", "missing", "run_id")
+             if k in e} for e in entries]
+    complete = all(e["status"] not in (PARTLY_RUN, NOT_STARTED) for e in entries)
+    text = dumps({"deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline)),
+                  "complete": complete, "notebooks": rows}, indent=1, sort_keys=True)
+    path.write_text(text + "\n")
 
 
 def _move_figures(src: Path, dest: Path) -> None:
@@ -303,8 +369,13 @@ def _move_figures(src: Path, dest: Path) -> None:
 
 
 def exit_code(entries: list[dict]) -> int:
-    """0 if all ran, 2 if any notebook rejected its parameters, else 1 if any failed."""
+    """0 if all ran, 2 if any notebook rejected its parameters, else 1 if any failed, else
+    :data:`EXIT_BUDGET` (75) if the time budget stopped the run before everything was done."""
     statuses = {e["status"] for e in entries}
     if statuses <= {"ok"}:
         return 0
-    return 2 if "bad parameters" in statuses else 1
+    if "bad parameters" in statuses:
+        return 2
+    if statuses <= {"ok", PARTLY_RUN, NOT_STARTED}:
+        return EXIT_BUDGET
+    return 1

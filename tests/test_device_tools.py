@@ -1,0 +1,105 @@
+"""tools/device.py without a GPU or a network: the code check, packing and unpacking
+(`make device-e2e` runs the whole recipe)."""
+
+import importlib.util
+import io
+import json
+import os
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def device(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("device_tool", REPO / "tools" / "device.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    return mod
+
+
+def _tree(root: Path):
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "a.py").write_text("x = 1\n")
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "n.yml").write_text("profiles: {}\n")
+    (root / "pyproject.toml").write_text("[project]\n")
+
+
+def test_check_source_accepts_the_same_code_and_names_what_differs(device, tmp_path, capsys):
+    _tree(tmp_path)
+    files = {p: device._sha(tmp_path / p) for p in sorted(device._walk_code(tmp_path))}
+    assert set(files) == {"src/pkg/a.py", "notebooks/n.yml", "pyproject.toml"}
+    source = tmp_path / "source.json"
+    source.write_text(json.dumps({"commit": "abc", "dirty": False, "files": files}))
+    (tmp_path / "src" / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "src" / "pkg" / "__pycache__" / "a.cpython-312.pyc").write_bytes(b"")
+    assert device.main(["check-source", str(source)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"commit": "abc", "dirty": False}
+    (tmp_path / "src" / "pkg" / "b.py").write_text("y = 2\n")  # a file the commit lacks
+    assert device.main(["check-source", str(source)]) == 3
+    assert "1 are new (src/pkg/b.py)" in capsys.readouterr().err
+    (tmp_path / "src" / "pkg" / "b.py").unlink()
+    (tmp_path / "src" / "pkg" / "a.py").write_text("x = 2\n")
+    assert device.main(["check-source", str(source)]) == 3
+    assert "1 files differ or are missing" in capsys.readouterr().err
+
+
+def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path, capsys):
+    there = tmp_path
+    old = there / "data/results/nb/full/s/old.json"
+    old.parent.mkdir(parents=True)
+    old.write_text("{}")
+    since = time.time() + 1
+    os.utime(old, (since - 10, since - 10))  # stored before the run: not packed
+    new = there / "data/results/nb/full/s/new.json"
+    new.write_text('{"result": 1}')
+    claim = there / "data/claims/results/full/X-1.json"
+    claim.parent.mkdir(parents=True)
+    claim.write_text('{"notebook": "nb"}')
+    ci = there / "data/results/nb/ci/t.json"  # another profile: not packed
+    ci.parent.mkdir(parents=True)
+    ci.write_text("{}")
+    for f in (new, claim, ci):
+        os.utime(f, (since + 5, since + 5))
+    (there / "build").mkdir()
+    entry = {"notebook": "nb", "profile": "full", "status": "partly run", "wall_s": 3.0,
+             "device": "cuda: H100", "error": "BudgetExhausted: ...",
+             "start": "2100-01-01T00:00:00+00:00"}
+    (there / "build/manifest.jsonl").write_text(
+        json.dumps({**entry, "start": "2000-01-01T00:00:00+00:00"}) + "\n" + json.dumps(entry)
+        + "\n")
+    out = tmp_path / "OUT"
+    assert device.main(["pack", "--out", str(out), "--since", str(since), "--profile", "full",
+                        "--rc", "75"]) == 0
+    with tarfile.open(out / "results.tar.gz") as tar:
+        assert sorted(tar.getnames()) == ["data/claims/results/full/X-1.json",
+                                          "data/results/nb/full/s/new.json"]
+    assert len((out / "manifest.jsonl").read_text().splitlines()) == 1  # this run's only
+    assert len(list(out.iterdir())) <= 8
+    # a path outside the results is never written here
+    with tarfile.open(out / "results.tar.gz", "r:gz") as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        for m, blob in members:
+            tar.addfile(m, io.BytesIO(blob))
+        evil = tarfile.TarInfo("src/attnbook/evil.py")
+        evil.size = 1
+        tar.addfile(evil, io.BytesIO(b"x"))
+    here = tmp_path / "here"
+    here.mkdir()
+    device.ROOT = here
+    assert device.main(["unpack", str(out)]) == 0  # 75: resumable, not a failure
+    text = capsys.readouterr()
+    assert "skipped 'src/attnbook/evil.py'" in text.err
+    assert not (here / "src").exists()
+    assert (here / "data/results/nb/full/s/new.json").read_text() == '{"result": 1}'
+    assert (here / "data/claims/results/full/X-1.json").exists()
+    assert "exited 75: the time budget ran out" in text.out
+    assert "nb: partly run in 3.0 s on cuda: H100" in text.out
+    assert json.loads((here / "build/manifest.jsonl").read_text())["status"] == "partly run"

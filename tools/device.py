@@ -1,0 +1,369 @@
+"""Run chapters on a GPU machine that has no network and lacks the notebook machinery.
+
+The machine this is made for has Python 3.12 with CUDA torch, numpy, pandas, matplotlib,
+scipy, tokenizers, transformers, tqdm and pyyaml, but not papermill, nbclient, nbformat,
+jupyter_client or ipykernel, no package registry and no npm. The checkout is copied there
+(tracked and untracked files that git does not ignore, so committed ``full`` results travel
+with it) together with one ignored folder, the bundle; files written under ``$OUT`` come back.
+
+    python tools/device.py bundle [--out build/device] [--python 3.12] [--profile full] [NB...]
+        here: the wheels the machine lacks, the corpora and vocabularies the chapters load at
+        that profile, and the commit and file hashes of the code (``make device-bundle``);
+    tools/device-run.sh [--budget SECONDS] [--profile full] [NB...]
+        there: installs the wheels into a temporary folder, checks the code against the
+        bundle, runs ``python -m attnbook run NB... --profile full --time-budget SECONDS``
+        (cached results resumed) and packs what it computed into ``$OUT`` (it calls
+        ``check-source`` and ``pack`` below);
+    python tools/device.py unpack DIR
+        here: puts the results, ledger entries and manifest lines from DIR into the checkout
+        (``make device-unpack FROM=DIR``).
+
+Only the standard library is needed for ``check-source``, ``pack`` and ``unpack``.
+"""
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# what the notebooks need that the GPU machine lacks: the runner's papermill and a kernel
+TOP_LEVEL = ("papermill", "ipykernel", "nbclient", "nbformat", "jupyter_client")
+# the chapters' `from myst_nb import glue` needs only these two (not Sphinx): without their deps
+NO_DEPS = ("myst-nb", "docutils")
+# of their dependencies, those the GPU machine's image already has: not bundled (a bundled
+# copy would shadow the machine's own, which its other packages were installed with)
+ON_DEVICE = ("attrs", "certifi", "charset-normalizer", "click", "idna", "packaging", "psutil",
+             "pygments", "python-dateutil", "pyyaml", "requests", "six", "tqdm",
+             "typing-extensions", "urllib3", "numpy", "pandas", "matplotlib", "scipy", "torch",
+             "tokenizers", "transformers", "aiohttp", "jinja2", "markupsafe", "filelock",
+             "fsspec", "pillow", "pyparsing", "regex", "safetensors", "huggingface-hub")
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
+             "manylinux2014_x86_64", "manylinux1_x86_64")
+CODE_PATHS = ("src", "notebooks", "pyproject.toml", "requirements-lock.txt",
+              "requirements-data.txt")  # as attnbook.book.provenance: what decides a number
+LIMIT = 64 * 2**20  # what may travel in one call: the tree and the bundle together
+RESULT_DIRS = (re.compile(r"^data/results/[A-Za-z0-9_.-]+/(?P<p>[a-z]+)/"),
+               re.compile(r"^data/claims/results/(?P<p>[a-z]+)/[^/]+$"))
+SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _say(*args):
+    print("device:", *args, file=sys.stderr, flush=True)
+
+
+# -- bundle (here) --------------------------------------------------------------------------
+def _lock_constraints(out: Path) -> Path:
+    lines = [x for x in (ROOT / "requirements-lock.txt").read_text().splitlines()
+             if x and not x.startswith("#")]
+    path = out / "constraints.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def bundle_wheels(out: Path, python: str) -> list[str]:
+    """Download the runner's packages and their dependencies for CPython ``python`` on
+    manylinux x86_64 (versions from requirements-lock.txt), then drop those the machine has.
+    Returns the names left to the machine."""
+    wheels = out / "wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    wheels.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "pip", "download", "-qq", "--only-binary=:all:",
+           "--python-version", python, "--implementation", "cp", "-d", str(wheels),
+           "-c", str(_lock_constraints(out))]
+    for p in PLATFORMS:
+        cmd += ["--platform", p]
+    _say(f"downloading {', '.join(TOP_LEVEL)} and their dependencies, and "
+         f"{', '.join(NO_DEPS)}, for CPython {python}")
+    subprocess.run(cmd + list(TOP_LEVEL), check=True)
+    subprocess.run(cmd + ["--no-deps", *NO_DEPS], check=True)
+    left = []
+    for whl in sorted(wheels.glob("*.whl")):
+        name = _norm(whl.name.split("-")[0])
+        if name in ON_DEVICE:
+            left.append(f"{name}=={whl.name.split('-')[1]}")
+            whl.unlink()
+    names = [_norm(w.name.split("-")[0]) for w in wheels.glob("*.whl")]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SystemExit(f"device: two versions of {', '.join(twice)} in {wheels}")
+    (out / "on-device.txt").write_text("\n".join(left) + "\n")
+    return left
+
+
+def bundle_corpora(out: Path, profile: str, notebooks: list[str]) -> list[str]:
+    """Build every corpus (and its BPE vocabularies) the chosen chapters load at ``profile``
+    and pack them as ``corpora.tar.gz`` (the token arrays are left out: they are re-made
+    there in seconds). Returns what it packed."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from attnbook.book.runner import plan
+    from attnbook.data.corpus import CORPORA_DIR, build_corpus
+    from attnbook.data.tokenization import train_bpe
+
+    wanted: dict[str, set[int]] = {}
+    for job in plan(notebooks, profile):
+        params = {**job.spec.defaults, **job.parameters}
+        if isinstance(params.get("corpus"), str):
+            vocabs = wanted.setdefault(params["corpus"], set())
+            for key in ("V", "vocabs"):
+                v = params.get(key)
+                vocabs.update(v if isinstance(v, list) else [v] if isinstance(v, int) else [])
+    packed = []
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, vocabs in sorted(wanted.items()):
+            _say(f"corpus {name}, vocabularies {sorted(vocabs) or '-'}")
+            corpus = build_corpus(name, fetch=True)
+            for V in sorted(vocabs):
+                train_bpe(corpus, V)
+            for f in sorted((CORPORA_DIR / name).iterdir()):
+                if f.is_file() and not f.name.startswith((".", "tokens-")):
+                    arc = f"data/corpora/{name}/{f.name}"
+                    tar.add(f, arcname=arc)
+                    packed.append(arc)
+    (out / "corpora.tar.gz").write_bytes(buf.getvalue())
+    return packed
+
+
+def _code_files() -> list[str]:
+    text = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "--", *CODE_PATHS],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return sorted(p for p in text.splitlines() if (ROOT / p).is_file())
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def bundle_source(out: Path) -> dict:
+    """The commit and state of the code, and the hash of every code file, so that the copy
+    there can be checked and its results credited to this commit."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from attnbook.book.provenance import git_state
+
+    state = git_state()
+    files = {p: _sha(ROOT / p) for p in _code_files()}
+    source = {**state, "files": files}
+    (out / "source.json").write_text(json.dumps(source, indent=1, sort_keys=True) + "\n")
+    return state
+
+
+def _tree_size() -> int:
+    text = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    return sum((ROOT / p).stat().st_size for p in text.splitlines() if (ROOT / p).is_file())
+
+
+def cmd_bundle(args) -> int:
+    out = (ROOT / args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    left = bundle_wheels(out, args.python)
+    packed = bundle_corpora(out, args.profile, args.notebooks)
+    state = bundle_source(out)
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    tree = _tree_size()
+    n = len(list((out / "wheels").glob("*.whl")))
+    print(f"bundle {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {n} wheels "
+          f"for CPython {args.python}, {len(packed)} corpus files, code of commit "
+          f"{state['commit']}{' (dirty)' if state.get('dirty') else ''}; "
+          f"{size / 2**20:.1f} MiB + the tree {tree / 2**20:.1f} MiB of {LIMIT / 2**20:.0f} MiB")
+    print(f"left to the machine (it has them): {', '.join(left) or '-'}")
+    if state.get("dirty"):
+        print("note: the code has uncommitted changes: results computed from this bundle are "
+              "recorded as dirty; commit first for results that a commit reproduces")
+    if size + tree > LIMIT:
+        print(f"device: bundle and tree exceed {LIMIT / 2**20:.0f} MiB", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- check-source (there) -------------------------------------------------------------------
+def _walk_code(root: Path) -> set[str]:
+    found = set()
+    for top in CODE_PATHS:
+        base = root / top
+        if base.is_file():
+            found.add(top)
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d not in SKIP_PARTS
+                           and not d.endswith(".egg-info")]
+            for f in filenames:
+                if not f.endswith((".pyc", ".pyo")):
+                    found.add(str((Path(dirpath) / f).relative_to(root)))
+    return found
+
+
+def cmd_check_source(args) -> int:
+    """Print the bundle's commit state (JSON, for ATTNBOOK_SOURCE) if the code here is
+    exactly the code it was built from; else say which files differ and exit 3."""
+    source = json.loads(Path(args.source).read_text())
+    files = source.get("files", {})
+    differ = sorted(p for p, h in files.items()
+                    if not (ROOT / p).is_file() or _sha(ROOT / p) != h)
+    extra = sorted(_walk_code(ROOT) - set(files))
+    if differ or extra:
+        print(f"device: the code here is not the code the bundle was built from (commit "
+              f"{source.get('commit')}): {len(differ)} files differ or are missing, "
+              f"{len(extra)} are new ({', '.join((differ + extra)[:5])}); build the bundle "
+              f"again (make device-bundle) from the tree that is sent", file=sys.stderr)
+        return 3
+    print(json.dumps({k: source[k] for k in ("commit", "dirty", "diff_sha256")
+                      if k in source}, sort_keys=True))
+    return 0
+
+
+# -- pack (there) ---------------------------------------------------------------------------
+def _written_since(since: float, profile: str) -> list[str]:
+    out = []
+    for top in (ROOT / "data" / "results", ROOT / "data" / "claims" / "results"):
+        if not top.is_dir():
+            continue
+        for f in top.rglob("*"):
+            rel = str(f.relative_to(ROOT))
+            if f.is_file() and not f.name.startswith(".") and f.stat().st_mtime >= since \
+                    and any((m := r.match(rel)) and m["p"] == profile for r in RESULT_DIRS):
+                out.append(rel)
+    return sorted(out)
+
+
+def _iso_epoch(text: str) -> float:
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def cmd_pack(args) -> int:
+    """Write into ``--out`` (at most 6 files): results.tar.gz (results and ledger entries of
+    the profile written since ``--since``), manifest.jsonl (this run's entries),
+    time-budget.json, executed.tar.gz (the notebooks as executed), status.json; the runner's
+    log.txt is written there by device-run.sh."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    since = float(args.since)
+    written = _written_since(since, args.profile)
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        for rel in written:
+            tar.add(ROOT / rel, arcname=rel)
+    manifest = ROOT / "build" / "manifest.jsonl"
+    lines = []
+    if manifest.exists():
+        for line in manifest.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if _iso_epoch(entry.get("start", "")) >= since - 1:
+                lines.append(line)
+    (out / "manifest.jsonl").write_text("".join(x + "\n" for x in lines))
+    budget = ROOT / "build" / "time-budget.json"
+    if budget.exists():
+        shutil.copy(budget, out / "time-budget.json")
+    with tarfile.open(out / "executed.tar.gz", "w:gz") as tar:
+        for sub in ("executed", "failed"):
+            for f in sorted((ROOT / "build" / sub).glob("*.ipynb")):
+                if f.stat().st_mtime >= since:
+                    tar.add(f, arcname=f"{sub}/{f.name}")
+    status = {"rc": int(args.rc), "profile": args.profile, "since": since,
+              "packed": time.time(), "results": len(written), "runs": len(lines)}
+    (out / "status.json").write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
+    _say(f"packed {len(written)} result and ledger files and {len(lines)} manifest entries "
+         f"into {out} (exit code {args.rc})")
+    return 0
+
+
+# -- unpack (here) --------------------------------------------------------------------------
+RC = {0: "every notebook ran", 1: "a notebook failed (see log.txt)", 2: "bad input",
+      3: "the bundle does not match the code sent: build it again",
+      75: "the time budget ran out: run the same command again to resume",
+      124: "stopped by its hard time limit (interrupted): run again to resume",
+      130: "interrupted: finished sweep configurations are kept; run again to resume"}
+
+
+def cmd_unpack(args) -> int:
+    src = Path(args.dir)
+    status = json.loads((src / "status.json").read_text()) if (src / "status.json").exists() \
+        else {}
+    profile = status.get("profile")
+    n = 0
+    results = src / "results.tar.gz"
+    if results.exists():
+        with tarfile.open(results) as tar:
+            for m in tar.getmembers():
+                ok = m.isfile() and ".." not in Path(m.name).parts and not m.name.startswith("/")
+                match = next((r.match(m.name) for r in RESULT_DIRS if r.match(m.name)), None)
+                if not ok or match is None or (profile and match["p"] != profile):
+                    print(f"device: skipped {m.name!r}: not a result or ledger file of profile "
+                          f"{profile}", file=sys.stderr)
+                    continue
+                dest = ROOT / m.name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                tmp = dest.with_name(f".{dest.name}.unpack")
+                tmp.write_bytes(tar.extractfile(m).read())
+                os.replace(tmp, dest)
+                n += 1
+    build = ROOT / "build"
+    build.mkdir(exist_ok=True)
+    runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
+    if runs:
+        with open(build / "manifest.jsonl", "a") as f:
+            f.write(runs)
+    if (src / "time-budget.json").exists():
+        shutil.copy(src / "time-budget.json", build / "time-budget.json")
+    if (src / "executed.tar.gz").exists():
+        dest = build / "device-executed"  # not in build/device: that folder travels
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        with tarfile.open(src / "executed.tar.gz") as tar:
+            for m in tar.getmembers():
+                if m.isfile() and m.name.endswith(".ipynb") and ".." not in Path(m.name).parts:
+                    (dest / Path(m.name).name).write_bytes(tar.extractfile(m).read())
+    rc = status.get("rc")
+    print(f"unpacked {n} result and ledger files ({profile}) and "
+          f"{len(runs.splitlines())} manifest entries; the run there exited {rc}: "
+          f"{RC.get(rc, 'see log.txt')}")
+    for line in runs.splitlines():
+        e = json.loads(line)
+        print(f"  {e['notebook']}: {e['status']} in {e['wall_s']} s on {e['device']}"
+              + (f" · {e['error']}" if e.get("error") else ""))
+    return 0 if rc in (0, 75) else 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="tools/device.py", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("bundle", help="wheels, corpora and code hashes for the GPU machine")
+    b.add_argument("notebooks", nargs="*", help="chapters (default: all)")
+    b.add_argument("--out", default="build/device")
+    b.add_argument("--python", default="3.12", help="the machine's Python (default 3.12)")
+    b.add_argument("--profile", default="full")
+    c = sub.add_parser("check-source", help="is the code here the bundle's? (there)")
+    c.add_argument("source")
+    k = sub.add_parser("pack", help="pack what the run computed (there)")
+    k.add_argument("--out", required=True)
+    k.add_argument("--since", required=True, help="seconds since the epoch the run started")
+    k.add_argument("--profile", default="full")
+    k.add_argument("--rc", default="0")
+    u = sub.add_parser("unpack", help="put what came back into this checkout")
+    u.add_argument("dir")
+    args = p.parse_args(argv)
+    return {"bundle": cmd_bundle, "check-source": cmd_check_source, "pack": cmd_pack,
+            "unpack": cmd_unpack}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
