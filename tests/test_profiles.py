@@ -126,3 +126,16 @@ def test_floats_must_be_finite(value):
     """Issue item 4: NaN passes no range check."""
     with pytest.raises(ParameterError, match="is not a finite number"):
         check_value("min_gap", parse_value("min_gap", value, 3.0), 3.0, {"min": 1.0, "max": 12.0})
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_notebook_states_what_cpu_and_full_cost(nb):
+    """``plan`` prints where, units and minutes for every chapter at cpu and full, each with
+    the arithmetic (or the measurement) behind it in the note."""
+    cost = load_spec(nb).cost
+    for profile in ("cpu", "full"):
+        entry = cost.get(profile) or {}
+        assert entry.get("where") in ("cpu", "gpu"), f"{nb.stem}: cost of {profile} has no where"
+        for key in ("minutes", "units", "note"):
+            assert entry.get(key), f"{nb.stem}: cost of {profile} has no {key}"
+    assert cost["cpu"]["where"] == "cpu", "the cpu profile runs here"
