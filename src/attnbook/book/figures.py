@@ -258,7 +258,8 @@ def _badge_text(claim_id: str, profile: str | None):
         ran = rows[~rows["status"].isin(["not run", "no chapter yet"])]
         row = (ran.iloc[-1] if len(ran) else rows[rows["profile"] == "cpu"].iloc[0])
     status = badge_status(row)
-    return f"{claim_id} · {row['profile']}: {status}", status
+    was = f" (was {row['status']})" if status == "stale" else ""
+    return f"{claim_id} · {row['profile']}: {status}{was}", status
 
 
 def _claim_role(name, rawtext, text, lineno, inliner, options=None, content=None):

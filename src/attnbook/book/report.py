@@ -29,9 +29,8 @@ _WORK_TITLES = {
     "bruna2024": "Rank versus heads (Bruna's talk: Zweig-Bruna 2022, Amsel-Yehudai-Bruna 2024)",
     "mahdavi2024": "Memorization capacity (Mahdavi et al. 2024)",
 }
-# the overview figure's verdicts, in order, and their colours (the same as the badges' in
-# _static/custom.css); "stale": a result that ran but whose code has changed since
-VERDICTS = ("reproduced", "not reproduced", "partly run", "stale", "not run", "no chapter yet")
+# the verdicts' colours, in the overview figure and on the badges (_static/custom.css);
+# "stale": a result that ran but whose code has changed since (hatched in the figure)
 COLOURS = {"reproduced": "#2e7d32", "not reproduced": "#c62828", "partly run": "#ef6c00",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
@@ -253,44 +252,56 @@ def claim_checks(notebooks: Path | None = None) -> dict:
 
 
 def _verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """(profile, type) x verdict counts, a stale result counted as stale."""
-    verdict = table.apply(badge_status, axis=1)
-    return (table.assign(verdict=verdict).groupby(["profile", "type", "verdict"]).size()
-            .unstack("verdict", fill_value=0).reindex(columns=list(VERDICTS), fill_value=0))
+    """(profile, type) x (status, stale) counts: ``stale`` True for a result that ran but whose
+    code has changed since."""
+    stale = table.apply(badge_status, axis=1) == "stale"
+    return (table.assign(is_stale=stale).groupby(["profile", "type", "status", "is_stale"])
+            .size().unstack(["status", "is_stale"], fill_value=0))
 
 
 def overview_figure(table: pd.DataFrame, path: Path) -> Path:
-    """The status page's overview: claims per profile as bars coloured by verdict, effects and
-    consistency checks side by side."""
+    """The status page's overview: claims per profile as bars coloured by verdict (hatched
+    where stale), effects and consistency checks side by side."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     from .plotting import style
 
     style()
     counts = _verdict_counts(table)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 2.6), sharex=False)
+
+    def count(p, kind, status, stale):
+        key = (status, stale)
+        return int(counts.loc[(p, kind), key]) if (p, kind) in counts.index \
+            and key in counts.columns else 0
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 2.6))
     for ax, kind, label in zip(axes, ("effect", "consistency"),
                                ("effects (the papers' findings)",
                                 "consistency checks (proven bounds)"), strict=True):
         left = [0] * len(PROFILES)
-        for verdict in VERDICTS:
-            n = [int(counts.loc[(p, kind), verdict]) if (p, kind) in counts.index else 0
-                 for p in PROFILES]
-            bars = ax.barh(list(PROFILES), n, left=left, color=COLOURS[verdict], label=verdict,
-                           edgecolor="white", linewidth=0.8)
-            for bar, k in zip(bars, n, strict=True):
-                if k:
-                    ax.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2,
-                            str(k), ha="center", va="center", fontsize=8,
-                            color="white" if verdict not in ("no chapter yet",) else "0.2")
-            left = [a + b for a, b in zip(left, n, strict=True)]
+        for status in STATUSES:
+            for stale in (False, True):
+                n = [count(p, kind, status, stale) for p in PROFILES]
+                bars = ax.barh(list(PROFILES), n, left=left, color=COLOURS[status],
+                               edgecolor="white", linewidth=0.8, hatch="///" if stale else None,
+                               alpha=0.55 if stale else 1.0)
+                for bar, k in zip(bars, n, strict=True):
+                    if k:
+                        ax.text(bar.get_x() + bar.get_width() / 2,
+                                bar.get_y() + bar.get_height() / 2, str(k), ha="center",
+                                va="center", fontsize=8, fontweight="bold",
+                                color="0.15" if stale or status == "no chapter yet" else "white")
+                left = [a + b for a, b in zip(left, n, strict=True)]
         ax.invert_yaxis()
         ax.set(title=label, xlabel="claims")
         ax.grid(False)
         ax.tick_params(axis="y", length=0)
     axes[0].set_ylabel("profile")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(VERDICTS), fontsize=8,
+    handles = [Patch(color=COLOURS[s], label=s) for s in STATUSES]
+    handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="///",
+                         label="stale (code changed since)"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
                bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -324,7 +335,7 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                   ":alt: bars of claims per profile, coloured by verdict", ":width: 100%", "",
                   "Claims per profile, coloured by verdict: the papers' findings (*effects*, "
                   "left) and the proven bounds checked as *consistency checks* (right). "
-                  "*Stale*: computed by code that has changed since.", ":::", ""]
+                  "Hatched: *stale*, computed by code that has changed since.", ":::", ""]
     lines += ["Every figure, table and theorem of the four works, with the paper's value and "
               "what this book measured at each profile (`ci`: seconds on a CPU, a smoke test; "
               "`cpu`: minutes on a laptop; `full`: one GPU). "
