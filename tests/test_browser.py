@@ -208,7 +208,7 @@ def _check_page(context, server, name, path, kind):
             if r.status >= 400 else None)
     page.on("requestfailed", lambda r: console.append(f"request failed: {r.url} ({r.failure})"))
     page.goto(urllib.parse.urljoin(server, path), wait_until="load")
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("networkidle", timeout=120_000)  # a busy machine: slow, not broken
     url = page.url
     problems = []
 
