@@ -3,6 +3,13 @@
 book is built, so they are published as ``status/reproduction_status.html`` and
 ``status/execution_report.html``, next to the ``chapters/`` they link to.
 
+The status page opens with an overview figure (``status/overview.png``: claims per profile,
+coloured by verdict, effects apart from consistency checks), then gives per work one table
+row per claim: its anchor ``#claim-<id>`` (chapters' badges link there), a link to each
+chapter cell that checks it (:func:`claim_checks`), the paper's value with its formulas as
+math (:func:`paper_math`), and a verdict badge per profile (the ``{verdict}`` and
+``{claim-row}`` roles of :mod:`attnbook.book.figures`).
+
 Both mark what no longer stands for the code as it is: a ledger entry or stored result whose
 library modules changed since it was computed is **stale** (with the modules), never shown
 as current; one computed from a tree with uncommitted changes says ``dirty`` (with the hash
