@@ -1,11 +1,15 @@
 """The built book in a real browser: Debian's chromium, headless, driven by Playwright.
 
-For the home page, the reproduction status page, a theorem chapter and a figure chapter:
-MathJax typeset every formula without an error, every image loaded, every local link (and
-its ``#anchor``) resolves, the page does not scroll sideways at 1400 px (and the status
-tables show every column), and the console shows no error. Chapters leave out the cell
-papermill injects and are published under ``chapters/<work>/``, not under the build folder.
-A full-page screenshot of each page goes to ``build/screenshots/``.
+For the home page, the reproduction status page and every chapter: MathJax typeset every
+formula without an error, every image loaded, every local link (and its ``#anchor``)
+resolves, the page does not scroll sideways at 1400 px (and the status tables show every
+column), and the console shows no error. The status page opens with its overview figure
+and shows each verdict as a coloured badge, one anchored row per claim of the ledger, the
+paper's formulas typeset. Every figure a chapter saved is a numbered, captioned figure with
+its provenance (notebook, profile, commit) beneath, and every claim badge names a verdict.
+Chapters leave out the cell papermill injects and are published under ``chapters/<work>/``,
+not under the build folder. A full-page screenshot of each page goes to
+``build/screenshots/``.
 
 Run after the book is built (``make browser``, the last step of ``make test``); skipped when
 ``build/book/_build/html`` does not exist. Playwright drives the system chromium
@@ -39,6 +43,11 @@ PAGES = {
     "theorem": ("chapters/levine2020/levine2020_lemma1.html", "theorem"),
     "figure": ("chapters/mahdavi2024/mahdavi2024_fig3_saturation.html", "figure"),
 }
+# every other chapter of the built book: images, figures, badges, links, width, console
+PAGES.update({f"chapter-{p.stem}": (p.relative_to(HTML).as_posix(), "chapter")
+              for p in sorted(HTML.glob("chapters/*/*.html"))
+              if p.relative_to(HTML).as_posix() not in {v[0] for v in PAGES.values()}})
+VERDICTS = {"reproduced", "not-reproduced", "partly-run", "stale", "not-run", "no-chapter-yet"}
 
 pytestmark = [
     pytest.mark.browser,
@@ -133,7 +142,65 @@ _MATHJAX = """async () => {
 }"""
 
 
+_FIGURES = """() => [...document.querySelectorAll('figure.attnbook-figure')].map(f => ({
+  id: f.id, img: f.querySelector('img') ? f.querySelector('img').naturalWidth : -1,
+  number: (f.querySelector('.caption-number') || {}).textContent || '',
+  caption: (f.querySelector('.caption-text') || {}).textContent || '',
+  legend: (f.querySelector('.legend') || {}).textContent || ''}))"""
+
+_BADGES = """() => [...document.querySelectorAll('.attnbook-badge')].map(b => ({
+  text: b.textContent, classes: [...b.classList],
+  href: b.closest('a') ? b.closest('a').href : ''}))"""
+
+
+def _check_badges_and_figures(page, kind) -> list[str]:
+    """Saved figures numbered, captioned, with provenance; badges naming a verdict; the
+    status page's overview figure and one anchored row per claim."""
+    problems = []
+    figures = page.evaluate(_FIGURES)
+    for f in figures:
+        if f["img"] <= 0:
+            problems.append(f"figure {f['id']}: image not loaded")
+        if not f["number"].startswith("Fig.") or not f["caption"].strip():
+            problems.append(f"figure {f['id']}: no numbered caption ({f['number']!r})")
+        if not all(w in f["legend"] for w in ("notebook", "profile", "commit")):
+            problems.append(f"figure {f['id']}: no provenance under it ({f['legend'][:80]!r})")
+    if kind == "figure" and not figures:
+        problems.append("a figure chapter with no captioned figure (figure.attnbook-figure)")
+    badges = page.evaluate(_BADGES)
+    for b in badges:
+        verdicts = [c.removeprefix("verdict-") for c in b["classes"] if c.startswith("verdict-")]
+        if len(verdicts) != 1 or verdicts[0] not in VERDICTS:
+            problems.append(f"badge {b['text']!r} names no verdict ({b['classes']})")
+        if kind != "status" and "status/reproduction_status.html#claim-" not in b["href"]:
+            problems.append(f"badge {b['text']!r} does not link to its status row")
+    if kind == "theorem" and not badges:
+        problems.append("a chapter with no claim badge (its claim check links to the ledger)")
+    if kind == "status":
+        overview = page.evaluate("""() => { const i = document.querySelector(
+            '#status-overview img'); return i ? i.naturalWidth : -1; }""")
+        if overview <= 0:
+            problems.append("the status page has no overview figure (#status-overview img)")
+        from attnbook.book.claims import load_ledger
+        from attnbook.book.figures import claim_label
+
+        ids = set(page.eval_on_selector_all("strong.attnbook-claim-id", "s => s.map(e => e.id)"))
+        missing = sorted(c for c in load_ledger()["id"] if claim_label(c) not in ids)
+        if missing:
+            problems.append(f"claims with no anchored row on the status page: {missing}")
+        if len(badges) < len(load_ledger()) * 3:
+            problems.append(f"{len(badges)} verdict badges for {len(load_ledger())} claims x 3 "
+                            "profiles")
+        first = page.evaluate("""() => { const a = document.querySelector('article');
+            const f = a && a.querySelector('figure, table'); return f ? f.tagName : ''; }""")
+        if first != "FIGURE":
+            problems.append(f"the status page does not open with its overview figure ({first})")
+    return problems
+
+
 def _check_page(context, server, name, path, kind):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page = context.new_page()
     console = []
     page.on("console", lambda m: console.append(f"console.{m.type}: {m.text}")
@@ -143,7 +210,10 @@ def _check_page(context, server, name, path, kind):
             if r.status >= 400 else None)
     page.on("requestfailed", lambda r: console.append(f"request failed: {r.url} ({r.failure})"))
     page.goto(urllib.parse.urljoin(server, path), wait_until="load")
-    page.wait_for_load_state("networkidle")
+    try:  # the checks below wait for what they check (images, MathJax) themselves
+        page.wait_for_load_state("networkidle", timeout=15_000)
+    except PlaywrightTimeout:  # chromium can report a page's network busy with nothing pending
+        pass
     url = page.url
     problems = []
 
@@ -159,8 +229,8 @@ def _check_page(context, server, name, path, kind):
         remote = [s for s in mj["scripts"] if not s.startswith(server)]
         if remote:
             problems.append(f"MathJax loaded from outside the book: {remote}")
-    if kind == "theorem" and not mj.get("containers"):
-        problems.append("a theorem chapter with no typeset formula (mjx-container)")
+    if kind in ("theorem", "status") and not mj.get("containers"):
+        problems.append(f"a {kind} page with no typeset formula (mjx-container)")
 
     # images: every one loaded
     images = page.evaluate(_IMAGES)
@@ -184,6 +254,7 @@ def _check_page(context, server, name, path, kind):
 
     # layout: no sideways scrolling at the book's width
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    problems += _check_badges_and_figures(page, kind)
     if scroll_width > WIDTH + 1:
         wide = page.evaluate(f"""() => [...document.querySelectorAll('body *')]
             .filter(e => e.getBoundingClientRect().right > {WIDTH + 1})
@@ -201,7 +272,7 @@ def _check_page(context, server, name, path, kind):
     if "build/" in url:  # no page's address shows the build folder
         problems.append(f"page address contains the build folder: {url}")
     # chapters: the injected-parameters cell left out, the parameters kept
-    if kind in ("theorem", "figure"):
+    if kind in ("theorem", "figure", "chapter"):
         if page.locator(".tag_injected-parameters").count():
             problems.append("the papermill injected-parameters cell is shown")
         if "# Parameters" in page.inner_text("main"):

@@ -99,10 +99,11 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     page = status_markdown(claims.status_table(claims_dir=d), tmp_path)
     for cid in MAP_IDS:
         assert f"**{cid}**" in page
-    row = next(line for line in page.splitlines() if line.startswith("| **B-FR**"))
-    assert row.count("not run") == 2 and "**reproduced**: error 3e-9 at c = 64" in row
+    row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
+    assert row.count("{verdict}`not run`") == 2
+    assert "{verdict}`reproduced` error 3e-9 at c = 64" in row
     ledger = claims.load_ledger().set_index("id")
-    assert ledger.loc["B-FR", "type"] == "consistency" and "**B-FR** *consistency*" in row
+    assert ledger.loc["B-FR", "type"] == "consistency" and "{claim-row}`B-FR` *consistency*" in row
     ids = {t: set(ledger.index[ledger["type"] == t]) for t in claims.TYPES}
     unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
     n_eff, n_con = len(ids["effect"]), len(ids["consistency"])

@@ -129,6 +129,7 @@ class Run:
     cache_only: bool = False  # draw every result from the cache; computing one is an error
 
     def __post_init__(self):
+        self._t0 = time.monotonic()  # a figure's provenance says how long into the run it came
         self.store = ResultStore(self.notebook, self.profile, recompute=self.recompute,
                                  readonly=self.readonly, cache_only=self.cache_only,
                                  provenance={"run_id": self.run_id, **self.info})
@@ -210,14 +211,56 @@ class Run:
         return pd.concat([paper.rename("paper"), wide], axis=1).rename_axis("claim")
 
     # -- figures ---------------------------------------------------------------------------
-    def savefig(self, fig, name: str, source: str = ""):
-        """Save ``fig`` as figures/<name>.png and .pdf, footed with its source and profile."""
-        from .plotting import save_figure
+    def savefig(self, fig, name: str, source: str = "", *, caption: str | None = None,
+                claims=(), data=None):
+        """Save ``fig`` as figures/<name>.png and .pdf, footed with its source and profile.
 
+        In the book the figure becomes a numbered, captioned figure labelled ``fig-<name>``
+        (prose refers to it with ``{numref}`fig-<name>```), with its provenance beneath:
+        notebook, profile and the parameters the profile changes, commit, device, wall time,
+        a status badge for each claim it supports and a link to its plotted data.
+
+        ``source``: the paper figure or result it redraws (the footer, and the caption when
+        ``caption`` is not given). ``caption``: the caption, MyST Markdown (math allowed).
+        ``claims``: ids of the ledger rows the figure supports (``["M-F3"]``), each shown with
+        its verdict at this profile and linked to its row of the reproduction status page.
+        ``data``: the plotted numbers, a DataFrame (or a dict of DataFrames, one per panel,
+        stacked with a ``panel`` column), written to figures/<name>.csv and linked as "data".
+        Returns the PNG path.
+        """
+        from .plotting import figure_output, save_figure
+
+        claims = [claims] if isinstance(claims, str) else list(claims or ())
+        for cid in claims:
+            _claims.check_claim_id(cid)
         footer = f"{source} · profile {self.profile}".strip(" ·")
         if self.overrides:
             footer += f" (changed: {self.changed()})"
-        return save_figure(fig, name, footer=footer)
+        png = save_figure(fig, name, footer=footer, data=data)
+        figure_output(fig, png, {
+            "name": name, "caption": caption or source or name, "source": source,
+            "claims": claims, "notebook": self.notebook, "profile": self.profile,
+            "profile_changes": _profile_changes(self.notebook, self.profile),
+            "overrides": dict(self.overrides), "run_id": self.run_id, "seed": self.seed,
+            "commit": self.info.get("commit", ""), "dirty": bool(self.info.get("dirty")),
+            "device": self.info.get("device", ""),
+            "computed_by": sorted({s.get("device") or "" for s in self.store.sources} - {""}),
+            "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
+            "elapsed_s": round(time.monotonic() - self._t0, 1),
+            "data": f"{name}.csv" if data is not None else ""})
+        return png
+
+
+def _profile_changes(notebook: str, profile: str) -> dict:
+    """What ``profile`` changes from the notebook's parameters cell ({} when unknown)."""
+    from .. import paths
+    from .profiles import load_spec
+
+    try:
+        spec = load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
+    except Exception:  # an interactive notebook outside notebooks/: no profile file
+        return {}
+    return {k: v for k, v in (spec.profiles.get(profile) or {}).items() if k != "profile"}
 
 
 @dataclass

@@ -13,7 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from .. import paths  # noqa: E402
 
-__all__ = ["save_figure", "style"]
+__all__ = ["save_figure", "figure_output", "figure_table", "style", "FIGURE_KEY"]
+
+FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
 
 STYLE = {
     "figure.dpi": 110,
@@ -32,15 +34,66 @@ def style() -> None:
     plt.rcParams.update(STYLE)
 
 
-def save_figure(fig, name: str, footer: str = ""):
-    """Write figures/<name>.png and figures/<name>.pdf; return the PNG path."""
+def figure_table(data):
+    """The plotted numbers as one table: a DataFrame as it is; a dict of DataFrames (one per
+    panel) stacked, with the panel's name in a first column ``panel``."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, dict) and data and all(isinstance(v, pd.DataFrame)
+                                               for v in data.values()):
+        return pd.concat([v.assign(panel=str(k))[["panel", *v.columns]]
+                          for k, v in data.items()], ignore_index=True)
+    raise TypeError("savefig(data=...) takes a DataFrame or a dict of DataFrames (one per "
+                    f"panel), got {type(data).__name__}")
+
+
+def save_figure(fig, name: str, footer: str = "", data=None):
+    """Write figures/<name>.png and figures/<name>.pdf (and figures/<name>.csv, the plotted
+    numbers, when ``data`` is given: see :func:`figure_table`); return the PNG path."""
+    table = figure_table(data) if data is not None else None
     if footer:
         fig.text(0.995, 0.005, footer, ha="right", va="bottom", fontsize=7, color="0.45")
     paths.FIGURES.mkdir(parents=True, exist_ok=True)
     png = paths.FIGURES / f"{name}.png"
     fig.savefig(png, bbox_inches="tight")
     fig.savefig(paths.FIGURES / f"{name}.pdf", bbox_inches="tight")
+    if table is not None:
+        table.to_csv(paths.FIGURES / f"{name}.csv", index=False)
     return png
+
+
+def _in_kernel() -> bool:
+    if "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def figure_output(fig, png, info: dict) -> bool:
+    """In a Jupyter kernel: show the saved PNG as the cell's output, carrying ``info`` (name,
+    caption, claims, provenance) in its metadata under :data:`FIGURE_KEY`, and close ``fig`` so
+    that the inline backend does not show it a second time. The book
+    (:mod:`attnbook.book.figures`) turns that output into a numbered, captioned figure with its
+    provenance. Outside a kernel it does nothing and returns False."""
+    if not _in_kernel():
+        return False
+    import base64
+
+    from IPython.display import display
+
+    raw = png.read_bytes()
+    saved_dpi = plt.rcParams["savefig.dpi"]
+    saved_dpi = fig.dpi if saved_dpi == "figure" else float(saved_dpi)
+    width = round(int.from_bytes(raw[16:20], "big") * fig.dpi / saved_dpi)  # PNG header: IHDR
+    bundle = {"image/png": base64.b64encode(raw).decode("ascii"),
+              "text/plain": f"<figure {info.get('name', '')}: {info.get('caption', '')}>"}
+    display(bundle, raw=True, metadata={FIGURE_KEY: info, "image/png": {"width": width}})
+    plt.close(fig)
+    return True
 
 
 style()

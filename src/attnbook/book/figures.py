@@ -1,0 +1,353 @@
+"""Sphinx extension: each saved figure becomes a numbered, captioned figure with its provenance,
+and each claim check links to the claim's row of the reproduction status page.
+
+``run.savefig(fig, name, ...)`` shows the saved PNG as a cell output whose metadata carries the
+figure's name, caption, claims and provenance (:data:`~attnbook.book.plotting.FIGURE_KEY`).
+When the book reads an executed chapter (Sphinx's ``source-read``), :func:`rewrite_notebook`
+turns each such output into a MyST-NB glue output (hidden where it stands) and adds a
+Markdown cell after its code cell::
+
+    :::{glue:figure} fig-<name>
+    :name: fig-<name>
+    <caption>
+
+    notebook · profile (and what it changes) · commit · device · wall time · claim badges · data
+    :::
+
+so the figure is numbered, captioned and labelled ``fig-<name>`` (``{numref}`fig-<name>```
+in prose), with its provenance as the figure's legend. Before each code cell that records a
+claim (``run.record("ID", ...)``) it adds the label ``check-<notebook>-<id>`` (the status
+page links there) and a badge per claim linking back to its status row.
+
+Roles, usable in any page:
+
+- ``{claim}`ID``` or ``{claim}`ID@profile```: a badge with the claim's verdict at that profile
+  (``reproduced``, ``not reproduced``, ``partly run``, ``not run``, ``stale``; without a
+  profile, the best-established one), read from the ledger when the page is written, linking
+  to the claim's row ``#claim-<id>`` of ``status/reproduction_status``;
+- ``{verdict}`STATUS```: a coloured badge for a verdict, no link;
+- ``{claim-row}`ID```: the claim id in bold, with the anchor ``claim-<id>`` (the status page).
+"""
+
+import json
+import re
+
+from docutils import nodes
+
+from .. import paths
+from .plotting import FIGURE_KEY
+
+__all__ = ["rewrite_notebook", "claim_label", "check_label", "verdict_class", "badge_status",
+           "provenance_markdown", "RECORD_CALL", "STATUS_DOC", "setup"]
+
+STATUS_DOC = "status/reproduction_status"
+GLUE_PREFIX = "application/papermill.record/"  # MyST-NB's: a glued output hidden where it stands
+RECORD_CALL = re.compile(r"""\.record\(\s*["']([A-Z][\w-]*)["']""")
+
+
+def claim_label(claim_id: str) -> str:
+    """The anchor of a claim's row on the status page.
+
+    >>> claim_label("W-Tab2-5")
+    'claim-w-tab2-5'
+    """
+    return "claim-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+def check_label(notebook: str, claim_id: str) -> str:
+    """The label of the cell of ``notebook`` that records ``claim_id`` (its claim check).
+
+    >>> check_label("levine2020_lemma1", "L-Lem1")
+    'check-levine2020_lemma1-l-lem1'
+    """
+    return f"check-{notebook.lower()}-{claim_label(claim_id).removeprefix('claim-')}"
+
+
+def verdict_class(status: str) -> str:
+    """CSS class of a verdict badge: ``verdict-not-reproduced``, ..."""
+    return "verdict-" + re.sub(r"[^a-z]+", "-", status.lower()).strip("-")
+
+
+def badge_status(row) -> str:
+    """A ledger row's badge: its status, or ``stale`` when a result that ran is stale."""
+    status = row["status"]
+    if status not in ("not run", "no chapter yet") and str(row.get("stale") or ""):
+        return "stale"
+    return status
+
+
+def _fmt(value) -> str:
+    return json.dumps(value) if isinstance(value, (list, dict, str)) else repr(value)
+
+
+def _short_device(device: str) -> str:
+    from .report import short_device
+
+    return short_device(device)
+
+
+def _seconds(s) -> str:
+    s = float(s)
+    return f"{s:.1f} s" if s < 100 else f"{s / 60:.1f} min" if s < 6000 else f"{s / 3600:.1f} h"
+
+
+def _one_line(text: str) -> str:
+    """A caption as one paragraph (MyST Markdown kept: math, roles)."""
+    return " ".join(str(text).split())
+
+
+def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True) -> str:
+    """The provenance paragraph under a figure (MyST Markdown)."""
+    parts = [f"notebook `{info.get('notebook', '')}`"]
+    profile = info.get("profile", "")
+    changes = info.get("profile_changes") or {}
+    if changes:
+        parts.append(f"profile `{profile}`, which changes "
+                     + ", ".join(f"`{k} = {_fmt(v)}`" for k, v in sorted(changes.items())))
+    else:
+        parts.append(f"profile `{profile}` (the parameters cell as shown)")
+    if info.get("overrides"):
+        parts.append("changed by hand: " + ", ".join(
+            f"`{k} = {_fmt(v)}`" for k, v in sorted(info["overrides"].items())))
+    commit = f"commit `{info.get('commit', '') or 'unknown'}`"
+    if info.get("dirty"):
+        commit += " (with uncommitted changes)"
+    parts.append(commit)
+    drawn = _short_device(info.get("device", ""))
+    computed = sorted({_short_device(d) for d in info.get("computed_by") or []} - {""})
+    if computed and computed != [drawn]:
+        parts.append(f"numbers computed on {', '.join(computed)}, drawn on {drawn}")
+    elif drawn:
+        parts.append(f"device {drawn}")
+    at = [c for c in info.get("computed_at") or [] if c and c != info.get("commit")]
+    if at:
+        parts.append("cached numbers from commit " + ", ".join(f"`{c}`" for c in at))
+    wall = []
+    if info.get("elapsed_s") is not None:
+        wall.append(f"drawn {_seconds(info['elapsed_s'])} into the run")
+    if run_wall_s is not None:
+        wall.append(f"the whole run {_seconds(run_wall_s)}")
+    if wall:
+        parts.append("wall time: " + ", ".join(wall))
+    claims = info.get("claims") or []
+    if claims:
+        parts.append("supports " + " ".join(f"{{claim}}`{c}@{profile}`" for c in claims))
+    if info.get("data"):
+        if data_exists:
+            parts.append(f"{{download}}`data </figures/{info['data']}>` (CSV)")
+        else:
+            parts.append(f"data: `figures/{info['data']}` is not in this build")
+    return " · ".join(parts)
+
+
+def _md_cell(source: str) -> dict:
+    import hashlib
+
+    cell_id = "attnbook-" + hashlib.sha256(source.encode()).hexdigest()[:12]
+    return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": source}
+
+
+def _figure_cell(info: dict, key: str, provenance: str) -> dict:
+    caption = _one_line(info.get("caption") or info.get("source") or info.get("name", ""))
+    return _md_cell(f":::{{glue:figure}} {key}\n:name: {key}\n:figclass: attnbook-figure\n\n"
+                    f"{caption}\n\n{provenance}\n:::\n")
+
+
+def _check_cell(notebook: str, claim_ids: list, profile: str) -> dict:
+    labels = "".join(f"({check_label(notebook, c)})=\n" for c in claim_ids)
+    badges = " ".join(f"{{claim}}`{c}@{profile}`" if profile else f"{{claim}}`{c}`"
+                      for c in claim_ids)
+    word = "claim" if len(claim_ids) == 1 else "claims"
+    return _md_cell(f"{labels}The next cell decides the {word} {badges} "
+                    "(each badge links to its row of the reproduction status page).\n")
+
+
+def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = None,
+                     root=None) -> tuple[dict, bool]:
+    """The notebook as the book shows it: each figure output a captioned, labelled figure
+    with its provenance, each claim check preceded by its label and badges.
+
+    ``notebook`` is its stem (default: papermill's input path). Returns the notebook and
+    whether it changed. ``run_walls`` maps run ids to the wall time of
+    their run (the manifest); ``root`` is where ``figures/`` is (the book's source folder).
+    """
+    root = root or paths.ROOT
+    run_walls = run_walls or {}
+    params = (nb.get("metadata", {}).get("papermill") or {}).get("parameters") or {}
+    if not notebook:
+        notebook = ((nb.get("metadata", {}).get("papermill") or {}).get("input_path") or "")
+        notebook = notebook.rsplit("/", 1)[-1].removesuffix(".ipynb")
+    profile = params.get("profile", "")
+    cells, changed, labelled = [], False, set()
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            cells.append(cell)
+            continue
+        code = "".join(cell.get("source", ""))
+        tags = cell.get("metadata", {}).get("tags", [])
+        ids = [] if "remove-cell" in tags else list(dict.fromkeys(RECORD_CALL.findall(code)))
+        ids = [c for c in ids if c not in labelled]
+        added = []
+        for output in cell.get("outputs", []):
+            info = (output.get("metadata") or {}).get(FIGURE_KEY)
+            if not isinstance(info, dict) or not info.get("name"):
+                continue
+            key = f"fig-{info['name']}"
+            output["data"] = {GLUE_PREFIX + k: v for k, v in output.get("data", {}).items()}
+            output["metadata"]["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
+            data_exists = bool(info.get("data")) and (root / "figures" / info["data"]).exists()
+            added.append(_figure_cell(info, key, provenance_markdown(
+                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=data_exists)))
+        if ids and notebook:
+            labelled.update(ids)
+            cells.append(_check_cell(notebook, ids, profile))
+            changed = True
+        cells.append(cell)
+        cells.extend(added)
+        changed = changed or bool(added)
+    if changed:
+        nb = {**nb, "cells": cells}
+    return nb, changed
+
+
+# -- Sphinx ------------------------------------------------------------------------------------
+class claim_badge(nodes.Inline, nodes.Element):
+    """A claim badge, resolved into a link when the page is written (the ledger as it is)."""
+
+
+def _ledger():
+    from .claims import status_table
+
+    return status_table()
+
+
+_STATE: dict = {}
+
+
+def _table():
+    if "table" not in _STATE:
+        _STATE["table"] = _ledger()
+    return _STATE["table"]
+
+
+def _run_walls() -> dict:
+    walls = {}
+    manifest = paths.BUILD / "manifest.jsonl"
+    if manifest.exists():
+        for line in manifest.read_text().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and e.get("run_id") and e.get("wall_s") is not None:
+                walls[e["run_id"]] = e["wall_s"]
+    return walls
+
+
+def _badge_text(claim_id: str, profile: str | None):
+    """(text, status) of a claim's badge at ``profile`` (None: the most advanced profile with
+    a result, else ``cpu``)."""
+    table = _table()
+    rows = table[table["id"] == claim_id]
+    if rows.empty:
+        return f"{claim_id}: unknown claim", "no chapter yet"
+    if profile:
+        sub = rows[rows["profile"] == profile]
+        row = sub.iloc[0] if len(sub) else rows.iloc[0]
+    else:
+        ran = rows[~rows["status"].isin(["not run", "no chapter yet"])]
+        row = (ran.iloc[-1] if len(ran) else rows[rows["profile"] == "cpu"].iloc[0])
+    status = badge_status(row)
+    was = f" (was {row['status']})" if status == "stale" else ""
+    return f"{claim_id} · {row['profile']}: {status}{was}", status
+
+
+def _claim_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    claim_id, _, profile = text.strip().partition("@")
+    node = claim_badge(rawtext, claim_id=claim_id.strip(), profile=profile.strip() or None)
+    return [node], []
+
+
+def _verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    status = text.strip()
+    return [nodes.inline(rawtext, status, classes=["attnbook-badge", verdict_class(status)])], []
+
+
+def _claim_row_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    claim_id = text.strip()
+    return [nodes.strong(rawtext, claim_id, ids=[claim_label(claim_id)],
+                         classes=["attnbook-claim-id"])], []
+
+
+def _source_read(app, docname, source):
+    if not docname.startswith("chapters/") or not source or not source[0].lstrip().startswith("{"):
+        return
+    try:
+        nb = json.loads(source[0])
+    except ValueError:
+        return
+    if "walls" not in _STATE:
+        _STATE["walls"] = _run_walls()
+    nb, changed = rewrite_notebook(nb, docname.rsplit("/", 1)[-1], run_walls=_STATE["walls"],
+                                   root=paths.ROOT)
+    if changed:
+        source[0] = json.dumps(nb)
+        app.env.attnbook_badge_docs = getattr(app.env, "attnbook_badge_docs", set()) | {docname}
+
+
+def _resolve(app, doctree, fromdocname):
+    for node in list(doctree.findall(claim_badge)):
+        text, status = _badge_text(node["claim_id"], node["profile"])
+        badge = nodes.inline("", text, classes=["attnbook-badge", verdict_class(status)])
+        try:
+            uri = app.builder.get_relative_uri(fromdocname, STATUS_DOC)
+        except Exception:  # a builder without pages (e.g. linkcheck): the badge alone
+            node.replace_self(badge)
+            continue
+        ref = nodes.reference("", "", badge, internal=True,
+                              refuri=f"{uri}#{claim_label(node['claim_id'])}",
+                              reftitle=f"{node['claim_id']}: its row of the reproduction "
+                                       "status page")
+        node.replace_self(ref)
+
+
+def _badge_docs(app, doctree):
+    if doctree.next_node(claim_badge) is not None:
+        app.env.attnbook_badge_docs = (getattr(app.env, "attnbook_badge_docs", set())
+                                       | {app.env.docname})
+
+
+def _outdated(app, env, added, changed, removed):
+    """Pages with badges are written again on every build: the ledger may have changed."""
+    _STATE.clear()
+    return sorted(d for d in getattr(env, "attnbook_badge_docs", set())
+                  if d in env.found_docs and d not in added | changed)
+
+
+def _purge(app, env, docname):
+    if hasattr(env, "attnbook_badge_docs"):
+        env.attnbook_badge_docs.discard(docname)
+
+
+def _merge(app, env, docnames, other):
+    env.attnbook_badge_docs = (getattr(env, "attnbook_badge_docs", set())
+                               | (getattr(other, "attnbook_badge_docs", set()) & set(docnames)))
+
+
+def _visit_badge(self, node):  # an unresolved badge (never reached after doctree-resolved)
+    raise nodes.SkipNode
+
+
+def setup(app):
+    app.add_node(claim_badge, html=(_visit_badge, None), latex=(_visit_badge, None),
+                 text=(_visit_badge, None))
+    app.add_role("claim", _claim_role)
+    app.add_role("verdict", _verdict_role)
+    app.add_role("claim-row", _claim_row_role)
+    app.connect("source-read", _source_read)
+    app.connect("doctree-read", _badge_docs)
+    app.connect("doctree-resolved", _resolve)
+    app.connect("env-get-outdated", _outdated)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

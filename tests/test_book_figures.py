@@ -1,0 +1,168 @@
+"""Saved figures in the book (attnbook.book.figures) and the status page (attnbook.book.report):
+the figure output a chapter's ``run.savefig`` leaves, what the book makes of it, the plotted
+data beside it, the paper's formulas as math, the overview figure."""
+
+import copy
+import json
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from attnbook import paths
+from attnbook.book import figures, plotting, report
+from attnbook.book.claims import status_table
+from attnbook.book.figures import (
+    GLUE_PREFIX,
+    check_label,
+    claim_label,
+    provenance_markdown,
+    rewrite_notebook,
+)
+from attnbook.book.notebook import start
+from attnbook.errors import AttnbookError
+
+INFO = {"name": "demo_fig", "caption": "Demo: $x^2$ against $x$", "source": "demo", "claims":
+        ["L-Lem1"], "notebook": "levine2020_lemma1", "profile": "ci",
+        "profile_changes": {"max_depth": 3, "heads": [1, 2]}, "overrides": {},
+        "run_id": "r1", "seed": 0, "commit": "abc123", "dirty": False,
+        "device": "cpu: AMD EPYC (2 cores)", "computed_by": ["cuda: NVIDIA H100 80GB HBM3"],
+        "computed_at": ["abc123"], "elapsed_s": 2.5, "data": "demo_fig.csv"}
+
+
+def _notebook():
+    fig_out = {"output_type": "display_data", "data": {"image/png": "iVBOR", "text/plain": "x"},
+               "metadata": {plotting.FIGURE_KEY: INFO, "image/png": {"width": 500}}}
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"papermill": {"parameters": {"profile": "ci"}}},
+            "cells": [{"cell_type": "markdown", "id": "a", "metadata": {}, "source": "# T"},
+                      {"cell_type": "code", "id": "b", "metadata": {}, "source": "plot()",
+                       "outputs": [fig_out], "execution_count": 1},
+                      {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [],
+                       "source": '# NBVAL_CHECK_OUTPUT\nrun.record("L-Lem1", True, "ok")\n'
+                                 'run.record("L-Lem1", True, "ok", part="b")',
+                       "execution_count": 2}]}
+
+
+def test_the_book_turns_a_figure_output_into_a_captioned_labelled_figure(tmp_path):
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "demo_fig.csv").write_text("x,y\n1,1\n")
+    nb, changed = rewrite_notebook(_notebook(), "levine2020_lemma1", run_walls={"r1": 12.5},
+                                   root=tmp_path)
+    assert changed
+    kinds = [c["cell_type"] for c in nb["cells"]]
+    assert kinds == ["markdown", "code", "markdown", "markdown", "code"]
+    out = nb["cells"][1]["outputs"][0]  # glued, hidden where it stands
+    assert set(out["data"]) == {GLUE_PREFIX + "image/png", GLUE_PREFIX + "text/plain"}
+    assert out["metadata"]["scrapbook"] == {"name": "fig-demo_fig", "mime_prefix": GLUE_PREFIX}
+    fig = nb["cells"][2]["source"]
+    assert fig.startswith(":::{glue:figure} fig-demo_fig\n:name: fig-demo_fig\n")
+    assert "Demo: $x^2$ against $x$" in fig
+    for words in ("notebook `levine2020_lemma1`", "profile `ci`", "`max_depth = 3`",
+                  "`heads = [1, 2]`", "commit `abc123`", "numbers computed on NVIDIA H100",
+                  "drawn on CPU", "the whole run 12.5 s", "{claim}`L-Lem1@ci`",
+                  "{download}`data </figures/demo_fig.csv>`"):
+        assert words in fig, words
+    check = nb["cells"][3]["source"]  # the claim check: labelled once, badge back to the row
+    assert check.startswith(f"({check_label('levine2020_lemma1', 'L-Lem1')})=\n")
+    assert check.count("{claim}`L-Lem1@ci`") == 1
+    assert all(c.get("id") for c in nb["cells"])
+    json.dumps(nb)  # still a notebook
+
+
+def test_a_notebook_without_figures_or_claims_is_left_alone():
+    nb = _notebook()
+    nb["cells"] = nb["cells"][:1]
+    assert rewrite_notebook(copy.deepcopy(nb), "x") == (nb, False)
+
+
+def test_provenance_names_what_is_missing_and_what_was_changed():
+    info = {**INFO, "overrides": {"steps": 10}, "dirty": True, "claims": [],
+            "computed_by": ["cpu: AMD EPYC (2 cores)"]}
+    text = provenance_markdown(info, data_exists=False)
+    assert "changed by hand: `steps = 10`" in text
+    assert "(with uncommitted changes)" in text
+    assert "device CPU" in text and "computed on" not in text
+    assert "{download}" not in text and "`figures/demo_fig.csv` is not in this build" in text
+    assert "{claim}" not in text
+    assert "the parameters cell as shown" in provenance_markdown({**INFO, "profile": "cpu",
+                                                                  "profile_changes": {}})
+
+
+def test_labels_and_badge_verdicts():
+    assert claim_label("M-F2b") == "claim-m-f2b"
+    assert check_label("wies2021_rank_bottleneck", "W-Tab2-5") == \
+        "check-wies2021_rank_bottleneck-w-tab2-5"
+    assert figures.verdict_class("not reproduced") == "verdict-not-reproduced"
+    assert figures.badge_status({"status": "reproduced", "stale": "attnbook.lm"}) == "stale"
+    assert figures.badge_status({"status": "not run", "stale": "x"}) == "not run"
+    assert figures.badge_status({"status": "reproduced", "stale": ""}) == "reproduced"
+
+
+def test_savefig_writes_the_plotted_data_and_checks_its_claims(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "FIGURES", tmp_path)
+    run = start("doctest_example", profile="ci")
+    frame = pd.DataFrame({"x": [1, 2], "y": [1, 4]})
+    fig, _ = plt.subplots()
+    png = run.savefig(fig, "demo_one", source="demo", caption="A demo", claims=["L-Lem1"],
+                      data=frame)
+    assert png == tmp_path / "demo_one.png" and png.exists()
+    assert (tmp_path / "demo_one.pdf").exists()
+    assert pd.read_csv(tmp_path / "demo_one.csv").equals(frame)
+    fig, _ = plt.subplots()
+    run.savefig(fig, "demo_panels", data={"a": frame, "b": frame.assign(y=0)})
+    panels = pd.read_csv(tmp_path / "demo_panels.csv")
+    assert list(panels.columns) == ["panel", "x", "y"] and list(panels["panel"]) == list("aabb")
+    fig, _ = plt.subplots()
+    run.savefig(fig, "demo_plain", "demo")  # the signature before captions and claims
+    assert not (tmp_path / "demo_plain.csv").exists()
+    with pytest.raises(AttnbookError, match="unknown claim id"):
+        run.savefig(fig, "demo_bad", claims=["NOT-A-CLAIM"])
+    with pytest.raises(TypeError, match="DataFrame"):
+        run.savefig(fig, "demo_bad", data=[1, 2])
+    plt.close("all")
+
+
+@pytest.mark.parametrize("text, math", [
+    ("H >~ (d/r)^(1/eps)", "$H \\gtrsim (d/r)^{1/\\epsilon}$"),
+    ("R^2 >= 0.98 on the non-saturated part", "$R^{2} \\ge 0.98$ on the non-saturated part"),
+    ("rises for d_h <= n, flat beyond", "rises for $d_{h} \\le n$, flat beyond"),
+    ("H(n-1)+1", "$H(n-1)+1$"),
+    ("positional rank 16 on par with full", "positional rank 16 on par with full"),
+    ("eq. (14): sep >= ((floor((r-H)/2), 3^(L-2)))",
+     "eq. (14): $\\operatorname{sep} \\ge \\left(\\!\\!\\binom{\\lfloor (r-H)/2 \\rfloor}"
+     "{3^{L-2}}\\!\\!\\right)$"),
+    ("transition near d_x ~ V (V=500: d_x ~ 408)",
+     "transition near $d_{x} \\sim V$ ($V=500$: $d_{x} \\sim 408)$"),
+    ("22.78 ppl (ours) vs 21.11 (GPT-2 117M)", "22.78 ppl (ours) vs 21.11 (GPT-2 117M)"),
+    ("-", "-"),
+])
+def test_paper_values_as_math(text, math):
+    assert report.paper_math(text) == math
+
+
+def test_every_paper_value_gives_balanced_math():
+    for value in status_table(profile="ci")["paper_value"]:
+        md = report.paper_math(value)
+        assert md.count("$") % 2 == 0, md
+        for span in md.split("$")[1::2]:
+            assert span == span.strip() and span.count("{") == span.count("}"), md
+
+
+def test_status_page_opens_with_the_overview_and_links_claims_to_their_checks(tmp_path):
+    table = status_table()
+    png = report.overview_figure(table, tmp_path / "overview.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    executed = tmp_path / "executed"
+    executed.mkdir()
+    (executed / "levine2020_lemma1.ipynb").write_text("{}")
+    md = report.status_markdown(table, executed)
+    head = md.split("\n## ")[0]
+    assert head.index(":::{figure} overview.png") < head.index("| profile |")
+    assert ":name: status-overview" in head
+    assert "{claim-row}`L-Lem1`" in md and "{claim-row}`M-F3`" in md
+    assert f"<{check_label('levine2020_lemma1', 'L-Lem1')}>" in md  # built: linked
+    assert "<check-mahdavi2024_fig3_saturation-m-f3>" not in md  # not built: no dead link
+    assert "{verdict}`" in md
+    checks = report.claim_checks()
+    assert checks["L-Lem1"][0][0] == "levine2020_lemma1"
