@@ -257,3 +257,7 @@ def test_saturation_across_widths_is_checked_not_only_growth():
 def test_w_f7_names_a_missing_measurement():
     with pytest.raises(AttnbookError, match="r = 8"):
         criteria.decide("W-F7", {1: 2.0}, {4: 2.1}, 1.99, 0.01, 32, 32)
+
+
+def test_every_claim_of_the_ledger_has_a_registered_criterion():
+    assert set(criteria.CRITERIA) == set(LEDGER["id"])
