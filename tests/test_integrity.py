@@ -303,7 +303,8 @@ def test_10_status_and_execution_pages_mark_stale_and_dirty_entries(sandbox, tmp
     row = table[(table["id"] == "L-Lem1") & (table["profile"] == "cpu")].iloc[0]
     assert row["stale"] == "attnbook.polynomial" and row["dirty"] == "dirty (diff d1ff)"
     page = status_markdown(table, tmp_path)
-    assert "**stale** (changed: attnbook.polynomial)" in page and "dirty (diff d1ff)" in page
+    assert "{verdict}`stale`" in page and "changed since: attnbook.polynomial" in page
+    assert "dirty (diff d1ff)" in page
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({"notebook": "levine2020_lemma1", "profile": "cpu",
                                     "status": "ok", "wall_s": 1, "device": "cpu",

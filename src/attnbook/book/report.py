@@ -324,7 +324,7 @@ def _verdict_cell(r) -> str:
     if r["measured"]:
         txt += f" {_cell(r['measured'])}"
     if r["notebook"]:
-        dirty = " dirty" if r.get("dirty") else ""
+        dirty = f" {r['dirty']}" if r.get("dirty") else ""  # 'dirty (diff <hash>)'
         txt += f" <br>`{r['commit']}`{dirty}, {short_device(r['device'])}"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += f"; changed since: {_cell(r['stale'])}"
