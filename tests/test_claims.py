@@ -137,3 +137,7 @@ def test_an_entry_decided_by_a_criterion_changed_since_is_stale(sandbox):
     assert claims.CRITERION_CHANGED in claims.stale_modules(entry, d)
     row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["M-F2b"]
     assert claims.CRITERION_CHANGED in row["stale"]
+
+
+def test_every_claim_of_the_ledger_is_checked_by_a_chapter():
+    assert set(claims.load_ledger()["id"]) <= claims.chapter_claims()

@@ -26,8 +26,9 @@ from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .store import atomic_write, dumps, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "load_ledger",
-           "criterion_sha", "record", "stale_modules", "status_table", "verdict_line"]
+__all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "criterion_sha",
+           "load_ledger", "record", "recorded_ids", "stale_modules", "status_table",
+           "verdict_line"]
 
 PROFILES = ("ci", "cpu", "full")
 STATUSES = ("reproduced", "not reproduced", "partly run", "not run", "no chapter yet")
@@ -197,7 +198,22 @@ def _results(claims_dir: Path, profiles) -> list[dict]:
     return out
 
 
-_RECORD = re.compile(r"""\.record\(\s*["']([A-Z][\w-]*)["']""")
+_RECORD = re.compile(r"""\.record\(""")
+_CLAIM_ID = re.compile(r"""["']([A-Z]-[\w-]+)["']""")
+
+
+def recorded_ids(code: str) -> list[str]:
+    """The claim ids a code cell records, in order: the quoted ids of a cell that calls
+    ``run.record`` (directly, or through a loop over ``("ID", ...)`` pairs).
+
+    >>> recorded_ids('for c, t in (("M-T1tab", a), ("M-T3tab", b)): run.record(c, t, "")')
+    ['M-T1tab', 'M-T3tab']
+    >>> recorded_ids('run.ledger("W-F1")')
+    []
+    """
+    if not _RECORD.search(code):
+        return []
+    return list(dict.fromkeys(_CLAIM_ID.findall(code)))
 
 
 def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
@@ -213,7 +229,7 @@ def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
         cells = json.loads(nb.read_text()).get("cells", [])
         code = "\n".join("".join(c.get("source", "")) for c in cells
                          if c.get("cell_type", "code") == "code")
-        found.update(_RECORD.findall(code))
+        found.update(recorded_ids(code))
     return found
 
 

@@ -35,14 +35,14 @@ import re
 from docutils import nodes
 
 from .. import paths
+from .claims import recorded_ids
 from .plotting import FIGURE_KEY
 
 __all__ = ["rewrite_notebook", "claim_label", "check_label", "verdict_class", "badge_status",
-           "provenance_markdown", "RECORD_CALL", "STATUS_DOC", "setup"]
+           "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
 GLUE_PREFIX = "application/papermill.record/"  # MyST-NB's: a glued output hidden where it stands
-RECORD_CALL = re.compile(r"""\.record\(\s*["']([A-Z][\w-]*)["']""")
 
 
 def claim_label(claim_id: str) -> str:
@@ -185,7 +185,7 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
             continue
         code = "".join(cell.get("source", ""))
         tags = cell.get("metadata", {}).get("tags", [])
-        ids = [] if "remove-cell" in tags else list(dict.fromkeys(RECORD_CALL.findall(code)))
+        ids = [] if "remove-cell" in tags else recorded_ids(code)
         ids = [c for c in ids if c not in labelled]
         added = []
         for output in cell.get("outputs", []):

@@ -23,8 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from .claims import PROFILES, STATUSES, status_table
-from .figures import RECORD_CALL, badge_status, check_label
+from .claims import PROFILES, STATUSES, recorded_ids, status_table
+from .figures import badge_status, check_label
 from .publish import chapter_doc
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "overview_figure",
@@ -251,7 +251,7 @@ def claim_checks(notebooks: Path | None = None) -> dict:
                 if heads:
                     section = _plain(heads[-1])
             elif cell.get("cell_type") == "code":
-                for cid in dict.fromkeys(RECORD_CALL.findall(text)):
+                for cid in recorded_ids(text):
                     if (nb.stem, section) not in out.setdefault(cid, []) and \
                             all(n != nb.stem for n, _ in out[cid]):
                         out[cid].append((nb.stem, section))
