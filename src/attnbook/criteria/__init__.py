@@ -37,7 +37,7 @@ from pathlib import Path
 from ..errors import AttnbookError
 
 __all__ = ["CRITERIA", "all_at_most", "code_sha", "criterion", "decide", "parse_thresholds",
-           "thresholds"]
+           "records", "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
 
@@ -100,6 +100,17 @@ def all_at_most(values, limit) -> bool:
     """
     values = [float(v) for v in values]
     return bool(values) and all(v <= limit for v in values)
+
+
+def records(table) -> list[dict]:
+    """A table (a DataFrame or an iterable of dicts) as a list of dicts.
+
+    >>> records([{"a": 1}])
+    [{'a': 1}]
+    """
+    if hasattr(table, "to_dict"):
+        return table.to_dict("records")
+    return [dict(r) for r in table]
 
 
 def criterion(claim_id: str):

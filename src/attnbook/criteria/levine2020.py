@@ -4,6 +4,7 @@ import math
 from itertools import pairwise
 
 from . import all_at_most, criterion
+from . import records as _rows  # the one table-to-dicts of the criteria
 
 __all__: list[str] = []
 
@@ -34,13 +35,6 @@ def seed_std_small(stds, *, max_std):
     """L-Tab2 (Table 2): the seed standard deviation of the test loss is at most ``max_std``
     at every (depth, width) measured. ``stds``: one standard deviation per point."""
     return all_at_most(stds, max_std)
-
-
-def _rows(table) -> list[dict]:
-    """A table (a DataFrame or an iterable of dicts) as a list of dicts."""
-    if hasattr(table, "to_dict"):
-        return table.to_dict("records")
-    return [dict(r) for r in table]
 
 
 def _missing(x) -> bool:

@@ -4,6 +4,7 @@ import math
 
 from ..errors import AttnbookError
 from . import all_at_most, criterion
+from . import records as _records  # the one table-to-dicts of the criteria
 
 __all__: list[str] = []
 
@@ -52,13 +53,6 @@ def ratio_spread_exceeds_depth_spread(spreads, *, factor):
     pairs = [(float(r), float(d)) for r, d in spreads]
     return bool(pairs) and all(math.isfinite(r) and math.isfinite(d) and r >= factor * d
                                for r, d in pairs)
-def _records(table) -> list[dict]:
-    """A table (a DataFrame or an iterable of dicts) as a list of dicts."""
-    if hasattr(table, "to_dict"):
-        return table.to_dict("records")
-    return [dict(r) for r in table]
-
-
 def _groups(rows, keys):
     out: dict[tuple, list[dict]] = {}
     for row in rows:
