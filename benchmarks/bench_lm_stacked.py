@@ -7,7 +7,15 @@ the same dropout masks (on the CPU they give the same numbers up to float roundi
 the final test evaluation, run in one process on the same device with the same thread count,
 and alternate within each repeat (which side goes first alternates too), so that a change of
 machine load hits both alike; the median of the per-repeat ratios is reported, with the
-tokens per second of each side. Sizes are those of a 2-core CPU profile (wies2021 at a small
+tokens per second of each side.
+
+Stacking removes per-op overhead (dispatch, allocation, launches), not arithmetic. Each case
+therefore also times one model's training step at its size (``step_full_s``) and at B = 1,
+T = 8 (``step_tiny_s``: the same ops on 8 tokens, i.e. the per-step overhead), and reports the
+speed-up a perfect stack could reach, ``ceiling = M t_full / (M (t_full - t_tiny) + t_tiny)``
+(every model's arithmetic kept, the overhead paid once). A measured speed-up near the ceiling
+means the stack does its job; a ceiling below a goal means no stack reaches the goal at that
+size on that device. Sizes are those of a 2-core CPU profile (wies2021 at a small
 scale: V up to 256, N = 64, L 1-2, d_x 32-96, H = 2); ``--adamw`` also times the stack's
 AdamW implementations (for-loop, foreach, fused).
 
@@ -16,6 +24,7 @@ AdamW implementations (for-loop, foreach, fused).
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -30,7 +39,7 @@ from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
 from attnbook.lm import LanguageModel, LMConfig
 from attnbook.progress import progress_bar
-from attnbook.training import TrainConfig, train_lm, train_lm_stacked
+from attnbook.training import TrainConfig, _optimizer, train_lm, train_lm_stacked, train_step
 
 # (name, LMConfig keywords, batch, models per stack)
 CASES = [
@@ -51,6 +60,34 @@ def _tokens(V: int, n: int, seed: int = 0) -> np.ndarray:
     """A corpus with structure (next token = previous + 1 mod V, 10% noise)."""
     rng = np.random.default_rng(seed)
     return ((np.arange(n) + rng.integers(0, V, n) * (rng.random(n) < 0.1)) % V).astype(np.uint16)
+
+
+def step_time(cfg: LMConfig, batch: int, T: int, device, steps: int, repeats: int) -> float:
+    """Median seconds of one ``train_step`` of one model (batch x T tokens), after warm-up."""
+    torch.manual_seed(0)
+    model = LanguageModel(cfg).to(device).train()
+    opt = _optimizer(model, TrainConfig(steps=steps, batch=batch))
+    x = torch.randint(0, cfg.V, (batch, T), device=device)
+    y = torch.randint(0, cfg.V, (batch, T), device=device)
+    for _ in range(3):
+        train_step(model, opt, x, y, device)
+    times = []
+    for _ in range(repeats):
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            train_step(model, opt, x, y, device)
+        _sync(device)
+        times.append((time.perf_counter() - t0) / steps)
+    return statistics.median(times)
+
+
+def ceiling(cfg: LMConfig, batch: int, M: int, steps: int, repeats: int, device) -> dict:
+    """The per-step overhead of one model and the speed-up a perfect stack of M could reach."""
+    full = step_time(cfg, batch, cfg.N, device, steps, repeats)
+    tiny = step_time(dataclasses.replace(cfg, N=8), 1, 8, device, steps, repeats)
+    return {"step_full_s": full, "step_tiny_s": tiny, "overhead_share": tiny / full,
+            "ceiling": M * full / (M * max(full - tiny, 0.0) + tiny)}
 
 
 def bench(name, kw, batch, M, steps, repeats, device, adamw=False) -> dict:
@@ -92,7 +129,8 @@ def bench(name, kw, batch, M, steps, repeats, device, adamw=False) -> dict:
            "one_at_a_time_s": statistics.median(seq), "speedup": statistics.median(ratios),
            "speedup_min": min(ratios), "speedup_max": max(ratios), "ratios": ratios,
            "stacked_tokens_per_s": tokens / statistics.median(st),
-           "one_at_a_time_tokens_per_s": tokens / statistics.median(seq)}
+           "one_at_a_time_tokens_per_s": tokens / statistics.median(seq),
+           **ceiling(cfg, batch, M, steps, repeats, device)}
     if adamw:
         times = {k: [] for k in ("for-loop", "foreach", "fused")}
         for _ in range(repeats):
@@ -156,6 +194,8 @@ if __name__ == "__main__":
                   f"({r['stacked_tokens_per_s']:.0f} tok/s), one at a time "
                   f"{r['one_at_a_time_s']:.2f} s ({r['one_at_a_time_tokens_per_s']:.0f} tok/s), "
                   f"speed-up {r['speedup']:.2f}x (median of {a.repeats}; "
-                  f"{r['speedup_min']:.2f}-{r['speedup_max']:.2f}x){extra}", flush=True)
+                  f"{r['speedup_min']:.2f}-{r['speedup_max']:.2f}x); overhead "
+                  f"{100 * r['overhead_share']:.0f}% of a step, ceiling "
+                  f"{r['ceiling']:.2f}x{extra}", flush=True)
     if a.out:
         print("wrote", a.out)
