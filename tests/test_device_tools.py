@@ -67,6 +67,11 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     ci.write_text("{}")
     for f in (new, claim, ci):
         os.utime(f, (since + 5, since + 5))
+    ckpt = there / "data/checkpoints/nb/full/models/abc.pt"  # a unit stopped mid-way
+    ckpt.parent.mkdir(parents=True)
+    ckpt.write_bytes(b"state")
+    (there / "data/checkpoints/nb/ci/models").mkdir(parents=True)  # another profile's: stays
+    (there / "data/checkpoints/nb/ci/models/x.pt").write_bytes(b"")
     (there / "build").mkdir()
     entry = {"notebook": "nb", "profile": "full", "status": "partly run", "wall_s": 3.0,
              "device": "cuda: H100", "error": "BudgetExhausted: ...",
@@ -80,6 +85,8 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     with tarfile.open(out / "results.tar.gz") as tar:
         assert sorted(tar.getnames()) == ["data/claims/results/full/X-1.json",
                                           "data/results/nb/full/s/new.json"]
+    with tarfile.open(out / "checkpoints.tar.gz") as tar:
+        assert tar.getnames() == ["data/checkpoints/nb/full/models/abc.pt"]
     assert len((out / "manifest.jsonl").read_text().splitlines()) == 1  # this run's only
     assert len(list(out.iterdir())) <= 8
     # a path outside the results is never written here
@@ -100,6 +107,7 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     assert not (here / "src").exists()
     assert (here / "data/results/nb/full/s/new.json").read_text() == '{"result": 1}'
     assert (here / "data/claims/results/full/X-1.json").exists()
+    assert (here / "data/checkpoints/nb/full/models/abc.pt").read_bytes() == b"state"
     assert "exited 75: the time budget ran out" in text.out
     assert "nb: partly run in 3.0 s on cuda: H100" in text.out
     assert json.loads((here / "build/manifest.jsonl").read_text())["status"] == "partly run"

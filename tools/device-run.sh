@@ -12,7 +12,8 @@
 #    before a unit that would not finish in time (exit code 75: run again to resume); a hard
 #    limit 45 s after the budget interrupts whatever is still running;
 # 5. packs what the run computed into $OUT (default build/device-out): results.tar.gz,
-#    manifest.jsonl, time-budget.json, executed.tar.gz, status.json, log.txt (6 files).
+#    checkpoints.tar.gz (units stopped mid-way), manifest.jsonl, time-budget.json,
+#    executed.tar.gz, status.json, log.txt (7 files).
 #
 # Exits with the runner's code (0 done, 1 a notebook failed, 75 budget spent, 130 interrupted)
 # or 3 when the bundle does not fit the code. Environment: PYTHON (default python3),

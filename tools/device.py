@@ -248,10 +248,11 @@ def _iso_epoch(text: str) -> float:
 
 
 def cmd_pack(args) -> int:
-    """Write into ``--out`` (at most 6 files): results.tar.gz (results and ledger entries of
-    the profile written since ``--since``), manifest.jsonl (this run's entries),
-    time-budget.json, executed.tar.gz (the notebooks as executed), status.json; the runner's
-    log.txt is written there by device-run.sh."""
+    """Write into ``--out`` (at most 7 files): results.tar.gz (results and ledger entries of
+    the profile written since ``--since``), checkpoints.tar.gz (the checkpoints of units the
+    time budget stopped mid-way, data/checkpoints/<notebook>/<profile>/), manifest.jsonl (this
+    run's entries), time-budget.json, executed.tar.gz (the notebooks as executed),
+    status.json; the runner's log.txt is written there by device-run.sh."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     since = float(args.since)
@@ -259,6 +260,11 @@ def cmd_pack(args) -> int:
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
         for rel in written:
             tar.add(ROOT / rel, arcname=rel)
+    ckpts = sorted(f for f in (ROOT / "data" / "checkpoints").glob(f"*/{args.profile}/*/*.pt"))
+    if ckpts:
+        with tarfile.open(out / "checkpoints.tar.gz", "w:gz") as tar:
+            for f in ckpts:
+                tar.add(f, arcname=str(f.relative_to(ROOT)))
     manifest = ROOT / "build" / "manifest.jsonl"
     lines = []
     if manifest.exists():
@@ -281,8 +287,8 @@ def cmd_pack(args) -> int:
     status = {"rc": int(args.rc), "profile": args.profile, "since": since,
               "packed": time.time(), "results": len(written), "runs": len(lines)}
     (out / "status.json").write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
-    _say(f"packed {len(written)} result and ledger files and {len(lines)} manifest entries "
-         f"into {out} (exit code {args.rc})")
+    _say(f"packed {len(written)} result and ledger files, {len(ckpts)} checkpoints and "
+         f"{len(lines)} manifest entries into {out} (exit code {args.rc})")
     return 0
 
 
@@ -316,6 +322,24 @@ def cmd_unpack(args) -> int:
                 tmp.write_bytes(tar.extractfile(m).read())
                 os.replace(tmp, dest)
                 n += 1
+    ckpts = src / "checkpoints.tar.gz"
+    n_ckpt = 0
+    if ckpts.exists():  # units stopped mid-way: `run` with carry ["data/checkpoints"] resumes
+        with tarfile.open(ckpts) as tar:
+            for m in tar.getmembers():
+                parts = Path(m.name).parts
+                if not (m.isfile() and ".." not in parts and len(parts) == 6
+                        and parts[:2] == ("data", "checkpoints") and parts[3] == profile
+                        and m.name.endswith(".pt")):
+                    print(f"device: skipped {m.name!r}: not a checkpoint of profile {profile}",
+                          file=sys.stderr)
+                    continue
+                dest = ROOT / m.name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                tmp = dest.with_name(f".{dest.name}.unpack")
+                tmp.write_bytes(tar.extractfile(m).read())
+                os.replace(tmp, dest)
+                n_ckpt += 1
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
     runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
@@ -333,7 +357,7 @@ def cmd_unpack(args) -> int:
                 if m.isfile() and m.name.endswith(".ipynb") and ".." not in Path(m.name).parts:
                     (dest / Path(m.name).name).write_bytes(tar.extractfile(m).read())
     rc = status.get("rc")
-    print(f"unpacked {n} result and ledger files ({profile}) and "
+    print(f"unpacked {n} result and ledger files ({profile}), {n_ckpt} checkpoints and "
           f"{len(runs.splitlines())} manifest entries; the run there exited {rc}: "
           f"{RC.get(rc, 'see log.txt')}")
     for line in runs.splitlines():

@@ -18,8 +18,14 @@ sweep seen so far, this run or stored) is not started, the finished ones being s
 ``except Exception`` in a notebook swallows it, and once raised, :meth:`Run.record` raises it
 again: a verdict is never written from part of a sweep. What is still missing is appended to
 the file ``ATTNBOOK_BUDGET_REPORT`` names, for the runner.
+
+A unit longer than one sitting checkpoints itself (``Sweep.run(..., checkpoint=True)``,
+``Run.cached(..., checkpoint=True)``; see :mod:`attnbook.book.checkpoints`): with a budget it
+is started when at least a minute is left, saves its state and stops before the deadline, and
+the next run resumes it from that state.
 """
 
+import functools
 import json
 import os
 import random
@@ -28,6 +34,7 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -35,6 +42,7 @@ import torch
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
+from .checkpoints import MIN_SLICE_S, Checkpoint, checkpoint_dir, unit_key
 from .executors import LocalExecutor
 from .provenance import provenance
 from .store import ResultStore, config_key
@@ -135,16 +143,29 @@ class Run:
                                  provenance={"run_id": self.run_id, **self.info})
 
     # -- cache ---------------------------------------------------------------------------
-    def cached(self, name: str | tuple[str, ...], params: dict, compute):
+    def cached(self, name: str | tuple[str, ...], params: dict, compute, *,
+               checkpoint: bool = False):
         """A table computed once per (profile, params) and re-read after: see ResultStore.
 
         With a tuple of names, ``compute()`` returns a dict of those tables (one computation
         that yields several tables); each is stored under its own name, and a dict is
         returned. ``compute`` runs at most once, and only if a table is missing.
+
+        ``checkpoint=True``: ``compute(checkpoint)`` gets a :class:`~attnbook.book.checkpoints.
+        Checkpoint` for this table (a long training saves its state there and resumes from
+        it, see :mod:`attnbook.book.checkpoints`); the file is deleted once the table is stored.
         """
-        compute = _within_budget(self.store, compute, f"table {name!r}")
+        ckpt = None
+        if checkpoint:
+            ckpt = self.checkpoint(name if isinstance(name, str) else "+".join(name), params)
+            compute = functools.partial(compute, ckpt)
+        compute = _within_budget(self.store, compute, f"table {name!r}",
+                                 checkpointed=checkpoint)
         if isinstance(name, str):
-            return self.store.cached(name, params, compute)
+            out = self.store.cached(name, params, compute)
+            if ckpt is not None:
+                ckpt.clear()
+            return out
         names, computed = tuple(name), {}
 
         def table(n):
@@ -158,7 +179,17 @@ class Run:
                 return computed[n]
             return one
 
-        return {n: self.store.cached(n, params, table(n)) for n in names}
+        out = {n: self.store.cached(n, params, table(n)) for n in names}
+        if ckpt is not None:
+            ckpt.clear()
+        return out
+
+    def checkpoint(self, name: str, params: dict) -> Checkpoint:
+        """The checkpoint of the cached table ``name`` for ``params`` (nothing is saved in a
+        read-only run): what :meth:`cached` passes with ``checkpoint=True``."""
+        folder = checkpoint_dir(self.store.dir, name)
+        return Checkpoint(None if self.readonly else folder / f"{unit_key(params)}.pt",
+                          deadline=deadline(), label=f"table {name!r}")
 
     def sweep(self, name: str) -> "Sweep":
         """A resumable per-configuration cache for the sweep called ``name``."""
@@ -275,7 +306,7 @@ class Sweep:
     name: str
 
     def run(self, fn, configs, *, executor=None, groups=None, desc: str | None = None,
-            progress: bool = True):
+            progress: bool = True, checkpoint: bool = False):
         """Compute ``fn`` for every configuration not yet stored; return all as one frame.
 
         ``configs`` are flat JSON-able dicts, distinct. Without ``groups``, ``fn(config)``
@@ -285,6 +316,11 @@ class Sweep:
         moment its unit finishes, so a sweep stopped at any point resumes where it stopped.
         ``executor`` (see :mod:`attnbook.book.executors`) decides where units run; the
         default computes them here, one after another, with a progress bar (``progress``).
+
+        ``checkpoint=True``: ``fn(unit, checkpoint)`` also gets the unit's
+        :class:`~attnbook.book.checkpoints.Checkpoint`, where a long training saves its state
+        and resumes from (deleted once the unit's results are stored); with a time budget such
+        a unit starts whenever a minute is left and stops, checkpointed, before the deadline.
         """
         configs = list(configs)
         if len({config_key(c) for c in configs}) != len(configs):
@@ -298,8 +334,13 @@ class Sweep:
         executor = executor or LocalExecutor(progress=progress, desc=desc or self.name,
                                              unit="run" if groups is None else "group")
         units = todo if groups is None else [list(g) for g in groups(todo)]
-        budget = _SweepBudget(self, configs, todo, units, grouped=groups is not None)
+        budget = _SweepBudget(self, configs, todo, units, grouped=groups is not None,
+                              checkpointed=checkpoint)
         budget.check()
+        if checkpoint:
+            fn = _Checkpointed(fn, None if self.store.readonly else
+                               checkpoint_dir(self.store.dir, self.name), deadline(),
+                               f"sweep {self.name!r} " + ("group" if groups else "unit"))
         work = executor.map(fn, units)
         try:
             for unit, results, wall_s in work:
@@ -311,7 +352,15 @@ class Sweep:
                                         f"group of {len(unit)} configurations")
                 for config, result in zip(unit, results, strict=True):
                     self.put(config, result, round(wall_s, 3))
+                if checkpoint:
+                    fn.clear(unit if groups is not None else unit[0])
                 budget.finished(unit, wall_s)
+        except BudgetExhausted as e:
+            if getattr(self.store, "budget_stop", None):
+                raise
+            _stop(self.store, f"{e}; sweep {self.name!r} has {budget.missing} of "
+                  f"{budget.total} configurations not computed: run again to resume",
+                  budget.report(checkpointed=True))  # a checkpoint stopped a unit inside
         finally:
             close = getattr(work, "close", None)
             if close is not None:
@@ -331,22 +380,50 @@ class Sweep:
         return self.store.frame(self.name, configs)
 
 
-def _within_budget(store: ResultStore, compute, what: str):
-    """``compute``, checking first that the deadline has not passed (a table is one unit)."""
+def _within_budget(store: ResultStore, compute, what: str, checkpointed: bool = False):
+    """``compute``, checking first that the deadline has not passed (a table is one unit;
+    ``checkpointed``: one that stops itself before the deadline, checkpointed)."""
     def guarded():
         end = deadline()
-        if end is not None and time.time() >= end:
+        if end is not None and time.time() + (MIN_SLICE_S if checkpointed else 0) >= end:
             _stop(store, f"time budget spent before {what} was computed", {"table": what})
-        return compute()
+        try:
+            return compute()
+        except BudgetExhausted as e:
+            if getattr(store, "budget_stop", None):
+                raise
+            _stop(store, f"{e}; run again to resume", {"table": what, "checkpointed": True})
     return guarded
+
+
+@dataclass
+class _Checkpointed:
+    """``fn(unit, checkpoint)`` as the ``fn(unit)`` an executor maps (picklable, for Slurm)."""
+
+    fn: object
+    folder: Path | None  # None: save nothing (a read-only run)
+    deadline: float | None
+    label: str
+
+    def checkpoint(self, unit) -> Checkpoint:
+        path = None if self.folder is None else self.folder / f"{unit_key(unit)}.pt"
+        return Checkpoint(path, deadline=self.deadline, label=self.label)
+
+    def __call__(self, unit):
+        return self.fn(unit, self.checkpoint(unit))
+
+    def clear(self, unit) -> None:
+        self.checkpoint(unit).clear()
 
 
 class _SweepBudget:
     """The deadline check of one :meth:`Sweep.run`: before each unit, whether the longest unit
     seen so far (this run, or stored by an earlier one) still fits before the deadline."""
 
-    def __init__(self, sweep: Sweep, configs, todo, units, grouped: bool):
+    def __init__(self, sweep: Sweep, configs, todo, units, grouped: bool,
+                 checkpointed: bool = False):
         self.sweep, self.total, self.grouped = sweep, len(configs), grouped
+        self.checkpointed = checkpointed  # units stop themselves: a minute left is enough
         self.units_left, self.missing = len(units), len(todo)
         self.deadline = deadline()
         self.longest = 0.0
@@ -369,18 +446,22 @@ class _SweepBudget:
     def check(self) -> None:
         if self.deadline is None or self.units_left <= 0:
             return
-        now = time.time()
-        if now + self.longest <= self.deadline:
+        need = min(self.longest, MIN_SLICE_S) if self.checkpointed else self.longest
+        if time.time() + need <= self.deadline:
             return
         kind = ("group" if self.grouped else "unit") + ("s" if self.units_left != 1 else "")
         _stop(self.sweep.store,
               f"time budget: sweep {self.sweep.name!r} stopped with {self.missing} of "
               f"{self.total} configurations not computed ({self.units_left} {kind}; the "
-              f"finished ones are stored): run again to resume",
-              {"sweep": self.sweep.name, "configurations": self.total,
-               "missing": self.missing, "units_missing": self.units_left,
-               "longest_unit_s": round(self.longest, 3),
-               "seconds_left": round(self.deadline - now, 3)})
+              f"finished ones are stored): run again to resume", self.report())
+
+    def report(self, **extra) -> dict:
+        """What the sweep still lacks, for the runner's ``build/time-budget.json``."""
+        return {"sweep": self.sweep.name, "configurations": self.total,
+                "missing": self.missing, "units_missing": self.units_left,
+                "longest_unit_s": round(self.longest, 3),
+                "seconds_left": round(self.deadline - time.time(), 3)
+                if self.deadline is not None else None, **extra}
 
 
 def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None = None) -> Run:

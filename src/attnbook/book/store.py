@@ -152,7 +152,8 @@ def stored_results(root: Path | None = None, profile: str | None = None):
     """Every stored result under ``root`` (default ``data/results``), checked: dicts with
     notebook, profile, path, problem (damaged) and changed (stale modules)."""
     root = Path(root or paths.COMMITTED_RESULTS)
-    for nb_dir in sorted(p for p in root.glob("*") if p.is_dir()):
+    for nb_dir in sorted(p for p in root.glob("*") if p.is_dir() and
+                         not p.name.startswith(".")):  # .checkpoints: not results
         for prof_dir in sorted(p for p in nb_dir.glob("*") if p.is_dir()):
             if profile is not None and prof_dir.name != profile:
                 continue

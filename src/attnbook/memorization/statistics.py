@@ -129,11 +129,12 @@ def head_size_gains(g: pd.DataFrame, n: int, y: str = "metric") -> pd.Series:
 
 
 def saturation_experiment(cfgs: list[MemorizationConfig], device="cpu", threshold=0.99,
-                          progress=True) -> dict:
+                          progress=True, checkpoint=None) -> dict:
     """Appendix H of mahdavi2024: train ``cfgs`` (several T per H) together, take per H the
     largest T memorized perfectly (else the best-memorized T), and return the accuracy table and
-    the max softmax coefficient of every (example, head) of the chosen models."""
-    r = train_group(cfgs, device, progress=progress, keep_models=True)
+    the max softmax coefficient of every (example, head) of the chosen models. ``checkpoint``:
+    as :func:`~attnbook.memorization.trained.train_group`'s (the training resumes from it)."""
+    r = train_group(cfgs, device, progress=progress, keep_models=True, checkpoint=checkpoint)
     acc = pd.DataFrame([{"H": c.H, "T": c.T, "metric": float(r["metric"][m])}
                         for m, c in enumerate(cfgs)])
     acc["chosen"] = False

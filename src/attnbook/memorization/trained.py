@@ -370,13 +370,20 @@ def _evaluate(net, data: _Stack, task, chunk=2048):
 
 
 def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
-                keep_models=False, trace_every: int = 0) -> dict:
+                keep_models=False, trace_every: int = 0, checkpoint=None) -> dict:
     """Train the models of ``cfgs`` together (one stacked program); return their metrics.
 
     Memorization is the training accuracy (or MSE) of each model's best checkpoint, evaluated
     every ``eval_every`` steps (mahdavi2024 appendix A); training stops early once every model
     of the group is at 100% accuracy. ``trace_every > 0`` also records every model's loss at
     that period (for tests and benchmarks).
+
+    ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
+    and ``tick(step, state)`` (called after every step; it may save ``state()`` and may stop
+    the training by raising), e.g. the :class:`attnbook.book.checkpoints.Checkpoint` a sweep
+    passes. The state is everything the loop carries (weights, Adam's moments, the schedule,
+    the best metrics and weights so far, the traces); batches are a hash of (model, step),
+    so no random stream needs saving, and a resumed training equals the uninterrupted one.
 
     >>> r = train_group([MemorizationConfig(H=h, T=4, n=2, d=4, steps=60) for h in (1, 2)])
     >>> r["metric"].shape, r["steps_run"], r["evals"].shape  # (M,), one evaluation at the end
@@ -399,8 +406,23 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     best_state = {k: v.detach().clone() for k, v in net.state_dict().items()} if keep_models \
         else None
     trace, evals = [], []
-    steps_run = 0
-    bar = range(c0.steps)
+    steps_run, loss = 0, None
+    saved = checkpoint.load(device) if checkpoint is not None else None
+    if saved is not None:
+        net.load_state_dict(saved["net"])
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        best, trace, evals = saved["best"].to(device), saved["trace"], saved["evals"]
+        steps_run, loss = saved["step"], saved["loss"].to(device)
+        if keep_models:
+            best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
+
+    def state() -> dict:
+        return {"step": steps_run, "net": net.state_dict(), "opt": opt.state_dict(),
+                "sched": sched.state_dict(), "best": best, "trace": trace, "evals": evals,
+                "loss": loss.detach(), "best_state": best_state}
+
+    bar = range(steps_run, c0.steps)
     if progress:
         from ..progress import progress_bar
 
@@ -429,6 +451,8 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
             evals.append(metric.cpu())
             if classify and bool((best >= 1.0).all()):
                 break
+        if checkpoint is not None and steps_run < c0.steps:
+            checkpoint.tick(steps_run, state)
     out = {"metric": best.cpu().numpy(), "steps_run": steps_run,
            "final_loss": loss.detach().cpu().numpy(),
            "trace": torch.stack(trace).numpy() if trace else None,
@@ -513,21 +537,24 @@ def train_sweep(sweep, configs: Iterable[MemorizationConfig], device="cpu", *,
                 max_group: int = 64, progress=True) -> pd.DataFrame:
     """Train every configuration not yet stored in ``sweep`` (a ``run.sweep``), in stacked
     groups (:func:`plan_groups`), store each model's result as its group finishes, and return
-    the whole table."""
+    the whole table. Each group checkpoints its training (``sweep.run(..., checkpoint=True)``)
+    and a group stopped mid-way resumes from its checkpoint."""
     configs = [asdict(c) for c in configs]
 
     def groups(todo):
         return [[asdict(c) for c in chunk] for chunk in
                 plan_groups([MemorizationConfig(**d) for d in todo], max_group=max_group)]
 
-    def train(chunk):
+    def train(chunk, checkpoint=None):
         r = train_group([MemorizationConfig(**d) for d in chunk], device,
-                        progress=f"{len(chunk)} models" if progress else False)
+                        progress=f"{len(chunk)} models" if progress else False,
+                        checkpoint=checkpoint)
         return [{"metric": float(r["metric"][m]), "steps_run": r["steps_run"],
                  "final_loss": float(r["final_loss"][m]), "group_size": len(chunk)}
                 for m in range(len(chunk))]
 
-    return sweep.run(train, configs, groups=groups, desc="groups", progress=bool(progress))
+    return sweep.run(train, configs, groups=groups, desc="groups", progress=bool(progress),
+                     checkpoint=True)
 
 
 # -- statistics ----------------------------------------------------------------------------

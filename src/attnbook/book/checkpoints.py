@@ -1,0 +1,140 @@
+"""Checkpoints of long units of work: a training stopped mid-way resumes where it stopped.
+
+A sweep stores each unit (a configuration, or a stacked group) when it finishes; a unit longer
+than one sitting (a 300,000-step stacked group on a GPU lent for 10-minute commands, a job
+preempted on a cluster) would otherwise start over every time. A trainer that accepts a
+checkpoint calls, with the state it would need to go on (weights, optimizer, step, random
+streams, what it has measured so far):
+
+* ``checkpoint.load(device)``: the state saved by an earlier sitting, or None;
+* ``checkpoint.tick(step, state)`` after every step, ``state`` a function returning that state
+  (called only when a save is due): the state is saved every ``every_s`` seconds, and, when
+  the run has a time budget (``attnbook run --time-budget``), saved once more and
+  :class:`~attnbook.book.notebook.BudgetExhausted` raised when the next steps might not fit
+  before the deadline;
+* nothing at the end: the sweep (or cached table) deletes the file once the unit's result is
+  stored.
+
+Files live under ``data/checkpoints/<notebook>/<profile>/<name>/<key>.pt`` (git-ignored), one
+per unit, ``key`` the hash of the unit's configurations. Each carries the code fingerprint of
+the run that wrote it; a checkpoint written by code that has changed since is discarded (with a
+warning), never resumed. Saving is atomic (a killed process leaves the previous checkpoint).
+A resumed training is the uninterrupted one, step for step: the trainers' tests stop and
+resume them and compare every number.
+
+:class:`Checkpoint` holds no handle on the run, so it pickles (a Slurm job gets its own and
+saves on the shared filesystem: a job killed at its time limit resumes when the sweep is run
+again). A read-only run (the nbval re-execution) saves nothing.
+"""
+
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .. import paths
+from .provenance import code_fingerprint
+from .store import config_key
+
+__all__ = ["Checkpoint", "checkpoint_dir", "unit_key", "MIN_SLICE_S", "DEFAULT_EVERY_S"]
+
+DEFAULT_EVERY_S = 300.0  # seconds between saves of a running unit
+MIN_SLICE_S = 60.0  # a budgeted run starts a checkpointed unit if at least this much is left
+
+
+def checkpoint_dir(results_dir: Path, name: str) -> Path:
+    """``data/checkpoints/<notebook>/<profile>/<name>`` for a store at
+    ``data/results/<notebook>/<profile>``; a store under another root (an exploratory run, a
+    test) keeps them in that root's ``.checkpoints``."""
+    results_dir = Path(results_dir)
+    root, notebook, profile = results_dir.parent.parent, results_dir.parent.name, results_dir.name
+    base = paths.DATA / "checkpoints"
+    if root.resolve() != Path(paths.COMMITTED_RESULTS).resolve():
+        base = root / ".checkpoints"
+    return base / notebook / profile / name
+
+
+def unit_key(unit) -> str:
+    """The hash of a unit: one configuration (a dict) or a group of them (a list)."""
+    if isinstance(unit, dict):
+        return config_key(unit)
+    return config_key({"unit": [config_key(c) for c in unit]})
+
+
+def _modules(fingerprint: dict) -> list[str]:
+    return sorted(m for m in fingerprint if m.startswith("attnbook."))
+
+
+@dataclass
+class Checkpoint:
+    """The checkpoint file of one unit of work, and when to save it (see the module)."""
+
+    path: Path | None  # None: save nothing (a read-only run)
+    every_s: float = DEFAULT_EVERY_S
+    deadline: float | None = None  # seconds since the epoch (the run's time budget)
+    label: str = "unit"  # what the unit is, for messages
+    saves: int = field(default=0, init=False)
+    resumed_step: int | None = field(default=None, init=False)
+    _last_save: float = field(default_factory=time.monotonic, init=False, repr=False)
+    _last_tick: float | None = field(default=None, init=False, repr=False)
+    _step_s: float = field(default=0.0, init=False, repr=False)
+    _save_s: float = field(default=1.0, init=False, repr=False)
+
+    def load(self, device=None) -> dict | None:
+        """The state of an earlier sitting of this unit (tensors on ``device``), or None."""
+        if self.path is None or not self.path.exists():
+            return None
+        try:
+            saved = torch.load(self.path, map_location=device, weights_only=False)
+        except Exception as e:  # noqa: BLE001 - a damaged checkpoint is only lost time
+            warnings.warn(f"checkpoint {self.path} unreadable ({type(e).__name__}); {self.label}"
+                          " starts over", stacklevel=2)
+            return None
+        now = code_fingerprint(_modules(saved.get("fingerprint", {})))
+        if saved.get("fingerprint") != now or not now:
+            warnings.warn(f"checkpoint {self.path} was written by code that has changed since; "
+                          f"{self.label} starts over", stacklevel=2)
+            return None
+        self.resumed_step = int(saved["step"])
+        return saved["state"]
+
+    def tick(self, step: int, state) -> None:
+        """After step ``step`` (steps done so far): save if due; stop before the deadline."""
+        now = time.monotonic()
+        if self._last_tick is not None:  # the slowest recent step (evaluations included)
+            self._step_s = max(now - self._last_tick, 0.9 * self._step_s)
+        self._last_tick = now
+        stop = False
+        if self.deadline is not None:
+            left = self.deadline - time.time()
+            stop = left <= 3 * self._step_s + 2 * self._save_s + 1.0
+        if self.path is not None and (stop or now - self._last_save >= self.every_s):
+            self.save(step, state())
+        if stop:
+            from .notebook import BudgetExhausted
+
+            raise BudgetExhausted(f"time budget: {self.label} checkpointed at step {step}"
+                                  + (f" ({self.path.name})" if self.path is not None else ""))
+
+    def save(self, step: int, state: dict) -> None:
+        """Write ``state`` (after ``step`` steps) atomically."""
+        if self.path is None:
+            return
+        t0 = time.monotonic()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+        fingerprint = code_fingerprint()
+        torch.save({"step": int(step), "state": state, "fingerprint": fingerprint,
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, tmp)
+        os.replace(tmp, self.path)
+        self.saves += 1
+        self._last_save = time.monotonic()
+        self._save_s = max(self._last_save - t0, 0.1)
+
+    def clear(self) -> None:
+        """Delete the file (the unit's result is stored)."""
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)

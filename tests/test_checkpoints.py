@@ -1,0 +1,208 @@
+"""Checkpoints of long trainings: a unit stopped mid-way (time budget, preemption) resumes from
+its saved state, and the resumed training equals the uninterrupted one, number for number."""
+
+import io
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from attnbook import paths
+from attnbook.book import checkpoints
+from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, unit_key
+from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
+from attnbook.book.store import ResultStore
+from attnbook.memorization.statistics import saturation_experiment
+from attnbook.memorization.trained import MemorizationConfig, train_group, train_sweep
+
+SMALL = dict(d=8, n=4, d_h=8, steps=60, batch=16, eval_every=10)
+
+
+class Stop(Exception):
+    pass
+
+
+class MemoryCheckpoint:
+    """Saves the state (through torch.save, as a file would) at step ``stop_at`` and stops."""
+
+    def __init__(self, stop_at=None, saved=None):
+        self.stop_at, self.blob, self.ticks = stop_at, saved, []
+
+    def load(self, device=None):
+        if self.blob is None:
+            return None
+        return torch.load(io.BytesIO(self.blob), map_location=device, weights_only=False)
+
+    def tick(self, step, state):
+        self.ticks.append(step)
+        if step == self.stop_at:
+            buf = io.BytesIO()
+            torch.save(state(), buf)
+            self.blob = buf.getvalue()
+            raise Stop
+
+
+def _same(a: dict, b: dict):
+    assert a["steps_run"] == b["steps_run"]
+    for k in ("metric", "final_loss", "trace", "evals"):
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_stopped_and_resumed_training_equals_the_uninterrupted_one(task):
+    cfgs = [MemorizationConfig(H=h, T=24, task=task, **SMALL) for h in (1, 2, 3)]
+    whole = train_group(cfgs, trace_every=1, keep_models=True)
+    first = MemoryCheckpoint(stop_at=37)  # between evaluations (every 10 steps)
+    with pytest.raises(Stop):
+        train_group(cfgs, trace_every=1, keep_models=True, checkpoint=first)
+    second = MemoryCheckpoint(saved=first.blob)
+    resumed = train_group(cfgs, trace_every=1, keep_models=True, checkpoint=second)
+    assert second.ticks[0] == 38  # it went on from the saved step, not from 0
+    _same(whole, resumed)
+    for k, v in whole["model"].state_dict().items():  # the best weights too
+        assert torch.equal(v, resumed["model"].state_dict()[k]), k
+
+
+def test_a_checkpoint_at_an_evaluation_step_resumes_exactly():
+    cfgs = [MemorizationConfig(H=2, T=20, **SMALL)]
+    whole = train_group(cfgs, trace_every=1)
+    first = MemoryCheckpoint(stop_at=20)  # right after the second evaluation
+    with pytest.raises(Stop):
+        train_group(cfgs, trace_every=1, checkpoint=first)
+    _same(whole, train_group(cfgs, trace_every=1, checkpoint=MemoryCheckpoint(saved=first.blob)))
+
+
+def test_checkpoint_saves_then_stops_before_the_deadline_and_loads(tmp_path):
+    path = tmp_path / "u.pt"
+    ck = Checkpoint(path, every_s=3600, deadline=time.time() + 0.5, label="group")
+    state = {"x": torch.arange(3)}
+    with pytest.raises(BudgetExhausted, match="group checkpointed at step 5"):
+        ck.tick(5, lambda: state)
+    assert path.exists() and ck.saves == 1
+    again = Checkpoint(path)
+    assert torch.equal(again.load()["x"], state["x"]) and again.resumed_step == 5
+    again.clear()
+    assert not path.exists() and Checkpoint(path).load() is None
+
+
+def test_checkpoint_saves_on_its_period_and_never_without_a_path(tmp_path):
+    ck = Checkpoint(tmp_path / "u.pt", every_s=0.0)
+    calls = []
+    ck.tick(1, lambda: calls.append(1) or {"s": 1})
+    ck.tick(2, lambda: calls.append(2) or {"s": 2})
+    assert calls == [1, 2] and Checkpoint(tmp_path / "u.pt").load() == {"s": 2}
+    quiet = Checkpoint(None, every_s=0.0)  # a read-only run: nothing is written
+    quiet.tick(1, lambda: pytest.fail("state requested with nowhere to save it"))
+    quiet_stop = Checkpoint(None, deadline=time.time() - 1)
+    with pytest.raises(BudgetExhausted):
+        quiet_stop.tick(1, lambda: pytest.fail("state requested with nowhere to save it"))
+
+
+def test_a_checkpoint_of_changed_code_is_discarded(tmp_path, monkeypatch):
+    path = tmp_path / "u.pt"
+    Checkpoint(path).save(3, {"x": 1})
+    saved = torch.load(path, weights_only=False)
+    assert saved["fingerprint"] and all(m.startswith("attnbook.") for m in saved["fingerprint"])
+    monkeypatch.setattr(checkpoints, "code_fingerprint",
+                        lambda modules=None: {m: "changed" for m in saved["fingerprint"]})
+    with pytest.warns(UserWarning, match="changed since"):
+        assert Checkpoint(path).load() is None
+
+
+def test_a_damaged_checkpoint_starts_over(tmp_path):
+    path = tmp_path / "u.pt"
+    path.write_bytes(b"not a checkpoint")
+    with pytest.warns(UserWarning, match="unreadable"):
+        assert Checkpoint(path).load() is None
+
+
+def test_checkpoint_folders():
+    assert checkpoint_dir(paths.COMMITTED_RESULTS / "nb" / "full", "s") == \
+        paths.DATA / "checkpoints" / "nb" / "full" / "s"
+    assert unit_key({"a": 1}) != unit_key([{"a": 1}]) == unit_key([{"a": 1}])
+
+
+def test_budgeted_sweep_stops_inside_a_group_and_resumes_it(tmp_path, monkeypatch):
+    """train_sweep under a deadline: the group starts (a minute is not needed: nothing is
+    known of its length), saves its state and stops; the next run resumes it and stores what
+    an uninterrupted sweep stores."""
+    cfgs = [MemorizationConfig(H=h, T=24, **{**SMALL, "steps": 200}) for h in (1, 2)]
+    reference = train_sweep(Sweep(ResultStore("nb", "ci", root=tmp_path / "a"), "m"), cfgs,
+                            progress=False)
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv(ENV_BUDGET_REPORT, str(report))
+    monkeypatch.setenv(ENV_DEADLINE, repr(time.time() + 0.5))
+    store = ResultStore("nb", "ci", root=tmp_path / "b")
+    with pytest.raises(BudgetExhausted, match="checkpointed at step"):
+        train_sweep(Sweep(store, "m"), cfgs, progress=False)
+    assert store.budget_stop and '"checkpointed": true' in report.read_text()
+    (saved,) = (tmp_path / "b" / ".checkpoints" / "nb" / "ci" / "m").glob("*.pt")
+    step = torch.load(saved, weights_only=False)["step"]
+    assert 0 < step < 200
+    monkeypatch.delenv(ENV_DEADLINE)
+    resumed = train_sweep(Sweep(ResultStore("nb", "ci", root=tmp_path / "b"), "m"), cfgs,
+                          progress=False)
+    assert not saved.exists()  # deleted once the group's results are stored
+    cols = ["H", "metric", "steps_run", "final_loss"]
+    assert resumed[cols].equals(reference[cols])
+
+
+def test_a_budget_leaves_a_checkpointed_sweep_a_minute(tmp_path, monkeypatch):
+    """A checkpointed group longer than what is left still starts when a minute is left."""
+    store = ResultStore("nb", "ci", root=tmp_path)
+    store.put("s", {"x": 0}, {"y": 0}, wall_s=3600.0)
+    monkeypatch.setenv(ENV_DEADLINE, repr(time.time() + 120))
+    seen = []
+
+    def fn(unit, checkpoint):
+        seen.append((unit["x"], checkpoint.path.parent.name))
+        return {"y": unit["x"]}
+
+    Sweep(ResultStore("nb", "ci", root=tmp_path), "s").run(
+        fn, [{"x": 0}, {"x": 1}], progress=False, checkpoint=True)
+    assert seen == [(1, "s")]
+
+
+def test_cached_table_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    """Run.cached(..., checkpoint=True), as the saturation chapter calls it."""
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    cfgs = [MemorizationConfig(H=h, T=t, **{**SMALL, "steps": 200}) for h in (1, 2)
+            for t in (6, 12)]
+    whole = saturation_experiment(cfgs, progress=False)
+    params = {"configs": [c.__dict__ for c in cfgs]}
+
+    def compute(ckpt):
+        return saturation_experiment(cfgs, progress=False, checkpoint=ckpt)
+
+    run = Run("nb", "ci", 0, torch.device("cpu"), "r1", False)
+    monkeypatch.setenv(ENV_DEADLINE, repr(time.time() + 0.5))
+    with pytest.raises(BudgetExhausted, match="spent before"):  # less than a minute left
+        run.cached(("accuracy", "max_coef"), params, compute, checkpoint=True)
+    import attnbook.book.notebook as nb
+
+    monkeypatch.setattr(nb, "MIN_SLICE_S", 0.0)
+    run = Run("nb", "ci", 0, torch.device("cpu"), "r1", False)
+    with pytest.raises(BudgetExhausted, match="checkpointed"):
+        run.cached(("accuracy", "max_coef"), params, compute, checkpoint=True)
+    folder = tmp_path / "results" / ".checkpoints" / "nb" / "ci" / "accuracy+max_coef"
+    assert len(list(folder.glob("*.pt"))) == 1
+    monkeypatch.delenv(ENV_DEADLINE)
+    run = Run("nb", "ci", 0, torch.device("cpu"), "r2", False)
+    tables = run.cached(("accuracy", "max_coef"), params, compute, checkpoint=True)
+    assert not list(folder.glob("*.pt"))
+    for k in ("accuracy", "max_coef"):
+        np.testing.assert_allclose(tables[k].to_numpy(float), whole[k].to_numpy(float))
+
+
+def test_resume_keeps_early_stopping():
+    """A group that stops early (all models at 100%) does so at the same step when resumed."""
+    cfgs = [replace(MemorizationConfig(H=2, T=3, **SMALL), steps=1000)]
+    whole = train_group(cfgs)
+    assert whole["steps_run"] < 1000  # it stopped early
+    first = MemoryCheckpoint(stop_at=123)
+    with pytest.raises(Stop):
+        train_group(cfgs, checkpoint=first)
+    _same({**whole, "trace": [], "evals": whole["evals"]},
+          {**train_group(cfgs, checkpoint=MemoryCheckpoint(saved=first.blob)), "trace": []})
