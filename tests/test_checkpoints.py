@@ -206,3 +206,51 @@ def test_resume_keeps_early_stopping():
         train_group(cfgs, checkpoint=first)
     _same({**whole, "trace": [], "evals": whole["evals"]},
           {**train_group(cfgs, checkpoint=MemoryCheckpoint(saved=first.blob)), "trace": []})
+
+
+# -- the stacked language-model trainer ------------------------------------------------------
+LM_V, LM_N = 24, 16
+_rng = np.random.default_rng(0)
+LM_TRAIN = ((np.arange(5000) + (_rng.random(5000) < 0.1)) % LM_V).astype(np.uint16)
+LM_TEST = ((np.arange(700) * 5) % LM_V).astype(np.uint16)
+
+
+@pytest.mark.parametrize("per_model_dropout", [True, False])
+def test_stopped_and_resumed_lm_stack_equals_the_uninterrupted_one(per_model_dropout):
+    """Dropout from each model's own stream, or from the global generator: both resume."""
+    from attnbook.lm import LMConfig
+    from attnbook.training import TrainConfig, train_lm_stacked
+
+    cfg = LMConfig(V=LM_V, N=LM_N, L=2, d_x=16, H=2, r=4, dropout=0.1)
+    tc = TrainConfig(steps=30, batch=6, lr=3e-3, warmup=3, eval_every=10, eval_tokens=400,
+                     eval_batch=5)
+    kw = dict(per_model_dropout=per_model_dropout, return_model=True)
+    torch.manual_seed(123)
+    whole, net_whole = train_lm_stacked(cfg, LM_TRAIN, LM_TEST, tc, [3, 7], **kw)
+    first = MemoryCheckpoint(stop_at=14)  # between evaluations, after the first one
+    torch.manual_seed(123)
+    with pytest.raises(Stop):
+        train_lm_stacked(cfg, LM_TRAIN, LM_TEST, tc, [3, 7], checkpoint=first, **kw)
+    torch.manual_seed(999)  # the global stream is restored from the checkpoint, not reused
+    second = MemoryCheckpoint(saved=first.blob)
+    resumed, net_resumed = train_lm_stacked(cfg, LM_TRAIN, LM_TEST, tc, [3, 7],
+                                            checkpoint=second, **kw)
+    assert second.ticks[0] == 15
+    for a, b in zip(whole, resumed, strict=True):
+        for k in ("test_loss", "train_loss", "curve_step", "curve_train", "curve_test"):
+            assert a[k] == b[k], k
+    for k, v in net_whole.state_dict().items():
+        assert torch.equal(v, net_resumed.state_dict()[k]), k
+
+
+def test_train_stacked_takes_the_sweep_checkpoint():
+    """``partial(train_stacked, device=...)`` is called ``fn(unit, checkpoint)`` by a
+    checkpointed sweep."""
+    import inspect
+    from functools import partial
+
+    from attnbook.lm_sweep import train_stacked
+
+    fn = partial(train_stacked, device="cpu")
+    bound = inspect.signature(fn).bind([{"seed": 0}], "ckpt")
+    assert bound.arguments["checkpoint"] == "ckpt"

@@ -15,7 +15,8 @@ benchmarks/results/lm_stacked_cpu.json). :func:`seed_groups` splits configuratio
 that differ only in seed, and :func:`train_stacked` trains one such group, one result per
 configuration, so a
 chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
-groups=seed_groups)``.
+groups=seed_groups, checkpoint=True)``: a stack longer than one sitting saves its state and
+resumes from it (:mod:`attnbook.book.checkpoints`).
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
 wies2021_rank_bottleneck, wies2021_vocab_rank.
@@ -107,10 +108,13 @@ def seed_groups(configs) -> list[list[dict]]:
     return list(groups.values())
 
 
-def train_stacked(configs, device: torch.device | str | None = None) -> list[dict]:
+def train_stacked(configs, checkpoint=None, device: torch.device | str | None = None
+                  ) -> list[dict]:
     """Train the models of configurations that differ only in seed as one stack
     (:func:`attnbook.training.train_lm_stacked`); one ``train_config``-style result per
-    configuration, in order. Only the ``ours`` model stacks."""
+    configuration, in order. Only the ``ours`` model stacks. ``checkpoint``: where the
+    training saves its state and resumes from (``run.sweep(name).run(partial(train_stacked,
+    device=...), configs, groups=seed_groups, checkpoint=True)`` passes one per group)."""
     configs = list(configs)
     if not configs or len(seed_groups(configs)) != 1:
         raise ParameterError("configs", len(configs), "configurations that differ only in seed")
@@ -123,7 +127,7 @@ def train_stacked(configs, device: torch.device | str | None = None) -> list[dic
         raise ParameterError("V", configs[0]["V"], f"a size the corpus supports (largest: "
                              f"{data.V})")
     outs = train_lm_stacked(model_cfg, data.train, data.test, train_cfg,
-                            [c["seed"] for c in configs], device=device)
+                            [c["seed"] for c in configs], device=device, checkpoint=checkpoint)
     return [{**o, "embedding_rank": model_cfg.embedding_rank} for o in outs]
 
 

@@ -273,7 +273,8 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
                      test_tokens: np.ndarray, train_cfg: TrainConfig, seeds: Sequence[int],
                      device: torch.device | str = "cpu", *, progress: bool = False,
                      per_model_dropout: bool | None = None,
-                     optimizer: str | None = None, return_model: bool = False) -> list[dict]:
+                     optimizer: str | None = None, return_model: bool = False,
+                     checkpoint=None) -> list[dict]:
     """Train one model per seed of one configuration at once; one ``train_lm`` result per seed.
 
     The models form one :class:`~attnbook.lm.StackedLanguageModel` (leading model axis M on
@@ -294,6 +295,14 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
     was consistently faster for the stack in ``benchmarks/bench_lm_stacked.py``).
     ``return_model`` returns ``(results, stacked_model)`` (:meth:`~attnbook.lm.
     StackedLanguageModel.unstack` gives model m as a LanguageModel).
+
+    ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
+    and ``tick(step, state)`` (called after every step but the last; it may save ``state()``
+    and may stop the training by raising), e.g. the :class:`attnbook.book.checkpoints.
+    Checkpoint` a sweep passes. The state holds the weights, AdamW's moments, the step, every
+    random stream (each model's batch and dropout generators, the global CPU and CUDA ones),
+    the running losses and curves, so a resumed training equals the uninterrupted one;
+    ``tokens_per_s`` then counts the training time of all sittings.
     """
     seeds = check_seeds(seeds)
     if not isinstance(cfg, LMConfig):
@@ -336,14 +345,41 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
                                  batch=train_cfg.eval_batch, device=device)
 
     curve_step, curve_train, curve_test = [], [], []
-    steps = range(train_cfg.steps)
+    running = torch.zeros(M, dtype=_acc_dtype(device), device=device)
+    done, before_s = 0, 0.0  # steps done and training seconds of earlier sittings
+    saved = checkpoint.load(device) if checkpoint is not None else None
+    if saved is not None:
+        net.load_state_dict(saved["net"])
+        opt.load_state_dict(saved["opt"])
+        for g, state in zip(gens, saved["batch_rng"], strict=True):
+            g.set_state(state.cpu())
+        if exact_noise:
+            for g, state in zip(net.generators, saved["dropout_rng"], strict=True):
+                g.set_state(state.cpu())
+        torch.set_rng_state(saved["cpu_rng"].cpu())
+        if device.type == "cuda":
+            torch.cuda.set_rng_state(saved["cuda_rng"].cpu(), device)
+        running = saved["running"].to(device)
+        curve_step, curve_train, curve_test = (saved["curve_step"], saved["curve_train"],
+                                               saved["curve_test"])
+        done, before_s = saved["step"], saved["train_s"]
+
+    def state() -> dict:
+        return {"step": done, "net": net.state_dict(), "opt": opt.state_dict(),
+                "batch_rng": [g.get_state() for g in gens],
+                "dropout_rng": [g.get_state() for g in net.generators] if exact_noise else None,
+                "cpu_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+                "running": running, "curve_step": curve_step, "curve_train": curve_train,
+                "curve_test": curve_test, "train_s": before_s + time.perf_counter() - t0}
+
+    steps = range(done, train_cfg.steps)
     if progress:
         from .progress import progress_bar
 
         steps = progress_bar(steps, desc=f"steps ({M} models)", leave=False)
     net.train()
     t0 = time.perf_counter()
-    running = torch.zeros(M, dtype=_acc_dtype(device), device=device)
     for step in steps:
         lr = lr_at(step, train_cfg)
         for group in opt.param_groups:
@@ -370,7 +406,10 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
             running.zero_()
             if not last:
                 curve_test.append(evaluate_all())
-    train_s = time.perf_counter() - t0
+        done = step + 1
+        if checkpoint is not None and not last:
+            checkpoint.tick(done, state)
+    train_s = before_s + time.perf_counter() - t0
     test = evaluate_all()
     curve_test.append(test)
     peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
