@@ -106,22 +106,18 @@ def test_bad_overrides_variable_is_one_clear_error(monkeypatch):
 
 def test_printed_warnings_are_listed_in_log_and_manifest(sandbox):
     """The book hides stderr (progress bars); warnings reach the runner's log and manifest."""
-    import nbformat
+    from notebook_files import write_notebook
 
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}})
-    params = nbformat.v4.new_code_cell('profile = "cpu"  # set by the runner')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(
+    write_notebook(
+        sandbox / "notebooks" / "d_warns.ipynb", 'profile = "cpu"  # set by the runner',
         "import sys, warnings\n"
         "warnings.simplefilter('always')\n"
         "sys.stderr.write('steps: 100%|##########| 10/10\\n')  # a progress bar: not a warning\n"
         "def f():\n"
         "    warnings.warn('careful', UserWarning)\n"
         "f()\n"
-        "warnings.warn('old', DeprecationWarning)"),
-        nbformat.v4.new_code_cell("f()  # printed again, from the same place: listed once")]
-    nbformat.write(nb, sandbox / "notebooks" / "d_warns.ipynb")
+        "warnings.warn('old', DeprecationWarning)",
+        "f()  # printed again, from the same place: listed once")
     lines = []
     jobs = plan(["d_warns", "a_ok"], "ci", notebooks_dir=sandbox / "notebooks")
     entries = execute(jobs, build_dir=sandbox / "build", log=lines.append)

@@ -4,8 +4,8 @@ finished, record no verdict from a subset, and the same command resumes (exit co
 import json
 import time
 
-import nbformat
 import pytest
+from notebook_files import write_notebook
 
 from attnbook.book.cli import main
 from attnbook.book.notebook import (
@@ -105,19 +105,15 @@ def test_without_a_deadline_nothing_changes(tmp_path, monkeypatch):
 
 def _sweep_notebook(root, stem="e_sweep", n=4):
     """A chapter with one sweep of ``n`` configurations and one verdict drawn from all of them."""
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}})
-    params = nbformat.v4.new_code_cell('profile = "cpu"  # set by the runner\nseed = 0  # seed')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(
+    write_notebook(
+        root / "notebooks" / f"{stem}.ipynb",
+        'profile = "cpu"  # set by the runner\nseed = 0  # seed',
         "import attnbook as ab\n"
         f"run = ab.start({stem!r}, profile=profile, seed=seed)\n"
         f"configs = [{{'x': i}} for i in range({n})]\n"
-        "df = run.sweep('s').run(lambda c: {'y': c['x'] ** 2}, configs, progress=False)"),
-        nbformat.v4.new_code_cell(
+        "df = run.sweep('s').run(lambda c: {'y': c['x'] ** 2}, configs, progress=False)",
         "total = int(df['y'].sum())\n"
-        f"run.record('L-Lem1', total == {sum(i * i for i in range(n))}, f'sum = {{total}}')")]
-    nbformat.write(nb, root / "notebooks" / f"{stem}.ipynb")
+        f"run.record('L-Lem1', total == {sum(i * i for i in range(n))}, f'sum = {{total}}')")
     (root / "notebooks" / f"{stem}.yml").write_text(
         "allowed:\n  seed: {min: 0, max: 1000000}\nprofiles:\n  ci: {}\n"
         "cost:\n  full: {where: gpu, minutes: 90, units: 4, flop: 3.0e17, note: estimated}\n")
