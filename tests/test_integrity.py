@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 
-import nbformat
 import pandas as pd
 import pytest
+from notebook_files import write_notebook
 
 from attnbook import paths
 from attnbook.book.cli import main
@@ -30,12 +30,7 @@ def _strict(text):
 def _notebook(path, code, params='profile = "cpu"  # set by the runner\nseed = 0  # seed\n'
               'k = 2  # a small integer', yml="allowed:\n  seed: {min: 0, max: 9}\n"
               "  k: {min: 1, max: 5}\nprofiles:\n  ci: {k: 1}\n"):
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}})
-    cell = nbformat.v4.new_code_cell(params)
-    cell.metadata["tags"] = ["parameters"]
-    nb.cells = [cell, nbformat.v4.new_code_cell(code)]
-    nbformat.write(nb, path)
+    write_notebook(path, params, code)
     path.with_suffix(".yml").write_text(yml)
 
 
