@@ -254,3 +254,19 @@ def test_train_stacked_takes_the_sweep_checkpoint():
     fn = partial(train_stacked, device="cpu")
     bound = inspect.signature(fn).bind([{"seed": 0}], "ckpt")
     assert bound.arguments["checkpoint"] == "ckpt"
+
+
+def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_one():
+    from attnbook import furthest_neighbour as fn
+
+    config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
+    settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)
+    whole = fn.train_line_config(config, settings)
+    first = MemoryCheckpoint(stop_at=17)
+    with pytest.raises(Stop):
+        fn.train_line_config(config, settings, checkpoint=first)
+    second = MemoryCheckpoint(saved=first.blob)
+    resumed = fn.train_line_config(config, settings, checkpoint=second)
+    assert second.ticks[0] == 18
+    np.testing.assert_array_equal(whole["curve"], resumed["curve"])
+    np.testing.assert_array_equal(whole["min_loss"], resumed["min_loss"])

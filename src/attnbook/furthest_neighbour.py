@@ -228,12 +228,18 @@ def _mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 
 def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int = 0,
-               device=None, progress: bool = False) -> dict:
+               device=None, progress: bool = False, checkpoint=None) -> dict:
     """Train the M models of ``model`` together on the furthest-neighbour map.
 
     Every step draws a fresh batch; the summed loss gives each model its own gradient. Returns
     ``min_loss`` (M,), the minimum held-out MSE x d over the evaluations, and ``curve``
     (evaluations, M).
+
+    ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
+    and ``tick(step, state)`` (called after every step but the last; it may save ``state()``
+    and may stop the training by raising), e.g. the :class:`attnbook.book.checkpoints.
+    Checkpoint` a sweep passes. The state (weights, AdamW, schedule, the batch generator, the
+    curve so far) makes a resumed training equal to the uninterrupted one.
     """
     device = torch.device(device or "cpu")
     model = model.to(device)
@@ -248,8 +254,20 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
 
     sched = torch.optim.lr_scheduler.LambdaLR(  # the authors' code: zero one step past the end
         opt, lambda step: warmup_cosine(step, settings.steps, settings.warmup, zero_at_last=False))
-    curve = []
-    steps = range(settings.steps)
+    curve, done = [], 0
+    saved = checkpoint.load(device) if checkpoint is not None else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        g.set_state(saved["rng"].cpu())
+        curve, done = saved["curve"], saved["step"]
+
+    def state() -> dict:
+        return {"step": done, "model": model.state_dict(), "opt": opt.state_dict(),
+                "sched": sched.state_dict(), "rng": g.get_state(), "curve": curve}
+
+    steps = range(done, settings.steps)
     if progress:
         from .progress import progress_bar
 
@@ -265,15 +283,19 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
         if (step + 1) % settings.eval_every == 0 or step + 1 == settings.steps:
             with torch.no_grad():
                 curve.append(_mse(model(X_eval), Y_eval).cpu().numpy())
+        done = step + 1
+        if checkpoint is not None and done < settings.steps:
+            checkpoint.tick(done, state)
     curve = np.array(curve)  # (evaluations, M)
     return {"min_loss": curve.min(0), "final_loss": curve[-1], "curve": curve}
 
 
 def train_line_config(config: dict, settings: TrainSettings, *, device=None,
-                      progress: bool = False) -> dict:
+                      progress: bool = False, checkpoint=None) -> dict:
     """Build and train one line of constant rH (``config``: ``kind`` "attention" or "encoder",
     ``d``, ``N``, ``rank_heads``, ``seed``) and return what the chapter stores: per model ``r``,
-    ``H`` and ``min_loss``, and the held-out ``curve``."""
+    ``H`` and ``min_loss``, and the held-out ``curve``. ``checkpoint``: as
+    :func:`train_line`'s (a sweep with ``checkpoint=True`` passes one per line)."""
     d, seed = config["d"], config["seed"]
     rh = line_configs(d, config["rank_heads"])
     torch.manual_seed(seed)
@@ -284,7 +306,8 @@ def train_line_config(config: dict, settings: TrainSettings, *, device=None,
         model = EncoderLine(d, [H for _, H in rh])
     else:
         raise ParameterError("kind", config["kind"], "'attention' or 'encoder'")
-    res = train_line(model, config["N"], settings, seed=seed, device=device, progress=progress)
+    res = train_line(model, config["N"], settings, seed=seed, device=device, progress=progress,
+                     checkpoint=checkpoint)
     return {"r": [r for r, _ in rh], "H": [H for _, H in rh], "min_loss": res["min_loss"],
             "curve": res["curve"]}
 
