@@ -111,3 +111,23 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     assert "exited 75: the time budget ran out" in text.out
     assert "nb: partly run in 3.0 s on cuda: H100" in text.out
     assert json.loads((here / "build/manifest.jsonl").read_text())["status"] == "partly run"
+
+
+def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "tools" / "device-bench.sh"
+    env = {k: v for k, v in os.environ.items() if k != "ATTNBOOK_DEVICE"}  # default: cuda
+    dry = subprocess.run([str(script), "--dry-run"], capture_output=True, text=True, timeout=30,
+                         env=env)
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert [x.split(":")[0] for x in lines] == ["memorization_gd", "lm_throughput", "lm_mfu",
+                                                "ranked_attention", "lm_stacked", "precision"]
+    for x in lines:
+        bench = x.split()[2]
+        assert (script.parents[1] / bench).is_file(), bench
+        assert "--out" in x and "--device cuda" in x
+    bad = subprocess.run([str(script), "--budget", "ten"], capture_output=True, text=True,
+                         timeout=30)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--budget" in bad.stderr
