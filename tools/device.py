@@ -300,46 +300,47 @@ RC = {0: "every notebook ran", 1: "a notebook failed (see log.txt)", 2: "bad inp
       130: "interrupted: finished sweep configurations are kept; run again to resume"}
 
 
+def _extract(archive: Path, wanted, why_not: str) -> int:
+    """Write the members of ``archive`` that ``wanted(member)`` accepts to their paths under
+    the checkout (each atomically); name every other one on stderr. Returns how many."""
+    if not archive.exists():
+        return 0
+    n = 0
+    with tarfile.open(archive) as tar:
+        for m in tar.getmembers():
+            if not wanted(m):
+                print(f"device: skipped {m.name!r}: {why_not}", file=sys.stderr)
+                continue
+            dest = ROOT / m.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.unpack")
+            tmp.write_bytes(tar.extractfile(m).read())
+            os.replace(tmp, dest)
+            n += 1
+    return n
+
+
 def cmd_unpack(args) -> int:
     src = Path(args.dir)
     status = json.loads((src / "status.json").read_text()) if (src / "status.json").exists() \
         else {}
     profile = status.get("profile")
-    n = 0
-    results = src / "results.tar.gz"
-    if results.exists():
-        with tarfile.open(results) as tar:
-            for m in tar.getmembers():
-                ok = m.isfile() and ".." not in Path(m.name).parts and not m.name.startswith("/")
-                match = next((r.match(m.name) for r in RESULT_DIRS if r.match(m.name)), None)
-                if not ok or match is None or (profile and match["p"] != profile):
-                    print(f"device: skipped {m.name!r}: not a result or ledger file of profile "
-                          f"{profile}", file=sys.stderr)
-                    continue
-                dest = ROOT / m.name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = dest.with_name(f".{dest.name}.unpack")
-                tmp.write_bytes(tar.extractfile(m).read())
-                os.replace(tmp, dest)
-                n += 1
-    ckpts = src / "checkpoints.tar.gz"
-    n_ckpt = 0
-    if ckpts.exists():  # units stopped mid-way: `run` with carry ["data/checkpoints"] resumes
-        with tarfile.open(ckpts) as tar:
-            for m in tar.getmembers():
-                parts = Path(m.name).parts
-                if not (m.isfile() and ".." not in parts and len(parts) == 6
-                        and parts[:2] == ("data", "checkpoints") and parts[3] == profile
-                        and m.name.endswith(".pt")):
-                    print(f"device: skipped {m.name!r}: not a checkpoint of profile {profile}",
-                          file=sys.stderr)
-                    continue
-                dest = ROOT / m.name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = dest.with_name(f".{dest.name}.unpack")
-                tmp.write_bytes(tar.extractfile(m).read())
-                os.replace(tmp, dest)
-                n_ckpt += 1
+
+    def result_file(m) -> bool:
+        ok = m.isfile() and ".." not in Path(m.name).parts and not m.name.startswith("/")
+        match = next((r.match(m.name) for r in RESULT_DIRS if r.match(m.name)), None)
+        return ok and match is not None and (not profile or match["p"] == profile)
+
+    def checkpoint_file(m) -> bool:  # data/checkpoints/<notebook>/<profile>/<name>/<key>.pt
+        parts = Path(m.name).parts
+        return (m.isfile() and ".." not in parts and len(parts) == 6 and m.name.endswith(".pt")
+                and parts[:2] == ("data", "checkpoints") and parts[3] == profile)
+
+    n = _extract(src / "results.tar.gz", result_file,
+                 f"not a result or ledger file of profile {profile}")
+    # units stopped mid-way: the next run resumes them (`run` with carry ["data/checkpoints"])
+    n_ckpt = _extract(src / "checkpoints.tar.gz", checkpoint_file,
+                      f"not a checkpoint of profile {profile}")
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
     runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
