@@ -51,6 +51,7 @@ def test_check_source_accepts_the_same_code_and_names_what_differs(device, tmp_p
 
 
 def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path, capsys):
+    """Results, ledger entries, manifest lines and small checkpoints of this run's profile."""
     there = tmp_path
     old = there / "data/results/nb/full/s/old.json"
     old.parent.mkdir(parents=True)
@@ -70,6 +71,8 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     ckpt = there / "data/checkpoints/nb/full/models/abc.pt"  # a unit stopped mid-way
     ckpt.parent.mkdir(parents=True)
     ckpt.write_bytes(b"state")
+    device.CHECKPOINT_PACK_BYTES = 10  # a large stack's checkpoint does not come back
+    (ckpt.parent / "big.pt").write_bytes(b"x" * 11)
     (there / "data/checkpoints/nb/ci/models").mkdir(parents=True)  # another profile's: stays
     (there / "data/checkpoints/nb/ci/models/x.pt").write_bytes(b"")
     (there / "build").mkdir()
@@ -87,6 +90,7 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
                                           "data/results/nb/full/s/new.json"]
     with tarfile.open(out / "checkpoints.tar.gz") as tar:
         assert tar.getnames() == ["data/checkpoints/nb/full/models/abc.pt"]
+    assert "big.pt (0 MiB) stays on this machine" in capsys.readouterr().err
     assert len((out / "manifest.jsonl").read_text().splitlines()) == 1  # this run's only
     assert len(list(out.iterdir())) <= 8
     # a path outside the results is never written here

@@ -52,6 +52,7 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 CODE_PATHS = ("src", "notebooks", "pyproject.toml", "requirements-lock.txt",
               "requirements-data.txt")  # as attnbook.book.provenance: what decides a number
 LIMIT = 64 * 2**20  # what may travel in one call: the tree and the bundle together
+CHECKPOINT_PACK_BYTES = 48 << 20  # checkpoints packed into $OUT at most (large stacks' stay)
 RESULT_DIRS = (re.compile(r"^data/results/[A-Za-z0-9_.-]+/(?P<p>[a-z]+)/"),
                re.compile(r"^data/claims/results/(?P<p>[a-z]+)/[^/]+$"))
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache"}
@@ -250,7 +251,8 @@ def _iso_epoch(text: str) -> float:
 def cmd_pack(args) -> int:
     """Write into ``--out`` (at most 7 files): results.tar.gz (results and ledger entries of
     the profile written since ``--since``), checkpoints.tar.gz (the checkpoints of units the
-    time budget stopped mid-way, data/checkpoints/<notebook>/<profile>/), manifest.jsonl (this
+    time budget stopped mid-way, data/checkpoints/<notebook>/<profile>/, up to 48 MiB: a larger
+    one stays on the machine for the next command there), manifest.jsonl (this
     run's entries), time-budget.json, executed.tar.gz (the notebooks as executed),
     status.json; the runner's log.txt is written there by device-run.sh."""
     out = Path(args.out)
@@ -260,7 +262,15 @@ def cmd_pack(args) -> int:
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
         for rel in written:
             tar.add(ROOT / rel, arcname=rel)
-    ckpts = sorted(f for f in (ROOT / "data" / "checkpoints").glob(f"*/{args.profile}/*/*.pt"))
+    ckpts, left = [], []
+    for f in sorted((ROOT / "data" / "checkpoints").glob(f"*/{args.profile}/*/*.pt"),
+                    key=lambda f: f.stat().st_size):  # the small ones first, up to the limit
+        fits = sum(c.stat().st_size for c in ckpts) + f.stat().st_size <= CHECKPOINT_PACK_BYTES
+        (ckpts if fits else left).append(f)
+    for f in left:
+        _say(f"checkpoint {f.relative_to(ROOT)} ({f.stat().st_size / 2**20:.0f} MiB) stays on "
+             f"this machine (over the {CHECKPOINT_PACK_BYTES >> 20} MiB that come back): a next "
+             "command here resumes from it")
     if ckpts:
         with tarfile.open(out / "checkpoints.tar.gz", "w:gz") as tar:
             for f in ckpts:
