@@ -10,8 +10,9 @@ finished model at once, so an interrupted sweep resumes and loses no finished ru
 
 The seeds of one configuration train as one stack, one program
 (:func:`attnbook.training.train_lm_stacked`; on a GPU this removes the per-model launch
-overhead, on a 2-core CPU it is about as fast as one model at a time:
-benchmarks/results/lm_stacked_cpu.json). :func:`seed_groups` splits configurations into groups
+overhead, on a 2-core CPU it is about as fast as one model at a time: there one model's
+per-step overhead, all that a stack removes, is only 7-21% of a step at the cpu profiles'
+sizes, benchmarks/results/lm_stacked_cpu.json). :func:`seed_groups` splits configurations into groups
 that differ only in seed, and :func:`train_stacked` trains one such group, one result per
 configuration, so a
 chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
