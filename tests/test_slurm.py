@@ -142,3 +142,25 @@ def test_bad_configs_and_no_cluster_fail_in_one_line(tmp_path):
         with pytest.raises(AttnbookError) as e:
             SlurmExecutor(tmp_path / "slurm", cluster="slurm")
         assert "\n" not in str(e.value) and "cluster='local' or 'debug'" in str(e.value)
+
+
+def saves_then_dies_once(config, checkpoint):
+    """A job killed at its time limit after saving step 3; the next job goes on from there."""
+    saved = checkpoint.load()
+    if saved is None:
+        checkpoint.save(3, {"partial": config["x"] * 10})
+        raise TimeoutError("killed at the time limit")
+    return {"y": saved["partial"] + 1, "resumed_at": checkpoint.resumed_step}
+
+
+def test_checkpointed_jobs_resume_from_the_checkpoint_their_last_job_saved(tmp_path):
+    sweep = Sweep(ResultStore("nb", "ci", root=tmp_path / "store"), "s")
+    configs = [{"x": 1}, {"x": 2}]
+    ex = SlurmExecutor(tmp_path / "jobs", cluster="debug", poll_s=0.01)
+    with pytest.raises(SweepJobError):
+        sweep.run(saves_then_dies_once, configs, executor=ex, checkpoint=True)
+    folder = tmp_path / "store" / ".checkpoints" / "nb" / "ci" / "s"
+    assert len(list(folder.glob("*.pt"))) == 2
+    df = sweep.run(saves_then_dies_once, configs, executor=ex, checkpoint=True)
+    assert df["y"].tolist() == [11, 21] and df["resumed_at"].tolist() == [3, 3]
+    assert not list(folder.glob("*.pt"))  # deleted once stored
