@@ -12,12 +12,12 @@ The seeds of one configuration train as one stack, one program
 (:func:`attnbook.training.train_lm_stacked`; on a GPU this removes the per-model launch
 overhead, on a 2-core CPU it is about as fast as one model at a time: there one model's
 per-step overhead, all that a stack removes, is only 7-21% of a step at the cpu profiles'
-sizes, benchmarks/results/lm_stacked_cpu.json). :func:`seed_groups` splits configurations into groups
-that differ only in seed, and :func:`train_stacked` trains one such group, one result per
-configuration, so a
-chapter runs ``run.sweep(name).run(partial(train_stacked, device=run.device), configs,
-groups=seed_groups, checkpoint=True)``: a stack longer than one sitting saves its state and
-resumes from it (:mod:`attnbook.book.checkpoints`).
+sizes, benchmarks/results/lm_stacked_cpu.json). :func:`seed_groups` splits configurations
+into groups that differ only in seed, and :func:`train_stacked` trains one such group, one
+result per configuration, so a chapter runs
+``run.sweep(name).run(partial(train_stacked, device=run.device), configs, groups=seed_groups,
+checkpoint=True)``: a stack longer than one sitting saves its state and resumes from it
+(:mod:`attnbook.book.checkpoints`).
 
 Used by: levine2020_depth_transition, wies2021_attention_ratio, wies2021_depth_efficiency,
 wies2021_rank_bottleneck, wies2021_vocab_rank.
