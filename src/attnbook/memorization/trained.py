@@ -379,11 +379,12 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     that period (for tests and benchmarks).
 
     ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
-    and ``tick(step, state)`` (called after every step; it may save ``state()`` and may stop
-    the training by raising), e.g. the :class:`attnbook.book.checkpoints.Checkpoint` a sweep
-    passes. The state is everything the loop carries (weights, Adam's moments, the schedule,
-    the best metrics and weights so far, the traces); batches are a hash of (model, step),
-    so no random stream needs saving, and a resumed training equals the uninterrupted one.
+    and ``tick(step, state)`` (called after every step but the last; it may save ``state()``
+    and may stop the training by raising), e.g. the :class:`attnbook.book.checkpoints.
+    Checkpoint` a sweep passes. The state is everything the loop carries (weights, Adam's
+    moments, the schedule, the best metrics and weights so far, the traces); batches are a hash
+    of (model, step), so no random stream needs saving, and a resumed training equals the
+    uninterrupted one.
 
     >>> r = train_group([MemorizationConfig(H=h, T=4, n=2, d=4, steps=60) for h in (1, 2)])
     >>> r["metric"].shape, r["steps_run"], r["evals"].shape  # (M,), one evaluation at the end
