@@ -2,7 +2,9 @@
 its saved state, and the resumed training equals the uninterrupted one, number for number."""
 
 import io
+import json
 import time
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -147,6 +149,13 @@ def test_budgeted_sweep_stops_inside_a_group_and_resumes_it(tmp_path, monkeypatc
     assert not saved.exists()  # deleted once the group's results are stored
     cols = ["H", "metric", "steps_run", "final_loss"]
     assert resumed[cols].equals(reference[cols])
+    # the records say the group took two sittings, and wall_s counts both
+    for record in (json.loads(f.read_text()) for f in (tmp_path / "b" / "m").glob("*.json")):
+        (first,) = record["earlier_sittings"]
+        assert first["step"] == step and first["device"].startswith("cpu")
+        assert record["wall_s"] >= first["s"] > 0
+    for record in (json.loads(f.read_text()) for f in (tmp_path / "a" / "m").glob("*.json")):
+        assert "earlier_sittings" not in record  # computed in one sitting
 
 
 def test_a_budget_leaves_a_checkpointed_sweep_a_minute(tmp_path, monkeypatch):
@@ -194,6 +203,34 @@ def test_cached_table_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     assert not list(folder.glob("*.pt"))
     for k in ("accuracy", "max_coef"):
         np.testing.assert_allclose(tables[k].to_numpy(float), whole[k].to_numpy(float))
+        (meta,) = (tmp_path / "results" / "nb" / "ci").glob(f"{k}-*.json")
+        record = json.loads(meta.read_text())
+        (first,) = record["earlier_sittings"]
+        assert record["wall_s"] >= first["s"] > 0 and first["step"] > 0
+
+
+def test_a_checkpoint_from_another_device_kind_resumes_with_a_warning(tmp_path):
+    """A GPU's checkpoint resumed on a CPU: allowed, but said, and the sittings name both."""
+    path = tmp_path / "u.pt"
+    gpu = Checkpoint(path)
+    gpu.device = "cuda: NVIDIA H100"
+    gpu.save(7, {"x": 1})
+    with pytest.warns(UserWarning, match="written on cuda and unit resumes on cpu"):
+        cpu = Checkpoint(path)
+        assert cpu.load("cpu") == {"x": 1}
+    assert [s["device"] for s in cpu.earlier] == ["cuda: NVIDIA H100"]
+    cpu.save(9, {"x": 2})  # a second sitting adds its own entry
+    with pytest.warns(UserWarning, match="written on cuda"):  # the mix is said every time
+        again = Checkpoint(path)
+        again.load(torch.device("cpu"))
+    assert [s["step"] for s in again.earlier] == [7, 9]
+    assert again.earlier[1]["device"].startswith("cpu: ")
+    only_cpu = Checkpoint(tmp_path / "v.pt")
+    only_cpu.load()
+    only_cpu.save(3, {"x": 3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one kind throughout (threads may differ): no warning
+        assert Checkpoint(tmp_path / "v.pt").load("cpu") == {"x": 3}
 
 
 def test_resume_keeps_early_stopping():

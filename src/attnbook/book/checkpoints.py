@@ -22,6 +22,13 @@ warning), never resumed. Saving is atomic (a killed process leaves the previous 
 A resumed training is the uninterrupted one, step for step: the trainers' tests stop and
 resume them and compare every number.
 
+Each file also lists the sittings that led to it (device, seconds, step reached), so the stored
+result of a resumed unit says how it was computed: its ``wall_s`` is the whole computation
+(every earlier sitting up to its last save, plus the last sitting), and ``earlier_sittings``
+lists the earlier ones. A checkpoint written on another kind of device (a GPU's, resumed on a
+CPU) is resumed with a warning: the result is then equal to neither uninterrupted run to the
+bit, and its record shows both devices.
+
 :class:`Checkpoint` holds no handle on the run, so it pickles (a Slurm job gets its own and
 saves on the shared filesystem: a job killed at its time limit resumes when the sweep is run
 again). A read-only run (the nbval re-execution) saves nothing.
@@ -36,10 +43,12 @@ from pathlib import Path
 import torch
 
 from .. import paths
+from ..device import describe_device
 from .provenance import code_fingerprint
 from .store import config_key
 
-__all__ = ["Checkpoint", "checkpoint_dir", "unit_key", "MIN_SLICE_S", "DEFAULT_EVERY_S"]
+__all__ = ["Checkpoint", "Finished", "checkpoint_dir", "unit_key", "MIN_SLICE_S",
+           "DEFAULT_EVERY_S"]
 
 DEFAULT_EVERY_S = 300.0  # seconds between saves of a running unit
 MIN_SLICE_S = 60.0  # a budgeted run starts a checkpointed unit if at least this much is left
@@ -80,11 +89,16 @@ class Checkpoint:
     resumed_step: int | None = field(default=None, init=False)
     _last_save: float = field(default_factory=time.monotonic, init=False, repr=False)
     _last_tick: float | None = field(default=None, init=False, repr=False)
+    earlier: list = field(default_factory=list, init=False)  # sittings before this one
+    device: str = field(default="", init=False)  # this sitting's device (set by load)
+    _started: float = field(default_factory=time.monotonic, init=False, repr=False)
     _step_s: float = field(default=0.0, init=False, repr=False)
     _save_s: float = field(default=1.0, init=False, repr=False)
 
     def load(self, device=None) -> dict | None:
         """The state of an earlier sitting of this unit (tensors on ``device``), or None."""
+        self.device = describe_device(torch.device(device) if device is not None else
+                                      torch.device("cpu"))
         if self.path is None or not self.path.exists():
             return None
         try:
@@ -99,6 +113,13 @@ class Checkpoint:
                           f"{self.label} starts over", stacklevel=2)
             return None
         self.resumed_step = int(saved["step"])
+        self.earlier = list(saved.get("sittings", []))
+        kinds = {s["device"].split(":")[0] for s in self.earlier} - {self.device.split(":")[0]}
+        if kinds:
+            warnings.warn(f"checkpoint {self.path} was written on {', '.join(sorted(kinds))} and "
+                          f"{self.label} resumes on {self.device}: the result will equal neither "
+                          "device's uninterrupted run to the bit (its record lists both)",
+                          stacklevel=2)
         return saved["state"]
 
     def tick(self, step: int, state) -> None:
@@ -127,7 +148,10 @@ class Checkpoint:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
         fingerprint = code_fingerprint()
+        sitting = {"device": self.device or describe_device(torch.device("cpu")),
+                   "s": round(t0 - self._started, 3), "step": int(step)}
         torch.save({"step": int(step), "state": state, "fingerprint": fingerprint,
+                    "sittings": [*self.earlier, sitting],
                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, tmp)
         os.replace(tmp, self.path)
         self.saves += 1
@@ -138,3 +162,12 @@ class Checkpoint:
         """Delete the file (the unit's result is stored)."""
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+
+
+@dataclass
+class Finished:
+    """A checkpointed unit's result with the sittings before the one that finished it, as it
+    travels back from wherever the unit ran (this process, a Slurm job)."""
+
+    value: object
+    earlier: list  # [{"device", "s", "step"}] of the earlier sittings; [] if not resumed

@@ -42,10 +42,10 @@ import torch
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
-from .checkpoints import MIN_SLICE_S, Checkpoint, checkpoint_dir, unit_key
+from .checkpoints import MIN_SLICE_S, Checkpoint, Finished, checkpoint_dir, unit_key
 from .executors import LocalExecutor
 from .provenance import provenance
-from .store import ResultStore, config_key
+from .store import ResultStore, config_key, total_wall
 
 __all__ = ["Run", "start", "seed_everything", "BudgetExhausted", "deadline",
            "source_provenance"]
@@ -161,8 +161,9 @@ class Run:
             compute = functools.partial(compute, ckpt)
         compute = _within_budget(self.store, compute, f"table {name!r}",
                                  checkpointed=checkpoint)
+        earlier = (lambda: ckpt.earlier) if ckpt is not None else None
         if isinstance(name, str):
-            out = self.store.cached(name, params, compute)
+            out = self.store.cached(name, params, compute, earlier)
             if ckpt is not None:
                 ckpt.clear()
             return out
@@ -179,7 +180,7 @@ class Run:
                 return computed[n]
             return one
 
-        out = {n: self.store.cached(n, params, table(n)) for n in names}
+        out = {n: self.store.cached(n, params, table(n), earlier) for n in names}
         if ckpt is not None:
             ckpt.clear()
         return out
@@ -344,6 +345,9 @@ class Sweep:
         work = executor.map(fn, units)
         try:
             for unit, results, wall_s in work:
+                earlier = []
+                if checkpoint:  # the sittings before the one that finished it
+                    results, earlier = results.value, results.earlier
                 if groups is None:
                     unit, results = [unit], [results]
                 results = list(results)
@@ -351,10 +355,10 @@ class Sweep:
                     raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a "
                                         f"group of {len(unit)} configurations")
                 for config, result in zip(unit, results, strict=True):
-                    self.put(config, result, round(wall_s, 3))
+                    self.store.put(self.name, config, result, round(wall_s, 3), earlier)
                 if checkpoint:
                     fn.clear(unit if groups is not None else unit[0])
-                budget.finished(unit, wall_s)
+                budget.finished(unit, total_wall(wall_s, earlier))
         except BudgetExhausted as e:
             if getattr(self.store, "budget_stop", None):
                 raise
@@ -410,7 +414,8 @@ class _Checkpointed:
         return Checkpoint(path, deadline=self.deadline, label=self.label)
 
     def __call__(self, unit):
-        return self.fn(unit, self.checkpoint(unit))
+        ckpt = self.checkpoint(unit)
+        return Finished(self.fn(unit, ckpt), ckpt.earlier)
 
     def clear(self, unit) -> None:
         self.checkpoint(unit).clear()

@@ -105,6 +105,25 @@ def payload_hash(payload) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def total_wall(wall_s: float | None, earlier: list | None) -> float | None:
+    """A unit's seconds: this sitting's ``wall_s`` plus those of its ``earlier`` sittings (a
+    resumed checkpointed unit; each {"device", "s", "step"}, "s" up to its last save).
+
+    >>> total_wall(5.0, [{"device": "cpu", "s": 20.0, "step": 100}]), total_wall(5.0, [])
+    (25.0, 5.0)
+    """
+    if wall_s is None or not earlier:
+        return wall_s
+    return round(wall_s + sum(float(s["s"]) for s in earlier), 3)
+
+
+def _timing(wall_s: float | None, earlier: list | None) -> dict:
+    """A record's ``wall_s`` (the whole unit) and, for a resumed unit, ``earlier_sittings``."""
+    if not earlier:
+        return {"wall_s": wall_s}
+    return {"wall_s": total_wall(wall_s, earlier), "earlier_sittings": list(earlier)}
+
+
 def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -270,11 +289,13 @@ class ResultStore:
         self._note(record)
         return record["result"]
 
-    def put(self, name: str, config: dict, result: dict, wall_s: float | None = None) -> None:
-        """Store the result of one finished configuration (atomically)."""
+    def put(self, name: str, config: dict, result: dict, wall_s: float | None = None,
+            earlier: list | None = None) -> None:
+        """Store the result of one finished configuration (atomically). ``earlier``: the
+        sittings of a checkpointed unit before this one (see :mod:`.checkpoints`)."""
         path = self._path(name, config)
         payload = finite_json({"config": config, "result": result})
-        record = {**payload, "wall_s": wall_s, **self._stamp(),
+        record = {**payload, **_timing(wall_s, earlier), **self._stamp(),
                   "sha256": payload_hash(payload)}
         self._write(path, dumps(record, indent=1, sort_keys=True))
 
@@ -293,8 +314,10 @@ class ResultStore:
         return pd.DataFrame(rows)
 
     # -- one table per parameter set ---------------------------------------------------
-    def cached(self, name: str, params: dict, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-        """Return the stored table for ``(name, params)``, computing and storing it if absent."""
+    def cached(self, name: str, params: dict, compute: Callable[[], pd.DataFrame],
+               earlier: Callable[[], list] | None = None) -> pd.DataFrame:
+        """Return the stored table for ``(name, params)``, computing and storing it if absent
+        (``earlier()``, asked after ``compute``: the sittings before this one, as in put)."""
         key = config_key(params)
         csv, meta = self.dir / f"{name}-{key}.csv", self.dir / f"{name}-{key}.json"
         record = self._usable(meta)
@@ -308,7 +331,8 @@ class ResultStore:
             raise TypeError(f"compute for {name!r} must return a pandas DataFrame, got {type(df)}")
         wall = time.perf_counter() - t0
         text = df.to_csv(index=False)
-        record = {"name": name, "params": jsonable(params), "wall_s": round(wall, 3),
+        record = {"name": name, "params": jsonable(params),
+                  **_timing(round(wall, 3), earlier() if earlier else None),
                   **self._stamp(), "sha256": payload_hash(text)}
         self._note(record)
         self._write(csv, text)
