@@ -141,3 +141,16 @@ def test_an_entry_decided_by_a_criterion_changed_since_is_stale(sandbox):
 
 def test_every_claim_of_the_ledger_is_checked_by_a_chapter():
     assert set(claims.load_ledger()["id"]) <= claims.chapter_claims()
+
+
+def test_a_claim_not_run_says_what_an_unfinished_run_has_stored(sandbox, tmp_path):
+    from attnbook.book.report import status_markdown
+
+    table = claims.status_table(claims_dir=sandbox / "data/claims")
+    checks = {"B-FR": [("nb_a", "Section")]}
+    page = status_markdown(table, tmp_path, overview=None, checks=checks,
+                           stored={("nb_a", "full"): 12, ("nb_b", "full"): 3})
+    row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
+    ci, cpu, full = row.split(" | ")[-3:]
+    assert "12 results of nb_a stored by a run that recorded no verdict" in full
+    assert "stored" not in ci and "stored" not in cpu and "nb_b" not in row

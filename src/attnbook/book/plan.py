@@ -12,20 +12,11 @@ computes only the others). A notebook stopped by its time budget in the last bud
 import json
 
 from .. import paths
-from .store import stored_results
+from .store import stored_counts
 
 __all__ = ["cost_table", "format_table"]
 
 UNKNOWN = "unknown"
-
-
-def _stored(profile: str) -> dict[str, int]:
-    """Notebook -> number of current (intact, not stale) results stored at ``profile``."""
-    counts: dict[str, int] = {}
-    for r in stored_results(profile=profile):
-        if not (r["problem"] or r["changed"]):
-            counts[r["notebook"]] = counts.get(r["notebook"], 0) + 1
-    return counts
 
 
 def _last_budget(profile: str) -> dict[str, str]:
@@ -54,7 +45,8 @@ def cost_table(jobs) -> list[dict]:
     if not jobs:
         return []
     profile = jobs[0].profile
-    stored, budget = _stored(profile), _last_budget(profile)
+    stored = {nb: n for (nb, _), n in stored_counts(profile=profile).items()}
+    budget = _last_budget(profile)
     rows = []
     for job in jobs:
         cost = job.spec.cost.get(job.profile) or {}

@@ -26,6 +26,7 @@ from .. import paths
 from .claims import PROFILES, STATUSES, recorded_ids, status_table
 from .figures import badge_status, check_label
 from .publish import chapter_doc
+from .store import stored_counts
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "overview_figure",
            "paper_math", "claim_checks", "short_device"]
@@ -317,8 +318,14 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     return path
 
 
-def _verdict_cell(r) -> str:
+def _verdict_cell(r, unfinished: list | None = None) -> str:
+    """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
+    it and have current results of that profile stored (said where the claim is not run)."""
     txt = f"{{verdict}}`{r['status']}`"
+    if r["status"] == "not run" and unfinished:
+        txt += " (" + ", ".join(f"{n} results of {nb}" for nb, n in unfinished) + " stored "
+        txt += "by a run that recorded no verdict, such as one stopped by its time budget; "
+        txt += "the next run resumes from them)"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += " {verdict}`stale`"
     if r["measured"]:
@@ -332,10 +339,15 @@ def _verdict_cell(r) -> str:
 
 
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
-                    checks: dict | None = None) -> str:
+                    checks: dict | None = None, stored: dict | None = None) -> str:
     """The reproduction status page: the overview figure, then per work each claim's paper
-    value beside its verdict at every profile, each claim linked to where a chapter checks it."""
+    value beside its verdict at every profile, each claim linked to where a chapter checks it.
+
+    ``stored``: (notebook, profile) -> current results stored (:func:`.store.stored_counts`);
+    a claim not run at a profile says what an unfinished run of its chapter has stored.
+    """
     checks = claim_checks() if checks is None else checks
+    stored = stored or {}
     lines = ["# Reproduction status", ""]
     if overview:
         lines += [f":::{{figure}} {overview}", ":name: status-overview",
@@ -393,7 +405,9 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                      if (executed / f"{nb}.ipynb").exists()]
             claim = (f"{{claim-row}}`{cid}` *{first['type']}* ({_cell(first['source'])})"
                      + (" <br>checked in " + ", ".join(where) if where else ""))
-            cells = [_verdict_cell(rows[rows["profile"] == p].iloc[0]) for p in PROFILES]
+            cells = [_verdict_cell(rows[rows["profile"] == p].iloc[0],
+                                   [(nb, stored[nb, p]) for nb, _ in checks.get(cid, [])
+                                    if stored.get((nb, p))]) for p in PROFILES]
             lines.append(f"| {claim} | {_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
             criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
@@ -473,6 +487,6 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     out = [pages / "reproduction_status.md", pages / "execution_report.md"]
     table = status_table()
     overview_figure(table, pages / OVERVIEW)
-    out[0].write_text(status_markdown(table, build / "executed"))
+    out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts()))
     out[1].write_text(execution_markdown(build / "manifest.jsonl", table, paths.COMMITTED_RESULTS))
     return out

@@ -184,6 +184,16 @@ def stored_results(root: Path | None = None, profile: str | None = None):
                        "problem": problem, "changed": changed}
 
 
+def stored_counts(root: Path | None = None, profile: str | None = None) -> dict:
+    """(notebook, profile) -> the number of current (intact, not stale) stored results."""
+    counts: dict = {}
+    for r in stored_results(root, profile):
+        if not (r["problem"] or r["changed"]):
+            key = (r["notebook"], r["profile"])
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 class StaleResultWarning(UserWarning):
     """A result computed by code that has changed since is served as it is (``cache_only``)."""
 
