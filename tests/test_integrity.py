@@ -334,8 +334,9 @@ def test_10_provenance_records_dirty_state_with_the_diff_hash():
 
 # 11. Ctrl-C --------------------------------------------------------------------------------------
 def test_11_sigint_is_one_line_exit_130_a_manifest_entry_and_no_scratch(sandbox):
+    running = sandbox / "running"  # the cell touches it: the kernel is in the sleeping cell
     _notebook(sandbox / "notebooks" / "g_sleeps.ipynb",
-              "import time\nprint('started', flush=True)\ntime.sleep(60)")
+              f"import pathlib, time\npathlib.Path({str(running)!r}).touch()\ntime.sleep(60)")
     env = {**os.environ, "ATTNBOOK_ROOT": str(sandbox),
            "PYTHONPATH": os.pathsep.join(sys.path)}
     # a shell that starts jobs in the background (as a CI runner may) makes them ignore
@@ -345,10 +346,11 @@ def test_11_sigint_is_one_line_exit_130_a_manifest_entry_and_no_scratch(sandbox)
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     manifest, scratch = sandbox / "build" / "manifest.jsonl", sandbox / "build" / "tmp"
-    deadline = time.time() + 60
-    while time.time() < deadline and not list(scratch.glob("*.ipynb")):
+    deadline = time.time() + 120
+    while time.time() < deadline and not running.exists():  # however slow a loaded machine
         time.sleep(0.2)
-    time.sleep(4)  # the kernel is running the sleeping cell
+    assert running.exists() and list(scratch.glob("*.ipynb"))
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
