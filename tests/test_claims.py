@@ -152,5 +152,5 @@ def test_a_claim_not_run_says_what_an_unfinished_run_has_stored(sandbox, tmp_pat
                            stored={("nb_a", "full"): 12, ("nb_b", "full"): 3})
     row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
     ci, cpu, full = row.split(" | ")[-3:]
-    assert "12 results of nb_a stored by a run that recorded no verdict" in full
+    assert "12 results of `nb_a` stored by a run that recorded no verdict" in full
     assert "stored" not in ci and "stored" not in cpu and "nb_b" not in row

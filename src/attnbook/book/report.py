@@ -323,7 +323,7 @@ def _verdict_cell(r, unfinished: list | None = None) -> str:
     it and have current results of that profile stored (said where the claim is not run)."""
     txt = f"{{verdict}}`{r['status']}`"
     if r["status"] == "not run" and unfinished:
-        txt += " (" + ", ".join(f"{n} results of {nb}" for nb, n in unfinished) + " stored "
+        txt += " (" + ", ".join(f"{n} results of `{nb}`" for nb, n in unfinished) + " stored "
         txt += "by a run that recorded no verdict, such as one stopped by its time budget; "
         txt += "the next run resumes from them)"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
