@@ -127,7 +127,8 @@ def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
     assert [x.split(":")[0] for x in lines] == ["memorization_gd", "lm_throughput", "lm_mfu",
-                                                "ranked_attention", "lm_stacked", "precision"]
+                                                "ranked_attention", "lm_stacked", "precision",
+                                                "compile"]
     for x in lines:
         bench = x.split()[2]
         assert (script.parents[1] / bench).is_file(), bench

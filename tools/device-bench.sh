@@ -17,8 +17,11 @@
 #                                 (bench_lm_stacked.py; goal >= 10x)
 #   6. precision_gpu.json         fp32, TF32 and bf16 for the lines and the memorization groups:
 #                                 time against the change of the results (bench_precision.py)
+#   7. compile_gpu.json           the stacked memorization step eager, under torch.compile and as
+#                                 CUDA graphs: launch overhead removed against the change of the
+#                                 losses (bench_compile.py)
 #
-# writes them and bench.log into $OUT (default build/device-out; 7 files). Here: copy the JSON
+# writes them and bench.log into $OUT (default build/device-out; 8 files). Here: copy the JSON
 # files into benchmarks/results/ and commit them with the commit they name. Needs only torch,
 # numpy, pandas, transformers and pyyaml (the machine has them): no wheels, no corpora.
 # Environment: PYTHON (default python3), OUT, ATTNBOOK_DEVICE (default cuda; cpu to try it).
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --budget) budget="$2"; shift 2 ;;
         --dry-run) dry=1; shift ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "device-bench: unknown argument $1 (allowed: --budget SECONDS, --dry-run)" >&2
            exit 2 ;;
     esac
@@ -81,4 +84,5 @@ bench lm_stacked 120 benchmarks/bench_lm_stacked.py --device "$DEV" \
     --out "$OUT/lm_stacked_gpu.json"
 bench precision 120 benchmarks/bench_precision.py --device "$DEV" \
     --out "$OUT/precision_gpu.json"
+bench compile 120 benchmarks/bench_compile.py --device "$DEV" --out "$OUT/compile_gpu.json"
 exit 0
