@@ -77,8 +77,10 @@ def measure(mode: str, cfgs, device, warmup: int, steps: int) -> dict:
             if mode == "graphs":
                 torch.compiler.cudagraph_mark_step_begin()
             q, ctx, y = data.batch(_batch_indices(streams, s, c0.batch, data.T_m))
-            loss = loss_fn(q, ctx, y)
+            # gradients dropped before the forward pass (train_group drops them after it: the
+            # same numbers), so no graph replay can overwrite memory a .grad still holds
             opt.zero_grad(set_to_none=True)
+            loss = loss_fn(q, ctx, y)
             loss.sum().backward()
             opt.step()
             sched.step()
