@@ -139,3 +139,25 @@ def test_every_notebook_states_what_cpu_and_full_cost(nb):
         for key in ("minutes", "units", "note"):
             assert entry.get(key), f"{nb.stem}: cost of {profile} has no {key}"
     assert cost["cpu"]["where"] == "cpu", "the cpu profile runs here"
+
+
+def test_a_rule_reads_a_criterion_number_from_the_ledger(tmp_path):
+    """W-F7's divisors live in data/claims/wies2021.csv only; the rank-bottleneck rules read
+    them there, so a profile without the ranks W-F7 reads fails before anything runs."""
+    import shutil
+    from pathlib import Path
+
+    from attnbook.criteria import thresholds
+
+    spec = load_spec(paths.NOTEBOOKS / "wies2021_rank_bottleneck.ipynb")
+    cpu = {**spec.defaults, **spec.parameters("cpu")}
+    high = cpu["d_x"] // int(thresholds("W-F7")["high_divisor"])
+    with pytest.raises(ParameterError, match="W-F7 reads vocabulary ranks"):
+        spec.parameters("cpu", {"ranks": [r for r in cpu["ranks"] if r != high]})
+    nb = tmp_path / "x.ipynb"
+    shutil.copy(Path(__file__).parent / "fixtures" / "notebooks" / "a_ok.ipynb", nb)
+    nb.with_suffix(".yml").write_text(
+        "allowed:\n  k: {min: 1, max: 50}\n  seed: {min: 0, max: 9}\n"
+        "rules:\n  - check: \"k >= threshold('W-F7', 'no_such_number')\"\n")
+    with pytest.raises(AttnbookError, match="W-F7 has no threshold 'no_such_number'"):
+        load_spec(nb).parameters("cpu")

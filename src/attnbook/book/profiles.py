@@ -37,6 +37,9 @@ Rules are small expressions over parameter names, evaluated safely: names, numbe
 comparisons, ``and``/``or``/``not``, ``+ - * / // %``, conditional expressions, list
 displays, comprehensions and generator expressions, and the functions
 ``min max len all any sum abs range comb``; anything else is an error when the ``.yml`` loads.
+``threshold("W-F7", "low_divisor")`` reads a number of a claim's criterion from the ledger
+(:func:`attnbook.criteria.thresholds`), so a rule that keeps a profile able to decide a claim
+does not repeat the criterion's numbers.
 """
 
 import ast
@@ -56,8 +59,19 @@ RESERVED = ("profile",)  # set by the runner's --profile, never by -p
 COST_KEYS = {"where": "cpu or gpu", "minutes": "a number > 0", "units": "an integer >= 1",
              "flop": "a number > 0", "measured": "true or false", "note": "text"}
 
+def _threshold(claim_id: str, name: str) -> float:
+    """The number ``name`` of ``claim_id``'s criterion (data/claims/*.csv), for rules."""
+    from ..criteria import thresholds
+
+    numbers = thresholds(claim_id)
+    if name not in numbers:
+        raise AttnbookError(f"rule: {claim_id} has no threshold {name!r} (it has "
+                            f"{', '.join(sorted(numbers)) or 'none'})")
+    return numbers[name]
+
+
 _FUNCS = {"min": min, "max": max, "len": len, "all": all, "any": any, "sum": sum, "abs": abs,
-          "range": range, "comb": math.comb}
+          "range": range, "comb": math.comb, "threshold": _threshold}
 _NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
           ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare,
           ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Name,
