@@ -355,7 +355,7 @@ class Sweep:
                     raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a "
                                         f"group of {len(unit)} configurations")
                 for config, result in zip(unit, results, strict=True):
-                    self.store.put(self.name, config, result, round(wall_s, 3), earlier)
+                    self.put(config, result, round(wall_s, 3), earlier)
                 if checkpoint:
                     fn.clear(unit if groups is not None else unit[0])
                 budget.finished(unit, total_wall(wall_s, earlier))
@@ -377,8 +377,8 @@ class Sweep:
     def get(self, config):
         return self.store.get(self.name, config)
 
-    def put(self, config, result, wall_s=None):
-        self.store.put(self.name, config, result, wall_s)
+    def put(self, config, result, wall_s=None, earlier=None):
+        self.store.put(self.name, config, result, wall_s, earlier)
 
     def frame(self, configs):
         return self.store.frame(self.name, configs)
