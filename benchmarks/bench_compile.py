@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import sync
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
@@ -41,11 +42,6 @@ from attnbook.memorization.trained import (
 )
 
 MODES = ("eager", "compile", "graphs")
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def group(scale_steps: int):
@@ -88,10 +84,10 @@ def measure(mode: str, cfgs, device, warmup: int, steps: int) -> dict:
 
     t0 = time.perf_counter()
     run(0, warmup)
-    _sync(device)
+    sync(device)
     t1 = time.perf_counter()
     loss = run(warmup, steps)
-    _sync(device)
+    sync(device)
     t2 = time.perf_counter()
     return {"ms_per_step": 1e3 * (t2 - t1) / steps, "warmup_s": t1 - t0,
             "loss": loss.float().cpu().numpy()}

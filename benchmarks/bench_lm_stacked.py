@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import sync
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
@@ -49,11 +50,6 @@ CASES = [
     ("V128 L2 d64 B16 M4 dropout0", dict(V=128, N=64, L=2, d_x=64, dropout=0.0), 16, 4),
     ("V256 L2 d96 B32 M3", dict(V=256, N=64, L=2, d_x=96), 32, 3),
 ]
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def _tokens(V: int, n: int, seed: int = 0) -> np.ndarray:
@@ -73,11 +69,11 @@ def step_time(cfg: LMConfig, batch: int, T: int, device, steps: int, repeats: in
         train_step(model, opt, x, y, device)
     times = []
     for _ in range(repeats):
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         for _ in range(steps):
             train_step(model, opt, x, y, device)
-        _sync(device)
+        sync(device)
         times.append((time.perf_counter() - t0) / steps)
     return statistics.median(times)
 
@@ -97,18 +93,18 @@ def bench(name, kw, batch, M, steps, repeats, device, adamw=False) -> dict:
     seeds = list(range(M))
 
     def stacked(opt=None):
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         train_lm_stacked(cfg, train, test, tc, seeds, device, optimizer=opt)
-        _sync(device)
+        sync(device)
         return time.perf_counter() - t0
 
     def one_at_a_time():
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         for s in seeds:
             train_lm(lambda: LanguageModel(cfg), train, test, cfg.N, tc, seed=s, device=device)
-        _sync(device)
+        sync(device)
         return time.perf_counter() - t0
 
     short = TrainConfig(steps=3, batch=batch, eval_tokens=256)  # warm-up of both code paths

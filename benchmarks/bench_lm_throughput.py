@@ -27,15 +27,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import sync
 
 from attnbook.device import describe_device, pick_device
 from attnbook.lm import LanguageModel, LMConfig, count_parameters, reference_gpt2
 from attnbook.training import TrainConfig, _optimizer, sample_batch, train_step
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def benchmark(cfg: LMConfig, batch: int, steps: int, rounds: int, warmup: int, device,
@@ -59,7 +55,7 @@ def benchmark(cfg: LMConfig, batch: int, steps: int, rounds: int, warmup: int, d
             torch.cuda.reset_peak_memory_stats(device)
         for x, y in batches[:warmup]:
             train_step(model, opt, x, y, device)
-        _sync(device)
+        sync(device)
         models[name] = (model, opt)
         out[name] = {"params": count_parameters(model)["total"], "seconds": 0.0,
                      "peak_mem_bytes": (torch.cuda.max_memory_allocated(device)
@@ -67,11 +63,11 @@ def benchmark(cfg: LMConfig, batch: int, steps: int, rounds: int, warmup: int, d
                                         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)}
     for _ in range(rounds):  # alternate, so load changes hit both models alike
         for name, (model, opt) in models.items():
-            _sync(device)
+            sync(device)
             t0 = time.perf_counter()
             for x, y in batches:
                 train_step(model, opt, x, y, device)
-            _sync(device)
+            sync(device)
             out[name]["seconds"] += time.perf_counter() - t0
     n_tokens = rounds * steps * batch * cfg.N
     for name in out:

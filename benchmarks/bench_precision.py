@@ -29,16 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import sync
 
 from attnbook import furthest_neighbour as fn
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
 from attnbook.memorization.trained import MemorizationConfig, train_group
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 @contextlib.contextmanager
@@ -86,10 +82,10 @@ def bench(case: str, device, modes, repeats: int, scale: float) -> dict:
     for r in range(repeats):  # interleaved, rotating the order, so load hits every mode alike
         for m in modes[r % len(modes):] + modes[:r % len(modes)]:
             with precision(m, device):
-                _sync(device)
+                sync(device)
                 t0 = time.perf_counter()
                 values[m] = run()
-                _sync(device)
+                sync(device)
             times[m].append(time.perf_counter() - t0)
     ref = values["fp32"]
     out = {"case": case, "change": kind, "modes": {}}
