@@ -258,7 +258,8 @@ class Run:
         its verdict at this profile and linked to its row of the reproduction status page.
         ``data``: the plotted numbers, a DataFrame (or a dict of DataFrames, one per panel,
         stacked with a ``panel`` column), written to figures/<name>.csv and linked as "data".
-        Returns the PNG path.
+        Returns None, so a call that ends a cell prints nothing beside the figure (the PNG is
+        figures/<name>.png).
         """
         from .plotting import figure_output, save_figure
 
@@ -280,7 +281,6 @@ class Run:
             "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
             "data": f"{name}.csv" if data is not None else ""})
-        return png
 
 
 def _profile_changes(notebook: str, profile: str) -> dict:
