@@ -229,6 +229,16 @@ def test_mahdavi_line_fit_leaves_out_saturated_points():
                                                                           (4, 0.4)]})
     r2 = line_r2_by(pts, "H", saturated_at=0.98, min_points=3)
     assert math.isnan(r2[32]) and r2[64] == 1.0
+
+
+def test_head_size_curve_must_rise_up_to_n():
+    # M-F2c: a curve that falls up to n (and falls more beyond) has no rise to speak of, even
+    # though it "gains" more up to n than beyond
+    falling = pd.DataFrame({"gain_to_n": [-0.01, 0.2], "gain_beyond_n": [-0.03, 0.0]})
+    assert criteria.decide("M-F2c", falling) is False
+    assert criteria.decide("M-F2c", falling.assign(gain_to_n=[0.01, 0.2])) is True
+
+
 def test_attention_ratio_criteria_edges():
     # W-F4: an unmatched ratio (NaN), a missing paper ratio, a break of monotonicity beyond
     # the tolerance, and a paper value missed by more than the tolerance each fail

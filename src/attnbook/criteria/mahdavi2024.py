@@ -153,10 +153,12 @@ def accuracy_linear_in_heads(points, *, saturated_at, min_points, r2_min):
 
 @criterion("M-F2c")
 def head_size_gains_stop_at_n(gains):
-    """M-F2c: for every T (rows with ``gain_to_n``, ``gain_beyond_n``), the accuracy gained from
-    the smallest d_h to d_h = n exceeds the accuracy gained from d_h = n to the largest d_h."""
+    """M-F2c: for every T (rows with ``gain_to_n``, ``gain_beyond_n``), the accuracy rises from
+    the smallest d_h to d_h = n, and by more than it changes from d_h = n to the largest d_h
+    (the paper's "flat beyond" read as: the head sizes past n add less than those up to n)."""
     to_n, beyond = _rows(gains, "gain_to_n", "gain_beyond_n")
-    return bool(to_n) and all(float(a) > float(b) for a, b in zip(to_n, beyond, strict=True))
+    return bool(to_n) and all(float(a) > 0 and float(a) > float(b)
+                              for a, b in zip(to_n, beyond, strict=True))
 
 
 def memorization_limit(accuracy, H, n):
