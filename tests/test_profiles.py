@@ -161,3 +161,19 @@ def test_a_rule_reads_a_criterion_number_from_the_ledger(tmp_path):
         "rules:\n  - check: \"k >= threshold('W-F7', 'no_such_number')\"\n")
     with pytest.raises(AttnbookError, match="W-F7 has no threshold 'no_such_number'"):
         load_spec(nb).parameters("cpu")
+
+
+@pytest.mark.parametrize("T_factors, ok", [
+    ([1.0, 2.0, 3.0, 4.0, 5.0], False),  # 5.0 is in the H = 8 window, nothing above it
+    ([1.0, 2.0, 3.0, 7.0], False),       # above both windows, nothing inside the H = 8 one
+    ([4.0, 5.0, 7.0], True),
+])
+def test_saturation_grid_must_bracket_the_papers_capacity(T_factors, ok):
+    """M-F3 reads the largest T memorized perfectly inside a window around the paper's ratio;
+    a grid with no multiple above the window could only report a lower bound there."""
+    spec = load_spec(paths.NOTEBOOKS / "mahdavi2024_fig3_saturation.ipynb")
+    if ok:
+        assert spec.parameters("cpu", {"T_factors": T_factors})["T_factors"] == T_factors
+    else:
+        with pytest.raises(ParameterError, match="M-F3 needs a multiple"):
+            spec.parameters("cpu", {"T_factors": T_factors})
