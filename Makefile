@@ -31,6 +31,7 @@ $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-data.txt
+	$(PY) -m pip install --quiet 'setuptools>=77'
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
