@@ -146,6 +146,22 @@ def test_full_profile_without_gpu_says_so_first(sandbox, capsys, monkeypatch):
     assert "sized for one GPU" not in capsys.readouterr().err
 
 
+def test_full_profile_meant_for_the_cpu_runs_without_the_gpu_note(sandbox, capsys, monkeypatch):
+    import attnbook.book.cli as cli
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    monkeypatch.setattr(cli, "_device", lambda: "cpu")
+    yml = sandbox / "notebooks" / "a_ok.yml"
+    yml.write_text(yml.read_text() + "cost:\n  full: {where: cpu, minutes: 1}\n")
+    assert main(["run", "a_ok", "--profile", "full"]) == 0
+    assert "sized for one GPU" not in capsys.readouterr().err
+    assert main(["run", "a_ok", "c_checks_k", "--profile", "full"]) == 0
+    note = [x for x in capsys.readouterr().err.splitlines() if "sized for one GPU" in x]
+    assert len(note) == 1 and "at c_checks_k, and" in note[0]  # only the chapter without one
+
+
 def test_kernels_run_on_local_sockets_not_tcp(sandbox, capfd):
     jobs = plan(["a_ok"], "ci", notebooks_dir=sandbox / "notebooks")
     (entry,) = execute(jobs, build_dir=sandbox / "build", log=lambda *_: None)

@@ -71,16 +71,19 @@ def _run(args) -> int:
     jobs = plan(args.notebooks, args.profile, args.parameter)
     if args.recompute and args.cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
-    if args.profile == "full" and _device() == "cpu" and not args.cache_only:
+    # chapters whose .yml says their full profile runs on a CPU (cost: full: where: cpu) get no
+    # warning; the others, and those that say nothing, are sized for a GPU
+    gpu = [j.spec.stem for j in jobs if not j.overrides
+           and j.spec.cost.get("full", {}).get("where") != "cpu"]
+    if args.profile == "full" and gpu and _device() == "cpu" and not args.cache_only:
         from .store import stored_results
 
-        stems = {j.spec.stem for j in jobs if not j.overrides}
         redo = [r for r in stored_results(profile="full")
-                if r["notebook"] in stems and (r["problem"] or r["changed"])]
-        print("note: profile full is sized for one GPU (about an hour per notebook) and this "
-              "machine has none; results not already under data/results/<notebook>/full/ "
-              "are computed on the CPU and can take many hours. Committed full results are "
-              "re-drawn without recomputing"
+                if r["notebook"] in gpu and (r["problem"] or r["changed"])]
+        print(f"note: profile full is sized for one GPU (about an hour per notebook) at "
+              f"{', '.join(gpu)}, and this machine has none; their results not already under "
+              "data/results/<notebook>/full/ are computed on the CPU and can take many hours. "
+              "Committed full results are re-drawn without recomputing"
               + (f", except {len(redo)} that are stale or damaged and are recomputed like "
                  f"missing ones (python -m attnbook stale --profile full lists them)."
                  if redo else "."), file=sys.stderr)
