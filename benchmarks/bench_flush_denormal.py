@@ -1,0 +1,145 @@
+"""Subnormal floats in the stacked memorization step on a CPU: IEEE against flushed to zero.
+
+Once the heads of a memorization model saturate (mahdavi2024, Appendix H), its softmax
+coefficients off the attended token underflow towards zero and the training step meets many
+subnormal floats (below 1.2e-38), which x86 CPUs process far more slowly than normal ones.
+``torch.set_flush_denormal(True)`` flushes them to zero. This times the training step of the
+``full`` group of ``mahdavi2024_fig3_saturation`` (2 H x 8 T, d 64, n 32) both ways, in one
+process, interleaved and repeated from the same state, and reports the median milliseconds per
+step, the speed-up, and the largest relative change of the models' losses after the timed steps.
+
+The state timed is either the group's initialisation with its query weights scaled by
+``--saturate`` (a stand-in: the softmax saturates from the first step, though less like a
+trained model's; 1 leaves it as initialised) or a checkpoint of the chapter's own training
+(``--checkpoint``, a file under ``data/checkpoints/mahdavi2024_fig3_saturation/full/``, kept
+only while that training runs). The chapter's numbers (61 against 19 ms per step at step
+28,716, two threads) come from such a checkpoint. A GPU is unaffected.
+
+    .venv/bin/python benchmarks/bench_flush_denormal.py [--steps 50] [--repeats 3]
+        [--saturate 1000] [--checkpoint PATH] [--out benchmarks/results/flush_denormal_cpu.json]
+"""
+
+import argparse
+import copy
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnbook.book.provenance import provenance
+from attnbook.memorization.trained import (
+    MemorizationConfig,
+    StackedAttention,
+    _batch_indices,
+    _loss,
+    _Stack,
+    lr_factor,
+)
+
+MODES = ("ieee", "flushed")
+
+
+def group() -> list[MemorizationConfig]:
+    """The full profile's group of mahdavi2024_fig3_saturation: 2 H x 8 multiples of H(n-1)+1."""
+    n = 32
+    return [MemorizationConfig(H=H, T=max(1, round(f * (H * (n - 1) + 1))), n=n, d=64, d_h=64,
+                               n_classes=100, steps=300_000, batch=256, lr=1e-3, eval_every=500)
+            for H in (4, 8) for f in (3.6, 4.0, 4.4, 4.8, 5.2, 5.6, 6.0, 6.6)]
+
+
+def start_state(cfgs, saturate: float, checkpoint: Path | None) -> dict:
+    """Weights, Adam state, schedule and step to time from."""
+    net = StackedAttention(cfgs)
+    opt = torch.optim.Adam(net.parameters(), lr=cfgs[0].lr, fused=True)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfgs[0].steps))
+    if checkpoint is not None:
+        saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["state"]
+        net.load_state_dict(saved["net"])
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        step = saved["step"]
+    else:
+        with torch.no_grad():
+            net.W_Q.mul_(saturate)
+        step = 0
+    return {"net": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+            "step": step}
+
+
+def measure(mode: str, cfgs, state: dict, steps: int) -> tuple[float, np.ndarray]:
+    """``steps`` training steps from ``state`` in ``mode``: (ms per step, final losses)."""
+    c0 = cfgs[0]
+    state = copy.deepcopy(state)
+    net = StackedAttention(cfgs)
+    net.load_state_dict(state["net"])
+    opt = torch.optim.Adam(net.parameters(), lr=c0.lr, fused=True)
+    opt.load_state_dict(state["opt"])
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, c0.steps))
+    sched.load_state_dict(state["sched"])
+    data = _Stack(cfgs, torch.device("cpu"))
+    streams = torch.tensor([c.init_seed() for c in cfgs], dtype=torch.int64)
+    torch.set_flush_denormal(mode == "flushed")
+    try:
+        t0 = time.perf_counter()
+        for s in range(state["step"], state["step"] + steps):
+            q, ctx, y = data.batch(_batch_indices(streams, s, c0.batch, data.T_m))
+            loss = _loss(net(q, ctx), y, c0.task)
+            opt.zero_grad(set_to_none=True)
+            loss.sum().backward()
+            opt.step()
+            sched.step()
+        ms = 1e3 * (time.perf_counter() - t0) / steps
+    finally:
+        torch.set_flush_denormal(False)
+    return ms, loss.detach().numpy()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=50, help="timed steps per mode and repeat")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--saturate", type=float, default=1000.0,
+                    help="factor on the initial query weights (ignored with --checkpoint)")
+    ap.add_argument("--checkpoint", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    if args.steps < 1 or args.repeats < 1:
+        ap.error("--steps and --repeats: allowed whole numbers >= 1")
+    if not args.saturate > 0:
+        ap.error(f"--saturate {args.saturate}: allowed a number > 0")
+    if args.checkpoint is not None and not args.checkpoint.is_file():
+        ap.error(f"--checkpoint {args.checkpoint}: no such file")
+    if not torch.set_flush_denormal(False):
+        ap.error("this CPU cannot flush subnormals (torch.set_flush_denormal needs x86 SSE3)")
+    cfgs = group()
+    state = start_state(cfgs, args.saturate, args.checkpoint)
+    times = {m: [] for m in MODES}
+    losses = {}
+    for _ in range(args.repeats):
+        for m in MODES:
+            ms, losses[m] = measure(m, cfgs, state, args.steps)
+            times[m].append(ms)
+    ref = losses["ieee"]
+    change = float(np.max(np.abs(losses["flushed"] - ref) / np.maximum(np.abs(ref), 1e-12)))
+    med = {m: statistics.median(t) for m, t in times.items()}
+    out = {"benchmark": "flush_denormal", "device": "cpu", "threads": torch.get_num_threads(),
+           "models": len(cfgs), "start": (f"checkpoint at step {state['step']}"
+                                          if args.checkpoint else
+                                          f"initialisation, W_Q x {args.saturate:g}"),
+           "steps": args.steps, "repeats": args.repeats,
+           "provenance": provenance(torch.device("cpu")),
+           "ms_per_step": {m: round(v, 3) for m, v in med.items()},
+           "speedup": round(med["ieee"] / med["flushed"], 3), "max_rel_loss_change": change}
+    print(f"{out['start']}: IEEE {med['ieee']:.2f} ms/step, flushed {med['flushed']:.2f} ms/step "
+          f"(x{out['speedup']:.2f}); largest relative loss change {change:.2e}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
