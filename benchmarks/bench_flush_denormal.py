@@ -4,9 +4,10 @@ Once the heads of a memorization model saturate (mahdavi2024, Appendix H), its s
 coefficients off the attended token underflow towards zero and the training step meets many
 subnormal floats (below 1.2e-38), which x86 CPUs process far more slowly than normal ones.
 ``torch.set_flush_denormal(True)`` flushes them to zero. This times the training step of the
-``full`` group of ``mahdavi2024_fig3_saturation`` (2 H x 8 T, d 64, n 32) both ways, in one
-process, interleaved and repeated from the same state, and reports the median milliseconds per
-step, the speed-up, and the largest relative change of the models' losses after the timed steps.
+``full`` group of ``mahdavi2024_fig3_saturation`` (2 H x 8 T, d 64, n 32) both ways, each
+measurement in a fresh process, interleaved and repeated from the same state, and reports the
+median milliseconds per step, the speed-up, and the largest relative change of the models'
+losses after the timed steps.
 
 The state timed is either the group's initialisation with its query weights scaled by
 ``--saturate`` (a stand-in: the softmax saturates from the first step, though less like a
@@ -20,10 +21,11 @@ only while that training runs). The chapter's numbers (61 against 19 ms per step
 """
 
 import argparse
-import copy
 import json
+import multiprocessing
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -50,11 +52,12 @@ def group() -> list[MemorizationConfig]:
             for H in (4, 8) for f in (3.6, 4.0, 4.4, 4.8, 5.2, 5.6, 6.0, 6.6)]
 
 
-def start_state(cfgs, saturate: float, checkpoint: Path | None) -> dict:
-    """Weights, Adam state, schedule and step to time from."""
+def start_state(cfgs, saturate: float, checkpoint: Path | None):
+    """The models, Adam and its schedule to time from, and their step."""
     net = StackedAttention(cfgs)
     opt = torch.optim.Adam(net.parameters(), lr=cfgs[0].lr, fused=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfgs[0].steps))
+    step = 0
     if checkpoint is not None:
         saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["state"]
         net.load_state_dict(saved["net"])
@@ -64,37 +67,38 @@ def start_state(cfgs, saturate: float, checkpoint: Path | None) -> dict:
     else:
         with torch.no_grad():
             net.W_Q.mul_(saturate)
-        step = 0
-    return {"net": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-            "step": step}
+    return net, opt, sched, step
 
 
-def measure(mode: str, cfgs, state: dict, steps: int) -> tuple[float, np.ndarray]:
-    """``steps`` training steps from ``state`` in ``mode``: (ms per step, final losses)."""
+def measure(mode: str, saturate: float, checkpoint: Path | None, steps: int,
+            threads: int) -> tuple[float, np.ndarray]:
+    """``steps`` training steps in ``mode`` from the start state: (ms per step, final losses).
+
+    Run in a fresh process: the flag lives in each thread's floating-point control register,
+    and threads inherit it only when they start, so torch's worker threads must start after
+    it is set (set later, it reaches the calling thread alone)."""
+    torch.set_flush_denormal(mode == "flushed")
+    torch.set_num_threads(threads)
+    cfgs = group()
     c0 = cfgs[0]
-    state = copy.deepcopy(state)
-    net = StackedAttention(cfgs)
-    net.load_state_dict(state["net"])
-    opt = torch.optim.Adam(net.parameters(), lr=c0.lr, fused=True)
-    opt.load_state_dict(state["opt"])
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, c0.steps))
-    sched.load_state_dict(state["sched"])
+    net, opt, sched, step = start_state(cfgs, saturate, checkpoint)
     data = _Stack(cfgs, torch.device("cpu"))
     streams = torch.tensor([c.init_seed() for c in cfgs], dtype=torch.int64)
-    torch.set_flush_denormal(mode == "flushed")
-    try:
-        t0 = time.perf_counter()
-        for s in range(state["step"], state["step"] + steps):
-            q, ctx, y = data.batch(_batch_indices(streams, s, c0.batch, data.T_m))
-            loss = _loss(net(q, ctx), y, c0.task)
-            opt.zero_grad(set_to_none=True)
-            loss.sum().backward()
-            opt.step()
-            sched.step()
-        ms = 1e3 * (time.perf_counter() - t0) / steps
-    finally:
-        torch.set_flush_denormal(False)
-    return ms, loss.detach().numpy()
+    t0 = time.perf_counter()
+    for s in range(step, step + steps):
+        q, ctx, y = data.batch(_batch_indices(streams, s, c0.batch, data.T_m))
+        loss = _loss(net(q, ctx), y, c0.task)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        opt.step()
+        sched.step()
+    return 1e3 * (time.perf_counter() - t0) / steps, loss.detach().numpy()
+
+
+def in_fresh_process(*args):
+    """:func:`measure` in a new interpreter (spawned, so no thread of this one carries over)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(measure, *args).result()
 
 
 def main(argv=None):
@@ -114,21 +118,22 @@ def main(argv=None):
         ap.error(f"--checkpoint {args.checkpoint}: no such file")
     if not torch.set_flush_denormal(False):
         ap.error("this CPU cannot flush subnormals (torch.set_flush_denormal needs x86 SSE3)")
-    cfgs = group()
-    state = start_state(cfgs, args.saturate, args.checkpoint)
+    threads = torch.get_num_threads()
     times = {m: [] for m in MODES}
     losses = {}
     for _ in range(args.repeats):
         for m in MODES:
-            ms, losses[m] = measure(m, cfgs, state, args.steps)
+            ms, losses[m] = in_fresh_process(m, args.saturate, args.checkpoint, args.steps,
+                                             threads)
             times[m].append(ms)
     ref = losses["ieee"]
     change = float(np.max(np.abs(losses["flushed"] - ref) / np.maximum(np.abs(ref), 1e-12)))
     med = {m: statistics.median(t) for m, t in times.items()}
-    out = {"benchmark": "flush_denormal", "device": "cpu", "threads": torch.get_num_threads(),
-           "models": len(cfgs), "start": (f"checkpoint at step {state['step']}"
-                                          if args.checkpoint else
-                                          f"initialisation, W_Q x {args.saturate:g}"),
+    step = (torch.load(args.checkpoint, map_location="cpu", weights_only=False)["step"]
+            if args.checkpoint else 0)
+    out = {"benchmark": "flush_denormal", "device": "cpu", "threads": threads,
+           "models": len(group()), "start": (f"checkpoint at step {step}" if args.checkpoint
+                                             else f"initialisation, W_Q x {args.saturate:g}"),
            "steps": args.steps, "repeats": args.repeats,
            "provenance": provenance(torch.device("cpu")),
            "ms_per_step": {m: round(v, 3) for m, v in med.items()},
