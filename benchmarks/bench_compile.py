@@ -22,13 +22,11 @@ use either yet; this measurement decides whether it should.
 """
 
 import argparse
-import json
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
-from _common import sync
+from _common import max_rel_change, sync, write_json
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
@@ -120,16 +118,14 @@ def main(argv=None):
                     f"{cfgs[0].batch}", "warmup": args.warmup, "steps": args.steps,
            "provenance": provenance(device), "modes": {}}
     for m, r in rows.items():
-        change = float(np.max(np.abs(r["loss"] - ref) / np.maximum(np.abs(ref), 1e-12)))
+        change = max_rel_change(r["loss"], ref)
         out["modes"][m] = {"ms_per_step": round(r["ms_per_step"], 4),
                            "speedup": round(rows["eager"]["ms_per_step"] / r["ms_per_step"], 3),
                            "warmup_s": round(r["warmup_s"], 2),
                            "max_rel_loss_change": change}
         print(f"{m:8s} {r['ms_per_step']:8.3f} ms/step  x{out['modes'][m]['speedup']:.2f}  "
               f"warm-up {r['warmup_s']:.1f} s  largest relative loss change {change:.2e}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(out, indent=1) + "\n")
+    write_json(args.out, out)
     return 0
 
 

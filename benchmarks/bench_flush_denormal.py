@@ -21,7 +21,6 @@ only while that training runs). The chapter's numbers (61 against 19 ms per step
 """
 
 import argparse
-import json
 import multiprocessing
 import statistics
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import max_rel_change, write_json
 
 from attnbook.book.provenance import provenance
 from attnbook.memorization.trained import (
@@ -127,7 +127,7 @@ def main(argv=None):
                                              threads)
             times[m].append(ms)
     ref = losses["ieee"]
-    change = float(np.max(np.abs(losses["flushed"] - ref) / np.maximum(np.abs(ref), 1e-12)))
+    change = max_rel_change(losses["flushed"], ref)
     med = {m: statistics.median(t) for m, t in times.items()}
     step = (torch.load(args.checkpoint, map_location="cpu", weights_only=False)["step"]
             if args.checkpoint else 0)
@@ -140,9 +140,7 @@ def main(argv=None):
            "speedup": round(med["ieee"] / med["flushed"], 3), "max_rel_loss_change": change}
     print(f"{out['start']}: IEEE {med['ieee']:.2f} ms/step, flushed {med['flushed']:.2f} ms/step "
           f"(x{out['speedup']:.2f}); largest relative loss change {change:.2e}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(out, indent=1) + "\n")
+    write_json(args.out, out)
     return 0
 
 
