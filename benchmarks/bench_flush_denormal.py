@@ -4,7 +4,7 @@ Once the heads of a memorization model saturate (mahdavi2024, Appendix H), its s
 coefficients off the attended token underflow towards zero and the training step meets many
 subnormal floats (below 1.2e-38), which x86 CPUs process far more slowly than normal ones.
 ``torch.set_flush_denormal(True)`` flushes them to zero. This times the training step of the
-``full`` group of ``mahdavi2024_fig3_saturation`` (2 H x 8 T, d 64, n 32) both ways, each
+``full`` group of ``mahdavi2024_fig3_saturation`` (its .yml: 2 H x 8 T, d 64, n 32) both ways, each
 measurement in a fresh process, interleaved and repeated from the same state, and reports the
 median milliseconds per step, the speed-up, and the largest relative change of the models'
 losses after the timed steps.
@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from _common import max_rel_change, write_json
 
+from attnbook import paths
+from attnbook.book.profiles import load_spec
 from attnbook.book.provenance import provenance
 from attnbook.memorization.trained import (
     MemorizationConfig,
@@ -45,11 +47,15 @@ MODES = ("ieee", "flushed")
 
 
 def group() -> list[MemorizationConfig]:
-    """The full profile's group of mahdavi2024_fig3_saturation: 2 H x 8 multiples of H(n-1)+1."""
-    n = 32
-    return [MemorizationConfig(H=H, T=max(1, round(f * (H * (n - 1) + 1))), n=n, d=64, d_h=64,
-                               n_classes=100, steps=300_000, batch=256, lr=1e-3, eval_every=500)
-            for H in (4, 8) for f in (3.6, 4.0, 4.4, 4.8, 5.2, 5.6, 6.0, 6.6)]
+    """The full profile's group of mahdavi2024_fig3_saturation, from the chapter's parameters:
+    every H by every multiple of H(n-1)+1."""
+    spec = load_spec(paths.NOTEBOOKS / "mahdavi2024_fig3_saturation.ipynb")
+    p = {**spec.defaults, **spec.parameters("full")}  # what papermill injects overrides
+    return [MemorizationConfig(H=H, T=max(1, round(f * (H * (p["n"] - 1) + 1))), n=p["n"],
+                               d=p["d"], d_h=p["d_h"], n_classes=p["n_classes"],
+                               steps=p["steps"], batch=p["batch"], lr=p["lr"],
+                               eval_every=p["eval_every"], seed=p["seed"])
+            for H in p["heads"] for f in p["T_factors"]]
 
 
 def start_state(cfgs, saturate: float, checkpoint: Path | None):
@@ -71,8 +77,9 @@ def start_state(cfgs, saturate: float, checkpoint: Path | None):
 
 
 def measure(mode: str, saturate: float, checkpoint: Path | None, steps: int,
-            threads: int) -> tuple[float, np.ndarray]:
-    """``steps`` training steps in ``mode`` from the start state: (ms per step, final losses).
+            threads: int) -> tuple[float, np.ndarray, int]:
+    """``steps`` training steps in ``mode`` from the start state: (ms per step, final losses,
+    the step they started from).
 
     Run in a fresh process: the flag lives in each thread's floating-point control register,
     and threads inherit it only when they start, so torch's worker threads must start after
@@ -92,7 +99,7 @@ def measure(mode: str, saturate: float, checkpoint: Path | None, steps: int,
         loss.sum().backward()
         opt.step()
         sched.step()
-    return 1e3 * (time.perf_counter() - t0) / steps, loss.detach().numpy()
+    return 1e3 * (time.perf_counter() - t0) / steps, loss.detach().numpy(), step
 
 
 def in_fresh_process(*args):
@@ -123,14 +130,12 @@ def main(argv=None):
     losses = {}
     for _ in range(args.repeats):
         for m in MODES:
-            ms, losses[m] = in_fresh_process(m, args.saturate, args.checkpoint, args.steps,
-                                             threads)
+            ms, losses[m], step = in_fresh_process(m, args.saturate, args.checkpoint,
+                                                   args.steps, threads)
             times[m].append(ms)
     ref = losses["ieee"]
     change = max_rel_change(losses["flushed"], ref)
     med = {m: statistics.median(t) for m, t in times.items()}
-    step = (torch.load(args.checkpoint, map_location="cpu", weights_only=False)["step"]
-            if args.checkpoint else 0)
     out = {"benchmark": "flush_denormal", "device": "cpu", "threads": threads,
            "models": len(group()), "start": (f"checkpoint at step {step}" if args.checkpoint
                                              else f"initialisation, W_Q x {args.saturate:g}"),
