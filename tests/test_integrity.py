@@ -276,6 +276,56 @@ def test_10_a_result_whose_code_changed_is_stale_and_recomputed(tmp_path):
     assert [r["changed"] for r in stale] == [["attnbook.polynomial"]]  # the sweep record
 
 
+def test_10_a_library_unit_records_only_the_code_it_can_run(tmp_path):
+    """A sweep unit computed by a library function is fingerprinted by that function's
+    module and what it imports, so a change to analysis code loaded beside it (here the
+    crossing estimator) leaves it current; a notebook's own function records every module."""
+    from functools import partial
+
+    import attnbook.depth_efficiency  # noqa: F401 - loaded, as in a chapter, but not run
+    from attnbook.book.notebook import Sweep
+    from attnbook.book.provenance import function_modules, module_closure
+    from attnbook.linalg import numerical_rank
+
+    def unit(c):  # the notebook's own function
+        return {"r": c["n"]}
+
+    lib_fn = partial(numerical_rank)  # a library function, through a partial
+    assert function_modules(lib_fn) == module_closure("attnbook.linalg")
+    assert "attnbook.depth_efficiency" not in function_modules(lib_fn)
+    assert function_modules(unit) is None
+    def lib_unit(c):
+        return {"r": c["n"]}
+
+    lib_unit.__module__ = "attnbook.linalg"  # as if the library defined it
+    store = ResultStore("nb", "cpu", root=tmp_path)
+    Sweep(store, "own").run(unit, [{"n": 2}], progress=False)
+    Sweep(store, "lib").run(partial(lib_unit), [{"n": 3}], progress=False)
+    own = json.loads(next((tmp_path / "nb" / "cpu" / "own").glob("*.json")).read_text())
+    lib = json.loads(next((tmp_path / "nb" / "cpu" / "lib").glob("*.json")).read_text())
+    assert "attnbook.depth_efficiency" in own["fingerprint"]
+    assert set(lib["fingerprint"]) == set(module_closure("attnbook.linalg"))
+    for rec in tmp_path.rglob("*.json"):  # as if the crossing estimator had changed since
+        record = json.loads(rec.read_text())
+        if "attnbook.depth_efficiency" in record["fingerprint"]:
+            record["fingerprint"]["attnbook.depth_efficiency"] = "000000000000"
+        rec.write_text(json.dumps(record))
+    fresh = ResultStore("nb", "cpu", root=tmp_path)
+    assert fresh.missing("lib", [{"n": 3}]) == []
+    assert fresh.missing("own", [{"n": 2}]) == [{"n": 2}]
+
+
+def test_10_module_closure_reads_imports_from_source():
+    from attnbook.book.provenance import module_closure
+
+    closure = module_closure("attnbook.lm_sweep")
+    assert {"attnbook.lm", "attnbook.training", "attnbook.schedules",
+            "attnbook.data.corpus", "attnbook.data"} <= set(closure)  # data: an import inside
+    assert "attnbook.depth_sweep" not in closure and "attnbook.depth_efficiency" not in closure
+    assert all(not m.startswith("attnbook.book") for m in closure)
+    assert "attnbook.memorization" in module_closure("attnbook.memorization.trained")
+
+
 def test_10_legacy_results_without_hash_or_fingerprint_are_stale(tmp_path):
     rec = tmp_path / "nb" / "cpu" / "sw" / "x.json"
     rec.parent.mkdir(parents=True)

@@ -44,7 +44,7 @@ from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
 from .checkpoints import MIN_SLICE_S, Checkpoint, Finished, checkpoint_dir, unit_key
 from .executors import LocalExecutor
-from .provenance import provenance
+from .provenance import function_modules, provenance
 from .store import ResultStore, config_key, total_wall
 
 __all__ = ["Run", "start", "seed_everything", "BudgetExhausted", "deadline",
@@ -338,6 +338,7 @@ class Sweep:
         budget = _SweepBudget(self, configs, todo, units, grouped=groups is not None,
                               checkpointed=checkpoint)
         budget.check()
+        modules = function_modules(fn)  # the code a unit can run: its record's fingerprint
         if checkpoint:
             fn = _Checkpointed(fn, None if self.store.readonly else
                                checkpoint_dir(self.store.dir, self.name), deadline(),
@@ -355,7 +356,7 @@ class Sweep:
                     raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a "
                                         f"group of {len(unit)} configurations")
                 for config, result in zip(unit, results, strict=True):
-                    self.put(config, result, round(wall_s, 3), earlier)
+                    self.put(config, result, round(wall_s, 3), earlier, modules)
                 if checkpoint:
                     fn.clear(unit if groups is not None else unit[0])
                 budget.finished(unit, total_wall(wall_s, earlier))
@@ -377,8 +378,8 @@ class Sweep:
     def get(self, config):
         return self.store.get(self.name, config)
 
-    def put(self, config, result, wall_s=None, earlier=None):
-        self.store.put(self.name, config, result, wall_s, earlier)
+    def put(self, config, result, wall_s=None, earlier=None, modules=None):
+        self.store.put(self.name, config, result, wall_s, earlier, modules)
 
     def frame(self, configs):
         return self.store.frame(self.name, configs)

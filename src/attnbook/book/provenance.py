@@ -10,6 +10,12 @@ do not compute them). A module's
 hash is that of its syntax tree without docstrings, so editing a comment or a docstring leaves
 its results current. :func:`changed_modules` compares a recorded fingerprint
 with the code as it is now: a result whose modules changed is stale.
+
+A unit of a sweep computed by a library function records a narrower fingerprint: the modules
+that function's module imports, directly or through others, read from their source
+(:func:`function_modules`), so editing the analysis a chapter runs after its trainings (a
+crossing estimator, a table) does not make the trainings stale. A unit computed by code the
+chapter defines itself keeps the fingerprint of every module loaded.
 """
 
 import ast
@@ -23,7 +29,7 @@ from pathlib import Path
 from ..paths import ROOT
 
 __all__ = ["git_commit", "git_state", "now_iso", "provenance", "code_fingerprint",
-           "changed_modules", "NO_FINGERPRINT"]
+           "changed_modules", "module_closure", "function_modules", "NO_FINGERPRINT"]
 
 NO_FINGERPRINT = "(no code fingerprint: recorded before fingerprints)"
 _PACKAGE = "attnbook"
@@ -122,6 +128,72 @@ def code_fingerprint(modules=None) -> dict:
         if h is not None:
             out[n] = h
     return out
+
+
+def _imported(module: str) -> set[str]:
+    """The ``attnbook`` modules that ``module``'s source imports anywhere (functions too)."""
+    path = _source_path(module)
+    if path is None:
+        return set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            out.add(target)
+            # ``from . import x`` / ``from .memorization import trained``: x may be a module
+            out.update(f"{target}.{a.name}" for a in node.names
+                       if _source_path(f"{target}.{a.name}") is not None)
+    return {m for m in out if m == _PACKAGE or m.startswith(_PACKAGE + ".")}
+
+
+def module_closure(module: str) -> list[str]:
+    """``module`` and every ``attnbook`` module it imports, directly or through others, with
+    the packages that hold them (importing ``a.b.c`` runs ``a.b``), as the fingerprint counts
+    them (:func:`code_fingerprint`'s exclusions apply).
+
+    >>> "attnbook.lm" in module_closure("attnbook.lm_sweep")
+    True
+    >>> "attnbook.depth_efficiency" in module_closure("attnbook.lm_sweep")
+    False
+    """
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen or _source_path(m) is None:
+            continue
+        seen.add(m)
+        parts = m.split(".")
+        todo += [".".join(parts[:i]) for i in range(2, len(parts))]  # parent packages
+        todo += sorted(_imported(m) - seen)
+    return sorted(m for m in seen if _counted(m))
+
+
+def function_modules(fn) -> list[str] | None:
+    """The modules whose code a unit computed by ``fn`` can run (:func:`module_closure` of
+    the module that defines it, through ``functools.partial`` and wrappers that keep the
+    function as ``fn.fn``), or None when ``fn`` is not defined in the library (a function of
+    the notebook's own, which may call any module loaded)."""
+    import functools
+
+    for _ in range(8):
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif hasattr(fn, "fn") and callable(fn.fn):
+            fn = fn.fn
+        else:
+            break
+    module = getattr(fn, "__module__", None) or ""
+    if not module.startswith(_PACKAGE + ".") or not _counted(module):
+        return None
+    return module_closure(module)
 
 
 def changed_modules(fingerprint) -> list[str]:

@@ -234,9 +234,11 @@ class ResultStore:
         if src not in self.sources:
             self.sources.append(src)
 
-    def _stamp(self) -> dict:
-        """Provenance of a result stored now: the run's, plus the code fingerprint."""
-        return {**self.provenance, "fingerprint": code_fingerprint()}
+    def _stamp(self, modules=None) -> dict:
+        """Provenance of a result stored now: the run's, plus the code fingerprint (of
+        ``modules``, the code the result depends on, when known; else of every module
+        loaded)."""
+        return {**self.provenance, "fingerprint": code_fingerprint(modules)}
 
     def _write(self, path: Path, text: str) -> None:
         if self.readonly:
@@ -300,12 +302,14 @@ class ResultStore:
         return record["result"]
 
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None,
-            earlier: list | None = None) -> None:
+            earlier: list | None = None, modules: list[str] | None = None) -> None:
         """Store the result of one finished configuration (atomically). ``earlier``: the
-        sittings of a checkpointed unit before this one (see :mod:`.checkpoints`)."""
+        sittings of a checkpointed unit before this one (see :mod:`.checkpoints`);
+        ``modules``: the library modules its computation can run (see
+        :func:`~attnbook.book.provenance.function_modules`; None: every module loaded)."""
         path = self._path(name, config)
         payload = finite_json({"config": config, "result": result})
-        record = {**payload, **_timing(wall_s, earlier), **self._stamp(),
+        record = {**payload, **_timing(wall_s, earlier), **self._stamp(modules),
                   "sha256": payload_hash(payload)}
         self._write(path, dumps(record, indent=1, sort_keys=True))
 
