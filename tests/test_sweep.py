@@ -108,3 +108,37 @@ def test_cached_tables_computed_once_and_stored_by_name(tmp_path):
 def test_cached_tables_must_return_the_named_tables(tmp_path):
     with pytest.raises(AttnbookError, match="exactly the keys"):
         _run(tmp_path).cached(("a", "b"), {"p": 1}, lambda: {"a": pd.DataFrame()})
+
+
+def test_worker_processes_store_what_one_process_stores(tmp_path, monkeypatch):
+    """ATTNBOOK_WORKERS=2: the units of a sweep run in two spawned worker processes of one
+    thread each, and every stored number equals the in-process run's (each trainer seeds its
+    own generators, so neither the process nor the order enters a result)."""
+    from functools import partial
+
+    from attnbook.book.executors import ProcessExecutor, default_executor
+    from attnbook.lm_sweep import lm_config, seed_groups, train_stacked
+
+    configs = [lm_config(corpus="kjv-mini", V=32, N=8, L=L, d_x=8, H=2, steps=3, batch=2,
+                         lr=1e-3, warmup=0, seed=s, eval_tokens=256)
+               for L in (1, 2) for s in (0, 1)]
+    fn = partial(train_stacked, device="cpu")
+    monkeypatch.setenv("ATTNBOOK_WORKERS", "2")
+    assert isinstance(default_executor(), ProcessExecutor)
+    par = Sweep(ResultStore("nb", "ci", root=tmp_path / "a"), "lm").run(
+        fn, configs, groups=seed_groups, progress=False)
+    monkeypatch.delenv("ATTNBOOK_WORKERS")
+    assert isinstance(default_executor(), LocalExecutor)
+    one = Sweep(ResultStore("nb", "ci", root=tmp_path / "b"), "lm").run(
+        fn, configs, groups=seed_groups, progress=False)
+    cols = ["L", "seed", "test_loss", "train_loss"]
+    pd.testing.assert_frame_equal(par[cols], one[cols])
+
+
+def test_worker_process_errors_reach_the_sweep(tmp_path):
+    from attnbook.book.executors import ProcessExecutor
+
+    with pytest.raises(ValueError):
+        list(ProcessExecutor(workers=2, progress=False).map(int, ["1", "x", "3"]))
+    with pytest.raises(ParameterError, match="workers"):
+        ProcessExecutor(workers=0)

@@ -4,17 +4,28 @@
 stores each result the moment the executor yields it, so an interrupted sweep loses no finished
 configuration. A unit of work is one configuration, or one group of configurations computed
 together (stacked models), whatever ``fn`` takes. :class:`LocalExecutor` computes the units one
-after another in this process; an executor for a cluster only has to implement
-:meth:`Executor.map`.
+after another in this process; :class:`ProcessExecutor` computes them in parallel worker
+processes with one torch thread each (the cores of one machine); an executor for a cluster only
+has to implement :meth:`Executor.map`. :func:`default_executor` is the one a sweep uses when
+its chapter names none: local, or ``ATTNBOOK_WORKERS`` worker processes when that is set above 1.
+
+A unit computes the same numbers wherever it runs on one device: every trainer of the library
+seeds its own generators from its configuration, so neither the process nor the order of units
+enters a result.
 """
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Protocol
 
+from ..errors import ParameterError
 from ..progress import progress_bar
 
-__all__ = ["Executor", "LocalExecutor"]
+__all__ = ["Executor", "LocalExecutor", "ProcessExecutor", "default_executor", "ENV_WORKERS"]
+
+ENV_WORKERS = "ATTNBOOK_WORKERS"  # worker processes for a sweep's units (unset or 1: in-process)
 
 
 class Executor(Protocol):
@@ -42,3 +53,84 @@ class LocalExecutor:
             t0 = time.perf_counter()
             result = fn(u)
             yield u, result, time.perf_counter() - t0
+
+
+def _start_worker(threads: int) -> None:
+    import torch
+
+    os.environ["ATTNBOOK_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
+
+
+def _timed(fn, unit):
+    t0 = time.perf_counter()
+    result = fn(unit)
+    return result, time.perf_counter() - t0
+
+
+class ProcessExecutor:
+    """Units in ``workers`` worker processes (spawned: a fresh interpreter each, so a parent's
+    torch state is never forked), each computing with ``threads`` torch threads. A unit is
+    handed to a worker only when one is free and the sweep asks for the next result, so the
+    sweep's time-budget check still runs before every unit starts; a unit's exception (a
+    checkpointed unit stopped by the deadline, say) reaches the sweep as it would locally, after
+    the units still running have ended. ``fn`` and the units must pickle: a library function,
+    or a ``functools.partial`` of one.
+
+    >>> ex = ProcessExecutor(workers=2, progress=False)
+    >>> sorted(r for _, r, _ in ex.map(abs, [-1, -2, -3]))
+    [1, 2, 3]
+    """
+
+    def __init__(self, workers: int = 2, threads: int = 1, progress: bool = True,
+                 desc: str = "runs", unit: str = "run"):
+        for name, value in (("workers", workers), ("threads", threads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ParameterError(name, value, "an integer >= 1")
+        self.workers, self.threads = workers, threads
+        self.progress, self.desc, self.unit = progress, desc, unit
+
+    def map(self, fn, units):
+        units = list(units)
+        if not units:
+            return
+        import multiprocessing
+
+        todo = iter(units)
+        running: dict = {}
+        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(units)),
+                                   mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker, initargs=(self.threads,))
+        bar = progress_bar(total=len(units), desc=self.desc, unit=self.unit,
+                           disable=not self.progress)
+
+        def submit() -> None:
+            for u in todo:
+                running[pool.submit(_timed, fn, u)] = u
+                return
+
+        try:
+            for _ in range(min(self.workers, len(units))):
+                submit()
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    u = running.pop(future)
+                    result, wall = future.result()
+                    bar.update()
+                    yield u, result, wall
+                    submit()
+        finally:
+            bar.close()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def default_executor(progress: bool = True, desc: str = "runs", unit: str = "run"):
+    """:class:`ProcessExecutor` with ``ATTNBOOK_WORKERS`` workers of one thread each when that
+    variable is above 1, else :class:`LocalExecutor`."""
+    text = os.environ.get(ENV_WORKERS, "").strip()
+    if text and (not text.isdigit() or int(text) < 1):
+        raise ParameterError(ENV_WORKERS, text[:40], "an integer >= 1")
+    if text and int(text) > 1:
+        return ProcessExecutor(int(text), 1, progress=progress, desc=desc, unit=unit)
+    return LocalExecutor(progress=progress, desc=desc, unit=unit)

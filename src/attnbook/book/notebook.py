@@ -43,7 +43,7 @@ from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
 from .checkpoints import MIN_SLICE_S, Checkpoint, Finished, checkpoint_dir, unit_key
-from .executors import LocalExecutor
+from .executors import default_executor
 from .provenance import function_modules, provenance
 from .store import ResultStore, config_key, total_wall
 
@@ -332,8 +332,8 @@ class Sweep:
             return self.frame(configs)
         self.store.refuse_to_compute(f"sweep {self.name!r} ({len(todo)} of {len(configs)} "
                                      "configurations)")
-        executor = executor or LocalExecutor(progress=progress, desc=desc or self.name,
-                                             unit="run" if groups is None else "group")
+        executor = executor or default_executor(progress=progress, desc=desc or self.name,
+                                                unit="run" if groups is None else "group")
         units = todo if groups is None else [list(g) for g in groups(todo)]
         budget = _SweepBudget(self, configs, todo, units, grouped=groups is not None,
                               checkpointed=checkpoint)
