@@ -100,7 +100,7 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     for cid in MAP_IDS:
         assert f"**{cid}**" in page
     row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
-    assert row.count("{verdict}`not run`") == 2
+    assert row.count("{verdict}`not run`") == 3  # ci, long, full
     assert "{verdict}`reproduced` error 3e-9 at c = 64" in row
     ledger = claims.load_ledger().set_index("id")
     assert ledger.loc["B-FR", "type"] == "consistency" and "{claim-row}`B-FR` *consistency*" in row
@@ -151,6 +151,6 @@ def test_a_claim_not_run_says_what_an_unfinished_run_has_stored(sandbox, tmp_pat
     page = status_markdown(table, tmp_path, overview=None, checks=checks,
                            stored={("nb_a", "full"): 12, ("nb_b", "full"): 3})
     row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
-    ci, cpu, full = row.split(" | ")[-3:]
+    ci, cpu, long, full = row.split(" | ")[-4:]
     assert "12 results of `nb_a` stored by a run that recorded no verdict" in full
-    assert "stored" not in ci and "stored" not in cpu and "nb_b" not in row
+    assert "stored" not in ci + cpu + long and "nb_b" not in row

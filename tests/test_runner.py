@@ -19,7 +19,7 @@ def test_plan_applies_profile_then_overrides(sandbox):
 
 @pytest.mark.parametrize("names, profile, overrides, message", [
     (["nope"], "ci", [], "unknown notebook 'nope': available a_ok, b_fails, c_checks_k"),
-    (["a_ok"], "gpu", [], "unknown profile 'gpu': allowed ci, cpu, full"),
+    (["a_ok"], "gpu", [], "unknown profile 'gpu': allowed ci, cpu, long, full"),
     (["a_ok"], "ci", [("m", "1")], "parameter m = '1' is not a parameter of a_ok: allowed seed, k"),
     (["a_ok"], "ci", [("k", "two")], "parameter k = 'two' has the wrong type: allowed a value of "
                                      "type int"),

@@ -22,7 +22,10 @@ tables and crossings of a chapter:
   depth_efficiency.crossing_from_frame` in non-embedding parameters, and the same point (and
   its bootstrap interval) as a shallow width by :func:`width_at`, with its ratio to the
   embedding's rank bound min(V, r). The verdicts are the criteria of the ledger
-  (:mod:`attnbook.criteria`), not decided here.
+  (:mod:`attnbook.criteria`), not decided here;
+* :func:`pilot_configs` and :func:`pilot_gaps`: the pilot that sizes a long run, the same
+  pairs of widths trained at several budgets (one seed), and the deep-minus-shallow gap of the
+  test loss per width and budget: how the effect grows with training.
 
 Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_vocab_rank.
 
@@ -41,7 +44,7 @@ from .errors import ParameterError
 from .lm_sweep import lm_config
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
-           "width_at", "crossings"]
+           "width_at", "crossings", "pilot_configs", "pilot_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -210,3 +213,62 @@ def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int
     if rows:  # keep r as ints and None (a float column would turn None into NaN)
         out["r"] = pd.Series([row["r"] for row in rows], dtype=object)
     return out
+
+
+def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_deep: int,
+                  budgets: Sequence[int], seed: int, H: int = 2, r: int | None = None,
+                  **common) -> list[dict]:
+    """The pilot of a long run: the shallow and deep widths of :func:`sweep_configs` for one
+    vocabulary, one seed, trained for each number of optimizer steps in ``budgets`` (each with
+    its own schedule, as a run of that length would be), the longest first (two workers then
+    finish together); ``common`` as in sweep_configs, without steps.
+
+    >>> cs = pilot_configs(V=32, width_factors=[0.5, 2], L_shallow=1, L_deep=2, budgets=[4, 8],
+    ...                    seed=0, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+    >>> [(c["steps"], c["L"], c["d_x"]) for c in cs]
+    [(8, 1, 16), (8, 1, 64), (8, 2, 12), (8, 2, 46), (4, 1, 16), (4, 1, 64), (4, 2, 12), (4, 2, 46)]
+    """
+    if not budgets or len(set(budgets)) != len(budgets) or any(
+            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
+        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    if "steps" in common:
+        raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
+    return [c for steps in sorted(budgets, reverse=True)
+            for c in sweep_configs(vocabs=[V], width_factors=width_factors,
+                                   L_shallow=L_shallow, L_deep=L_deep, seeds=[seed], H=H, r=r,
+                                   steps=steps, **common)]
+
+
+def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
+    """Per (V, r, budget, width pair) of a pilot: the training tokens (steps x batch x N),
+    the shallow and deep widths, the shallow net's non-embedding parameters, both test losses
+    and ``gap`` = deep - shallow (negative: the deep net is better). The n-th shallow width is
+    paired with the n-th deep width, as :func:`family_widths` matches them.
+
+    >>> rows = [dict(V=32, L=L, d_x=w, seed=0, steps=4, batch=2, N=16, test_loss=t,
+    ...              params_non_embedding=non_embedding_params(L, w))
+    ...         for L, w, t in ((1, 16, 3.0), (1, 64, 2.0), (2, 12, 3.5), (2, 46, 1.9))]
+    >>> pilot_gaps(pd.DataFrame(rows), L_shallow=1, L_deep=2)[["tokens", "d_shallow", "gap"]]
+       tokens  d_shallow  gap
+    0     128         16  0.5
+    1     128         64 -0.1
+    """
+    df = _with_family(results, L_shallow, L_deep)
+    need = {"steps", "batch", "N"}
+    if not need <= set(df.columns):
+        raise ParameterError("results", sorted(df.columns), f"columns {sorted(need)} as well")
+    df = df.assign(_r=df["r"].fillna(0).astype(int))
+    rows = []
+    for (V, r0, steps), part in df.groupby(["V", "_r", "steps"], sort=True):
+        sh = part[part["family"] == "shallow"].sort_values("d_x")
+        dp = part[part["family"] == "deep"].sort_values("d_x")
+        if len(sh) != len(dp):
+            raise ParameterError("results", f"{len(sh)} shallow, {len(dp)} deep",
+                                 f"as many shallow as deep widths at V = {V}, steps = {steps}")
+        for a, b in zip(sh.itertuples(), dp.itertuples(), strict=True):
+            rows.append({"V": int(V), "r": None if r0 == 0 else int(r0), "steps": int(steps),
+                         "tokens": int(steps * a.batch * a.N), "d_shallow": int(a.d_x),
+                         "d_deep": int(b.d_x), "params": int(a.params_non_embedding),
+                         "loss_shallow": float(a.test_loss), "loss_deep": float(b.test_loss),
+                         "gap": round(float(b.test_loss) - float(a.test_loss), 12)})
+    return pd.DataFrame(rows)

@@ -30,7 +30,7 @@ __all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", 
            "load_ledger", "record", "recorded_ids", "stale_modules", "status_table",
            "verdict_line"]
 
-PROFILES = ("ci", "cpu", "full")
+PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "not reproduced", "partly run", "not run", "no chapter yet")
 LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
                   "thresholds"]

@@ -42,11 +42,11 @@ def _parser() -> argparse.ArgumentParser:
                                      "results, estimated cost and where it runs (cpu or gpu)")
     pl.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
                     help="notebook stems (default: all, in book order)")
-    pl.add_argument("--profile", default="full", help="ci, cpu or full (default)")
+    pl.add_argument("--profile", default="full", help="ci, cpu, long or full (default)")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
 
     c = sub.add_parser("claims", help="print the claims ledger: paper vs measured, per profile")
-    c.add_argument("--profile", default=None, help="only this profile (ci, cpu or full)")
+    c.add_argument("--profile", default=None, help="only this profile (ci, cpu, long or full)")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--parts", action="store_true", help="also list the parts of each claim")
 
@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     st = sub.add_parser("stale", help="list stored results and ledger entries whose library "
                                       "code has changed since they were computed, or that are "
                                       "damaged")
-    st.add_argument("--profile", default=None, help="only this profile (ci, cpu or full)")
+    st.add_argument("--profile", default=None, help="only this profile (ci, cpu, long or full)")
     return p
 
 
@@ -109,15 +109,17 @@ def _run(args) -> int:
     if partly or waiting:
         what = [f"{e['notebook']} partly run ("
                 + ", ".join(f"sweep {m['sweep']}: {m['missing']} of {m['configurations']} "
-                            f"configurations missing" if "sweep" in m else f"{m.get('table')} "
-                            f"missing" for m in e.get("missing") or []) + ")"
+                            f"configurations missing" if "sweep" in m else
+                            f"stopped: {m['stopped']}" if "stopped" in m else
+                            f"{m.get('table')} missing" for m in e.get("missing") or []) + ")"
                 for e in partly]
         if waiting:
             what.append("not started: " + ", ".join(waiting))
-        print(f"time budget of {budget:g} s spent: " + "; ".join(what)
+        print((f"time budget of {budget:g} s spent: " if budget is not None else "")
+              + "; ".join(what)
               + ("; no verdict was recorded from an incomplete sweep" if partly else "")
-              + ". Run the same command again to resume (build/time-budget.json lists what "
-                "is missing)")
+              + (". Run the same command again to resume (build/time-budget.json lists what "
+                 "is missing)" if budget is not None else ""))
     return exit_code(entries)
 
 

@@ -192,6 +192,13 @@ class Run:
         return Checkpoint(None if self.readonly else folder / f"{unit_key(params)}.pt",
                           deadline=deadline(), label=f"table {name!r}")
 
+    def partly(self, why: str) -> None:
+        """End the chapter here at this profile, recorded as ``partly run`` (exit code 75, as a
+        spent time budget): what ran is stored, nothing after this call runs and no verdict is
+        recorded. ``why`` says what is still to come (a long sweep sized from its pilot)."""
+        _stop(self.store, f"{self.notebook} at {self.profile} stops here: {why}",
+              {"stopped": why})
+
     def sweep(self, name: str) -> "Sweep":
         """A resumable per-configuration cache for the sweep called ``name``."""
         return Sweep(self.store, name)

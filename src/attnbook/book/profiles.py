@@ -52,6 +52,10 @@ import yaml
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 
+# profiles a chapter has only where its .yml defines them: ``long``, hours on a 2-core CPU
+# in the paper's regime, exists for the chapters whose effects need it
+OPTIONAL_PROFILES = ("long",)
+
 __all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value",
            "COST_KEYS"]
 
@@ -138,6 +142,11 @@ class NotebookSpec:
     def stem(self) -> str:
         return self.path.stem
 
+    def has_profile(self, profile: str) -> bool:
+        """Whether this chapter runs at ``profile``: ci, cpu and full always (a profile the
+        .yml leaves out is the parameters cell); ``long`` only where the .yml defines it."""
+        return profile not in OPTIONAL_PROFILES or profile in self.profiles
+
     def parameters(self, profile: str, overrides: dict | None = None,
                    notes: list | None = None) -> dict:
         """The parameters papermill injects: the profile's values, then the overrides.
@@ -148,6 +157,10 @@ class NotebookSpec:
         """
         if profile not in PROFILES:
             raise ParameterError("profile", profile, ", ".join(PROFILES), problem="is unknown")
+        if not self.has_profile(profile):
+            raise ParameterError("profile", profile, "a profile this chapter's .yml defines ("
+                                 + ", ".join(p for p in PROFILES if self.has_profile(p)) + ")",
+                                 problem="is not defined for this chapter")
         params = dict(self.profiles.get(profile) or {})
         overrides = overrides or {}
         for name, value in overrides.items():
@@ -448,6 +461,8 @@ def load_spec(nb_path: Path) -> NotebookSpec:
         if name not in RESERVED:
             check_value(name, value, value, allowed.get(name) or {})
     for profile in PROFILES:
+        if not spec.has_profile(profile):
+            continue
         try:
             spec.parameters(profile)
         except ParameterError as e:

@@ -1,6 +1,6 @@
 """The runner: execute notebooks with papermill at a profile, record each run in a manifest.
 
-``python -m attnbook run [NOTEBOOK...] --profile {ci,cpu,full} [-p NAME VALUE ...]``
+``python -m attnbook run [NOTEBOOK...] --profile {ci,cpu,long,full} [-p NAME VALUE ...]``
 
 * Everything is checked first (notebook names, profile, parameter names, types, finiteness
   and ranges, a parameter given twice, and the rules that link parameters, from each
@@ -131,6 +131,12 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
     for stem in chosen:
         try:
             spec = load_spec(available[stem])
+            if not spec.has_profile(profile):
+                if not names:  # the whole book at an optional profile: the chapters that have it
+                    continue
+                has = ", ".join(p for p in PROFILES if spec.has_profile(p))
+                raise UsageError(f"{stem}: profile {profile} is not defined for this chapter "
+                                 f"(its .yml has {has})")
             overrides = {}
             for pname, text in raw_overrides:
                 if pname not in spec.defaults:
@@ -266,7 +272,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                paths.ENV_FIGURES: str(figs_tmp),
                paths.ENV_RESULTS: str(explore / "results") if explore else "",
                ENV_DEADLINE: repr(deadline) if deadline is not None else "",
-               ENV_BUDGET_REPORT: str(report) if deadline is not None else ""}
+               ENV_BUDGET_REPORT: str(report)}
         env_before = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         start, t0 = now_iso(), time.perf_counter()
@@ -288,8 +294,9 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
             status = "bad parameters" if ename == "ParameterError" else "failed"
-            if ename == BUDGET_STOP and deadline is not None:
+            if ename == BUDGET_STOP:  # the time budget, or a chapter that stops itself
                 status, missing = PARTLY_RUN, _read_report(report)
+                _move_figures(figs_tmp, figs_dest)  # drawn before the stop: from whole sweeps
             error = f"{ename}: {msg}"
             if tmp.exists():
                 os.replace(tmp, failed / f"{stem}.ipynb")
