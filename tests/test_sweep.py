@@ -142,3 +142,6 @@ def test_worker_process_errors_reach_the_sweep(tmp_path):
         list(ProcessExecutor(workers=2, progress=False).map(int, ["1", "x", "3"]))
     with pytest.raises(ParameterError, match="workers"):
         ProcessExecutor(workers=0)
+    with pytest.warns(UserWarning, match="cannot be sent to worker processes"):  # a closure
+        out = list(ProcessExecutor(workers=2, progress=False).map(lambda u: u + 1, [1, 2]))
+    assert [r for _, r, _ in out] == [2, 3]

@@ -95,6 +95,17 @@ class ProcessExecutor:
         if not units:
             return
         import multiprocessing
+        import pickle
+        import warnings
+
+        try:
+            pickle.dumps((fn, units))
+        except Exception as e:  # noqa: BLE001 - a closure or a notebook's own function
+            warnings.warn(f"{self.desc}: its units cannot be sent to worker processes "
+                          f"({type(e).__name__}); computed here, one after another",
+                          stacklevel=3)
+            yield from LocalExecutor(self.progress, self.desc, self.unit).map(fn, units)
+            return
 
         todo = iter(units)
         running: dict = {}
