@@ -271,3 +271,32 @@ def test_w_f7_names_a_missing_measurement():
 
 def test_every_claim_of_the_ledger_has_a_registered_criterion():
     assert set(criteria.CRITERIA) == set(LEDGER["id"])
+
+
+def test_not_testable_is_a_verdict_of_its_own(tmp_path):
+    """A criterion may answer NOT_TESTABLE (its premise fails); decide passes it through, the
+    ledger records it as its own status, and a claim with such a part is not testable."""
+    from attnbook.book import claims as book_claims
+    from attnbook.criteria import CRITERIA, NOT_TESTABLE, decide
+
+    def verdict(m):
+        return NOT_TESTABLE if m is None else m > 0
+
+    CRITERIA["X-NT"] = verdict
+    try:
+        d = tmp_path / "claims"
+        d.mkdir()
+        (d / "x.csv").write_text("id,kind,type,source,statement,paper_value,criterion,"
+                                 "thresholds\nX-NT,figure,effect,s,t,v,c,\n")
+        assert decide("X-NT", None, claims_dir=d) == NOT_TESTABLE
+        assert decide("X-NT", 1, claims_dir=d) is True
+        book_claims.record("X-NT", NOT_TESTABLE, "outside the regime", profile="cpu",
+                           notebook="nb", run={}, part="a", claims_dir=d)
+        book_claims.record("X-NT", True, "fine", profile="cpu", notebook="nb", run={},
+                           part="b", claims_dir=d)
+        row = book_claims.status_table("cpu", claims_dir=d).iloc[0]
+        assert row["status"] == "not testable"
+        assert book_claims.verdict_line("X-NT", "cpu", NOT_TESTABLE, "m") == \
+            "X-NT [cpu] not testable: m"
+    finally:
+        del CRITERIA["X-NT"]

@@ -31,7 +31,9 @@ __all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", 
            "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
-STATUSES = ("reproduced", "not reproduced", "partly run", "not run", "no chapter yet")
+STATUSES = ("reproduced", "not reproduced", "not testable", "partly run", "not run",
+            "no chapter yet")
+NOT_TESTABLE = "not testable"  # a verdict: the measurement does not meet the criterion's premise
 LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
                   "thresholds"]
 CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
@@ -84,7 +86,9 @@ def _slug(part: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", part).strip("_")
 
 
-def _status(reproduced: bool | None) -> str:
+def _status(reproduced) -> str:
+    if isinstance(reproduced, str) and reproduced == NOT_TESTABLE:
+        return NOT_TESTABLE
     return {True: "reproduced", False: "not reproduced", None: "not run"}[reproduced]
 
 
@@ -131,8 +135,9 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     check_claim_id(claim_id, claims_dir)
     if profile not in PROFILES:
         raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
-    if reproduced not in (True, False, None):
-        raise AttnbookError(f"reproduced must be True, False or None, got {reproduced!r}")
+    if reproduced not in (True, False, None, NOT_TESTABLE):
+        raise AttnbookError(f"reproduced must be True, False, None or {NOT_TESTABLE!r}, got "
+                            f"{reproduced!r}")
     run = dict(run)
     run.setdefault("fingerprint", code_fingerprint())
     entry = {
@@ -271,6 +276,8 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                 status = "not run"
             elif any(s == "not reproduced" for s in ran):
                 status = "not reproduced"
+            elif any(s == NOT_TESTABLE for s in ran):  # a part whose premise failed
+                status = NOT_TESTABLE
             elif len(ran) < len(statuses):
                 status = "partly run"
             else:

@@ -210,7 +210,8 @@ class Run:
         stopped = getattr(self.store, "budget_stop", None)
         if stopped:  # the notebook went on after a budget stop: its sweeps are incomplete
             raise BudgetExhausted(f"{claim_id} not recorded: {stopped}")
-        if reproduced is not None:
+        if reproduced is not None and not (isinstance(reproduced, str)
+                                           and reproduced == _claims.NOT_TESTABLE):
             reproduced = bool(reproduced)
         if self.readonly or self.overrides:
             _claims.check_claim_id(claim_id)

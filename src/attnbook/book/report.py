@@ -39,7 +39,8 @@ _WORK_TITLES = {
 }
 # the verdicts' colours, in the overview figure and on the badges (_static/custom.css);
 # "stale": a result that ran but whose code has changed since (hatched in the figure)
-COLOURS = {"reproduced": "#2e7d32", "not reproduced": "#c62828", "partly run": "#ef6c00",
+COLOURS = {"reproduced": "#2e7d32", "not reproduced": "#c62828", "not testable": "#1565c0",
+           "partly run": "#ef6c00",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
 
@@ -357,10 +358,14 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                   "Hatched: *stale*, computed by code that has changed since.", ":::", ""]
     lines += ["Every figure, table and theorem of the four works, with the paper's value and "
               "what this book measured at each profile (`ci`: seconds on a CPU, a smoke test; "
-              "`cpu`: minutes on a laptop; `full`: one GPU). "
+              "`cpu`: minutes on a laptop; `long`: hours on a laptop, in the paper's regime; "
+              "`full`: one GPU). "
               "A claim is {verdict}`reproduced` only when the criterion listed under its table "
               "holds for the measured value; {verdict}`not reproduced` gives the value "
-              "measured; {verdict}`partly run` means every part that ran reproduced but some "
+              "measured; {verdict}`not testable` means the measurement does not meet the "
+              "premise the criterion states (the paper's regime, or an effect nothing measured "
+              "could show), so it neither reproduces nor refutes the claim; "
+              "{verdict}`partly run` means every part that ran reproduced but some "
               "parts could not run at that profile (their reasons are in the chapter); "
               "{verdict}`not run` means a chapter checks it but no run at that profile has; "
               "{verdict}`no chapter yet` means no chapter checks it. "

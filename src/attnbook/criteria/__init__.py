@@ -36,10 +36,13 @@ from pathlib import Path
 
 from ..errors import AttnbookError
 
-__all__ = ["CRITERIA", "all_at_most", "code_sha", "criterion", "decide", "parse_thresholds",
-           "records", "thresholds"]
+__all__ = ["CRITERIA", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion", "decide",
+           "parse_thresholds", "records", "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
+# the verdict of a criterion whose premise the measurement does not meet (the regime the paper
+# states, or an effect that nothing measured could show): neither reproduced nor refuted
+NOT_TESTABLE = "not testable"
 
 
 def parse_thresholds(text: str) -> dict[str, float]:
@@ -143,8 +146,9 @@ def _threshold_names(fn) -> set[str]:
             if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def decide(claim_id: str, *measurement, claims_dir: Path | None = None, **named) -> bool:
-    """The verdict of ``claim_id``'s criterion on a measurement, with the ledger's numbers."""
+def decide(claim_id: str, *measurement, claims_dir: Path | None = None, **named):
+    """The verdict of ``claim_id``'s criterion on a measurement, with the ledger's numbers:
+    True, False, or :data:`NOT_TESTABLE` where the criterion says its premise does not hold."""
     if claim_id not in CRITERIA:
         raise AttnbookError(f"no criterion registered for {claim_id!r} in attnbook.criteria")
     fn = CRITERIA[claim_id]
@@ -156,7 +160,8 @@ def decide(claim_id: str, *measurement, claims_dir: Path | None = None, **named)
     clash = set(named) & set(numbers)
     if clash:
         raise AttnbookError(f"{claim_id}: {sorted(clash)} come from the ledger, not the caller")
-    return bool(fn(*measurement, **named, **numbers))
+    out = fn(*measurement, **named, **numbers)
+    return NOT_TESTABLE if isinstance(out, str) and out == NOT_TESTABLE else bool(out)
 
 
 from . import bruna2024, levine2020, mahdavi2024, wies2021  # noqa: E402,F401  (register)
