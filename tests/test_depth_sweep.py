@@ -147,3 +147,22 @@ def test_width_at_interpolates_in_logs_without_extrapolating():
         D.width_at(500, [100, 400], [10, 40])
     with pytest.raises(ParameterError, match="results"):
         D.loss_table(pd.DataFrame({"V": [1]}), L_shallow=1, L_deep=2)
+
+
+def test_rank_controls_measure_how_the_rank_moves_the_gap():
+    """A rank-limited setting whose gap falls across the widths (deep wins from r on) beside a
+    control whose gap stays flat, offset or not: the difference in differences is negative
+    beyond its noise, and the control's lack of a crossing is reported."""
+    lim = _results(lambda w: 0.1 * np.log(32 / w), V=256, r=32)
+    ctrl = _results(lambda w: 0.3, V=256, base=32)  # flat: shallow ahead everywhere, offset
+    cross = D.crossings(pd.concat([lim, ctrl]), L_shallow=1, L_deep=2, n_boot=200, band=2)
+    rc = D.rank_controls(cross)
+    assert len(rc) == 1 and rc["r"].iloc[0] == 32
+    row = rc.iloc[0]
+    assert row["control_width"] is None
+    assert row["did"] == pytest.approx(-0.1 * np.log(16), abs=0.05)  # log(4 r / (r / 4))
+    assert row["did"] < -2 * row["did_se_value"]
+    same = D.rank_controls(D.crossings(pd.concat([lim, _results(lambda w: 0.1 * np.log(32 / w)
+                                                                + 0.2, V=256, base=32)]),
+                                       L_shallow=1, L_deep=2, n_boot=0, band=2)).iloc[0]
+    assert abs(same["did"]) < 2 * same["did_se_value"]  # a constant offset cancels

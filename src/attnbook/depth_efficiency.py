@@ -14,10 +14,15 @@ V). :meth:`Crossing.ratio` divides the estimate by such a prediction.
 and :func:`crossing_from_frame` does the same from a long table (columns size, family, seed,
 loss). Both return a :class:`Crossing`:
 
-* the **point**: where the seed-mean gap ``deep - shallow`` changes sign from >= 0 (shallow
-  wins or ties) to < 0 (deep wins), by linear interpolation of the gap in log size. Sizes are
-  compared in log size, and two families measured at different sizes are put on a common grid
-  (the union of their sizes inside the range both cover) by linear interpolation in log size;
+* the **point**: where the deep family starts to win beyond the seed noise: where the
+  seed-mean gap ``deep - shallow`` plus ``band`` standard errors changes sign from >= 0 (the
+  shallow family wins, or the two tie: the gap is within ``band`` standard errors of zero or
+  above) to < 0 (deep wins beyond the band), by linear interpolation in log size. The standard
+  error of the gap at a size comes from the seeds, sqrt(var_shallow / n_shallow + var_deep /
+  n_deep) (zero with one seed, so ``band`` then changes nothing). ``band = 0`` is the plain
+  sign change of the gap. Sizes are compared in log size, and two families measured at
+  different sizes are put on a common grid (the union of their sizes inside the range both
+  cover) by linear interpolation in log size, their variances with the squared weights;
 * **multiple sign changes**: the point is the *last* change from shallow-wins to deep-wins,
   after which deep keeps winning up to the largest size. If shallow wins or ties at the
   largest size there is no such change and no crossing is reported (``sign_changes`` counts
@@ -32,7 +37,9 @@ loss). Both return a :class:`Crossing`:
   range (deep wins everywhere) or above it (otherwise). A bound
   that falls on such a replicate is reported as the range edge with ``low_open``/``high_open``
   set: the interval runs out of the measured range on that side. ``found_fraction`` is the
-  fraction of replicates that found a crossing. The bootstrap only measures seed-to-seed
+  fraction of replicates that found a crossing (each replicate's gap with the band of the
+  measured standard errors); a crossing found by few replicates is not established, whatever
+  its point. The bootstrap only measures seed-to-seed
   noise; with a single seed in either family there is none to resample, and the interval is
   reported as unavailable (``low``, ``high``, ``found_fraction`` are None).
 
@@ -56,7 +63,7 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["Crossing", "depth_efficiency_point", "crossing_from_frame"]
+__all__ = ["Crossing", "depth_efficiency_point", "crossing_from_frame", "gap_difference"]
 
 _NEVER = "deep never wins in range{}"
 _ALWAYS = "deep wins at every size in range{} (crossing below the smallest size)"
@@ -93,6 +100,8 @@ class Crossing:
     sign_changes: int = 0
     sizes: tuple[float, ...] = ()
     gap: tuple[float, ...] = ()
+    se: tuple[float, ...] = ()  # the gap's standard error from the seeds, per size
+    band: float = 0.0  # standard errors of the gap that count as a tie
 
     def contains(self, value: float) -> bool:
         """Whether ``value`` lies in [low, high] (False when there is no interval)."""
@@ -188,7 +197,8 @@ def _crossings(gap: np.ndarray, logx: np.ndarray):
 
 
 def depth_efficiency_point(shallow_sizes, shallow_losses, deep_sizes, deep_losses, *,
-                           n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> Crossing:
+                           n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                           band: float = 0.0) -> Crossing:
     """The size from which the deep family has the lower test loss (module docstring: rules).
 
     ``*_sizes``: 1-D sizes of each family (e.g. non-embedding parameters or width; > 0,
@@ -196,7 +206,8 @@ def depth_efficiency_point(shallow_sizes, shallow_losses, deep_sizes, deep_losse
     seed). The families may use different sizes and seed counts; only the range both cover is
     compared. ``n_boot`` bootstrap replicates over seeds (0: no interval) drawn from
     ``numpy.random.default_rng(seed)`` give the ``level`` interval, so the result is
-    deterministic for a fixed ``seed``.
+    deterministic for a fixed ``seed``. ``band``: how many standard errors of the gap count
+    as a tie (>= 0).
 
     >>> s = [10, 100, 1000]
     >>> depth_efficiency_point(s, [3.0, 2.0, 1.0], s, [3.5, 2.5, 1.5]).reason
@@ -215,6 +226,9 @@ def depth_efficiency_point(shallow_sizes, shallow_losses, deep_sizes, deep_losse
         raise ParameterError("level", level, "a number in (0, 1), e.g. 0.95")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ParameterError("seed", seed, "an integer")
+    if isinstance(band, bool) or not isinstance(band, (int, float)) or not (
+            math.isfinite(band) and band >= 0):
+        raise ParameterError("band", band, "a finite number >= 0 (standard errors)")
     os_, od = np.argsort(xs), np.argsort(xd)
     xs, ls, xd, ld = xs[os_], ls[os_], xd[od], ld[od]
     lo, hi = max(xs[0], xd[0]), min(xs[-1], xd[-1])
@@ -227,32 +241,36 @@ def depth_efficiency_point(shallow_sizes, shallow_losses, deep_sizes, deep_losse
     Ws, Wd = _interp_matrix(np.log(xs), grid), _interp_matrix(np.log(xd), grid)
 
     gap = Wd @ ld.mean(axis=1) - Ws @ ls.mean(axis=1)
-    found, logp, below = (v[0] for v in _crossings(gap[None], grid))
+    se = np.sqrt((Ws ** 2) @ _mean_var(ls) + (Wd ** 2) @ _mean_var(ld))
+    shift = band * se  # deep wins where gap + shift < 0: beyond the band of noise
+    found, logp, below = (v[0] for v in _crossings((gap + shift)[None], grid))
     sizes = tuple(float(v) for v in raw)
-    winners = np.where(gap < 0, "deep", "shallow")
+    winners = np.where(gap + shift < 0, "deep", "shallow")
     common = dict(direction=f"{winners[0]}->{winners[-1]}", level=float(level),
                   n_seeds=(ls.shape[1], ld.shape[1]),
                   sign_changes=int(np.sum(winners[1:] != winners[:-1])),
-                  sizes=sizes, gap=tuple(float(v) for v in gap))
+                  sizes=sizes, gap=tuple(float(v) for v in gap),
+                  se=tuple(float(v) for v in se), band=float(band))
     rng_txt = f" [{sizes[0]:.4g}, {sizes[-1]:.4g}]"
     if not found:
         reason = (_ALWAYS if below else _NEVER if not (gap < 0).any() else _NOT_LAST)
         frac = None
         if n_boot > 0 and min(ls.shape[1], ld.shape[1]) >= 2:
-            frac = float(np.mean(_bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed)[0]))
+            frac = float(np.mean(_bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed, shift)[0]))
         return Crossing(False, None, None, None, reason=reason.format(rng_txt),
                         found_fraction=frac,
                         n_boot=n_boot if frac is not None else 0, **common)
 
     k = int(np.searchsorted(grid, logp, side="right")) - 1
-    reason = (f"deep wins from {math.exp(logp):.4g} on (between measured sizes "
+    beyond = f" beyond {band:g} standard errors" if band else ""
+    reason = (f"deep wins{beyond} from {math.exp(logp):.4g} on (between measured sizes "
               f"{sizes[k]:.4g} and {sizes[min(k + 1, len(sizes) - 1)]:.4g})")
     point = float(math.exp(logp))
     if n_boot == 0 or min(ls.shape[1], ld.shape[1]) < 2:
         why = "n_boot = 0" if n_boot == 0 else "one seed: nothing to resample"
         return Crossing(True, point, None, None, reason=f"{reason}; interval unavailable "
                         f"({why})", **common)
-    bfound, blogp, bbelow = _bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed)
+    bfound, blogp, bbelow = _bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed, shift)
     # replicates without a crossing sit beyond the range: below it, or above it
     vals = np.where(bfound, blogp, np.where(bbelow, -np.inf, np.inf))
     q = (1 - level) / 2
@@ -266,8 +284,16 @@ def depth_efficiency_point(shallow_sizes, shallow_losses, deep_sizes, deep_losse
                     high_open=high_open, n_boot=n_boot, **common)
 
 
-def _bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed):
-    """Crossings of ``n_boot`` replicates resampling each size's seeds with replacement."""
+def _mean_var(a: np.ndarray) -> np.ndarray:
+    """Per size (row): the variance of the seed mean, var / n (0 with one seed)."""
+    if a.shape[1] < 2:
+        return np.zeros(a.shape[0])
+    return a.var(axis=1, ddof=1) / a.shape[1]
+
+
+def _bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed, shift=0.0):
+    """Crossings of ``n_boot`` replicates resampling each size's seeds with replacement (each
+    replicate's gap moved by ``shift``, the measured band)."""
     rng = np.random.default_rng(seed)
 
     def means(a):
@@ -276,7 +302,7 @@ def _bootstrap(ls, ld, Ws, Wd, grid, n_boot, seed):
         return a[np.arange(S)[None, :, None], idx].mean(axis=2)  # replicates x sizes
 
     gap = means(ld) @ Wd.T - means(ls) @ Ws.T
-    return _crossings(gap, grid)
+    return _crossings(gap + shift, grid)
 
 
 def crossing_from_frame(frame: pd.DataFrame, *, shallow: str = "shallow", deep: str = "deep",
@@ -315,3 +341,27 @@ def crossing_from_frame(frame: pd.DataFrame, *, shallow: str = "shallow", deep: 
                                  problem="has missing seeds in family")
         arrays += [wide.index.to_numpy(), wide.to_numpy()]
     return depth_efficiency_point(*arrays, **kwargs)
+
+
+def gap_difference(a: Crossing, b: Crossing) -> pd.DataFrame:
+    """Per size shared by two crossings' grids: ``a``'s gap minus ``b``'s (``diff``) and its
+    standard error ``se`` (the two measured on different nets: sqrt(se_a^2 + se_b^2)).
+
+    Two settings whose gap curves differ by a constant (one vocabulary harder for both
+    families, say) have a constant ``diff``; what moves a transition is how ``diff`` changes
+    with size: ``diff`` at the largest shared size minus at the smallest, with its standard
+    error, is a difference in differences that no constant offset moves.
+
+    >>> a = Crossing(True, 1.0, None, None, "", "", sizes=(1.0, 2.0), gap=(0.1, -0.2),
+    ...              se=(0.03, 0.04))
+    >>> b = Crossing(False, None, None, None, "", "", sizes=(1.0, 2.0), gap=(0.1, 0.1),
+    ...              se=(0.04, 0.03))
+    >>> gap_difference(a, b).round(3).to_dict("list")
+    {'size': [1.0, 2.0], 'diff': [0.0, -0.3], 'se': [0.05, 0.05]}
+    """
+    ga = dict(zip(a.sizes, zip(a.gap, a.se or (0.0,) * len(a.gap), strict=True), strict=True))
+    gb = dict(zip(b.sizes, zip(b.gap, b.se or (0.0,) * len(b.gap), strict=True), strict=True))
+    shared = sorted(set(ga) & set(gb))
+    return pd.DataFrame({"size": shared,
+                         "diff": [ga[x][0] - gb[x][0] for x in shared],
+                         "se": [math.hypot(ga[x][1], gb[x][1]) for x in shared]})

@@ -23,6 +23,9 @@ tables and crossings of a chapter:
   its bootstrap interval) as a shallow width by :func:`width_at`, with its ratio to the
   embedding's rank bound min(V, r). The verdicts are the criteria of the ledger
   (:mod:`attnbook.criteria`), not decided here;
+* :func:`rank_controls`: each rank-limited setting beside its full-rank control at the same
+  widths (wies2021 Figure 3): the control's crossing, and how much more the rank-limited gap
+  falls across the widths than the control's (a difference in differences);
 * :func:`pilot_configs` and :func:`pilot_gaps`: the pilot that sizes a long run, the same
   pairs of widths trained at several budgets (one seed), and the deep-minus-shallow gap of the
   test loss per width and budget: how the effect grows with training.
@@ -39,12 +42,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .depth_efficiency import crossing_from_frame
+from .depth_efficiency import crossing_from_frame, gap_difference
 from .errors import ParameterError
 from .lm_sweep import lm_config
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
-           "width_at", "crossings", "pilot_configs", "pilot_gaps"]
+           "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -179,15 +182,18 @@ def width_at(params: float, sizes: Sequence[float], widths: Sequence[float]) -> 
 
 
 def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int = 2000,
-              level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+              level: float = 0.95, seed: int = 0, band: float = 0.0) -> pd.DataFrame:
     """Per (V, r): the depth-efficiency point in non-embedding parameters (seed means,
-    bootstrap over seeds; :mod:`attnbook.depth_efficiency`) and as a shallow width, with its
-    ratio to the embedding's rank bound min(V, r) (the width wies2021 predict).
+    bootstrap over seeds, a gap within ``band`` standard errors of zero a tie;
+    :mod:`attnbook.depth_efficiency`) and as a shallow width, with its ratio to the
+    embedding's rank bound min(V, r) (the width wies2021 predict).
 
     Columns: V, r (None for a full-rank embedding), rank (min(V, r), V at full rank), found,
     reason, point, low, high (parameters), width, width_low, width_high, low_open, high_open,
     found_fraction, ratio (width / rank), predicted_params (the shallow count at width =
-    rank), crossing (the :class:`~attnbook.depth_efficiency.Crossing`).
+    rank), band, L_shallow and max_width (the widest shallow net: levine2020's
+    depth-inefficient regime, where wies2021 place the transition, needs 3^L_shallow above
+    it), crossing (the :class:`~attnbook.depth_efficiency.Crossing`).
     """
     df = _with_family(results, L_shallow, L_deep)
     df = df.assign(_r=df["r"].fillna(0).astype(int))  # 0: full rank (a key groupby keeps)
@@ -196,7 +202,7 @@ def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int
         r = None if r0 == 0 else int(r0)
         rank = int(V) if r is None else min(int(V), r)
         c = crossing_from_frame(part, size="params_non_embedding", loss="test_loss",
-                                n_boot=n_boot, level=level, seed=seed)
+                                n_boot=n_boot, level=level, seed=seed, band=band)
         sh = part[part["family"] == "shallow"].drop_duplicates("d_x")
         conv = (lambda p, sh=sh: None if p is None else
                 width_at(p, sh["params_non_embedding"], sh["d_x"]))
@@ -208,11 +214,39 @@ def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int
                      "found_fraction": c.found_fraction,
                      "ratio": None if width is None else width / rank,
                      "predicted_params": non_embedding_params(L_shallow, rank),
-                     "crossing": c})
+                     "band": float(band), "L_shallow": int(L_shallow),
+                     "max_width": int(sh["d_x"].max()), "crossing": c})
     out = pd.DataFrame(rows)
     if rows:  # keep r as ints and None (a float column would turn None into NaN)
         out["r"] = pd.Series([row["r"] for row in rows], dtype=object)
     return out
+
+
+def rank_controls(cross: pd.DataFrame) -> pd.DataFrame:
+    """The rank-limited rows of :func:`crossings` (``r`` given), each with its full-rank
+    control (the row of the same V without ``r``, swept at the same widths): ``control_width``
+    (the control's crossing as a shallow width, None where it has none), ``did`` and
+    ``did_se_value``: the difference of the gaps deep - shallow, rank-limited minus control, at
+    the largest shared size minus at the smallest, and its standard error
+    (:func:`attnbook.depth_efficiency.gap_difference`). A rank that moves the transition makes
+    ``did`` negative: the rank-limited gap falls across the widths by more than the control's,
+    and a constant offset between the two settings cancels."""
+    limited = cross[cross["r"].notna()]
+    rows = []
+    for _, row in limited.iterrows():
+        ctrl = cross[(cross["V"] == row["V"]) & cross["r"].isna()]
+        if len(ctrl) != 1:
+            raise ParameterError("cross", f"V = {row['V']}", "one full-rank control per "
+                                 "rank-limited vocabulary, swept at the same widths")
+        c = ctrl.iloc[0]
+        d = gap_difference(row["crossing"], c["crossing"])
+        if len(d) < 2:
+            raise ParameterError("cross", f"V = {row['V']}", "a control sharing at least two "
+                                 "sizes with its rank-limited setting")
+        rows.append({**row.to_dict(), "control_width": c["width"] if c["found"] else None,
+                     "did": float(d["diff"].iloc[-1] - d["diff"].iloc[0]),
+                     "did_se_value": float(math.hypot(d["se"].iloc[-1], d["se"].iloc[0]))})
+    return pd.DataFrame(rows)
 
 
 def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_deep: int,

@@ -103,12 +103,13 @@ def loss_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def transitions(results: pd.DataFrame, *, n_boot: int = 2000, level: float = 0.95,
-                seed: int = 0) -> pd.DataFrame:
-    """For each pair of consecutive depths in ``results``: where the deeper one starts winning.
+                seed: int = 0, band: float = 0.0) -> pd.DataFrame:
+    """For each pair of consecutive depths in ``results``: where the deeper one starts winning
+    (beyond ``band`` standard errors of the gap: within it, a tie).
 
     Columns: L_shallow, L_deep, found, reason, point, low, high (non-embedding parameters;
     bootstrap over seeds), width, width_low, width_high (the shallower depth's width d*,
-    log-log interpolated), low_open, high_open, found_fraction, crossing (the
+    log-log interpolated), low_open, high_open, found_fraction, band, crossing (the
     :class:`~attnbook.depth_efficiency.Crossing`).
     """
     df = _check(results)
@@ -120,11 +121,11 @@ def transitions(results: pd.DataFrame, *, n_boot: int = 2000, level: float = 0.9
     if len(ds) < 2:
         raise ParameterError("results", ds, "at least two depths")
     keep = ["found", "reason", "point", "low", "high", "width", "width_low", "width_high",
-            "low_open", "high_open", "found_fraction", "crossing"]
+            "low_open", "high_open", "found_fraction", "band", "crossing"]
     rows = []
     for a, b in pairwise(ds):
         c = crossings(df[df["L"].isin([a, b])], L_shallow=a, L_deep=b, n_boot=n_boot,
-                      level=level, seed=seed).iloc[0]
+                      level=level, seed=seed, band=band).iloc[0]
         rows.append({"L_shallow": a, "L_deep": b, **{k: c[k] for k in keep}})
     return pd.DataFrame(rows)
 
