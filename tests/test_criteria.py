@@ -91,8 +91,8 @@ CASES = {
     "M-F1": ((199, 197, 768), (420, 197, 768)),
     "M-T1tab": (("Assumption 1", 0.995, True), ("Assumption 2", 0.998, True)),
     "M-T3tab": (("General Position", 0.0, False), ("Assumption 1", 0.97, True)),
-    "L-D": (([(1, 2, 10.0), (2, 3, 30.0), (3, 4, 90.0)],),
-            ([(1, 2, 10.0), (2, 3, 30.0), (3, 4, None)],)),
+    "L-D": (([(1, 2, 10.0, 1.0, 2), (2, 3, 30.0, 1.0, 2), (3, 4, 90.0, 1.0, 2)],),
+            ([(1, 2, 10.0, 1.0, 2), (2, 3, 30.0, 1.0, 2), (3, 4, None, 0.0, 2)],)),
     "L-Tab2": (([6.5e-4, 2.1e-3],), ([6.5e-4, 0.02],)),
     "M-F2b": (([0.0, 0.004, -0.02],), ([0.0, 0.03],)),
     "W-F1": (([(32, 40.0), (64, 70.0)],), ([(32, 40.0), (64, None)],)),
@@ -300,3 +300,21 @@ def test_not_testable_is_a_verdict_of_its_own(tmp_path):
             "X-NT [cpu] not testable: m"
     finally:
         del CRITERIA["X-NT"]
+
+
+def test_ld_each_side_of_its_thresholds():
+    t = criteria.thresholds("L-D")
+    n, q, m, b = t["min_pairs"], t["max_rate_ratio"], t["min_found"], t["tie_se"]
+
+    def ld(widths, frac=1.0, band=b):
+        return criteria.decide("L-D", [(L, L + 1, w, frac, band)
+                                       for L, w in enumerate(widths, start=1)])
+
+    assert ld([10.0, 30.0, 90.0][:n]) is True
+    assert ld([10.0, 30.0, 90.0][:n - 1]) is False
+    assert ld([10.0, 30.0, 30.0 * 3**q]) is True  # rates 1 and q: the largest q times the least
+    assert ld([10.0, 30.0, 30.0 * 3**(q * 1.05)]) is False
+    assert ld([10.0, 30.0, 90.0], frac=m) is True
+    assert ld([10.0, 30.0, 90.0], frac=m - 0.01) is False
+    with pytest.raises(AttnbookError, match="tie band"):
+        ld([10.0, 30.0, 90.0], band=0)

@@ -64,10 +64,13 @@ def _synthetic(T: dict, seeds=(0, 1, 2), noise=1e-3, depths=DEPTHS, base=BASE):
     return pd.DataFrame(rows)
 
 
+LD_COLUMNS = ["L_shallow", "L_deep", "width", "found_fraction", "band"]  # what L-D reads
+
+
 def test_transitions_are_found_where_they_were_put():
     T = {1: non_embedding_params(1, 20), 2: non_embedding_params(2, 30),
          3: non_embedding_params(3, 45)}
-    table = dt.transitions(_synthetic(T), n_boot=200)
+    table = dt.transitions(_synthetic(T), n_boot=200)  # band 0: the plain sign change
     assert list(zip(table["L_shallow"], table["L_deep"], strict=True)) == [(1, 2), (2, 3), (3, 4)]
     assert table["found"].all()
     for row, w in zip(table.itertuples(), [20, 30, 45], strict=True):
@@ -76,25 +79,28 @@ def test_transitions_are_found_where_they_were_put():
         assert row.width_low <= row.width <= row.width_high
     rates = dt.growth_rates(table["L_shallow"], table["width"])
     assert rates == pytest.approx([math.log(1.5, 3)] * 2, rel=0.1)
-    meas = table[["L_shallow", "L_deep", "width"]].itertuples(index=False)
+    banded = dt.transitions(_synthetic(T), n_boot=200, band=2)  # as the criterion asks
+    assert (banded["width"] >= table["width"]).all()  # a win beyond the noise comes no earlier
+    assert (banded["found_fraction"] >= 0.8).all() and (banded["band"] == 2).all()
+    meas = banded[LD_COLUMNS].itertuples(index=False)
     assert criteria.decide("L-D", meas) is True  # geometric growth: equal rates
 
 
 def test_a_transition_that_does_not_grow_is_not_reproduced():
     T = {1: non_embedding_params(1, 40), 2: non_embedding_params(2, 30),
          3: non_embedding_params(3, 60)}
-    table = dt.transitions(_synthetic(T), n_boot=0)
+    table = dt.transitions(_synthetic(T), n_boot=200, band=2)
     assert table["found"].all() and table["width"].iloc[1] < table["width"].iloc[0]
-    meas = table[["L_shallow", "L_deep", "width"]].itertuples(index=False)
+    meas = table[LD_COLUMNS].itertuples(index=False)
     assert criteria.decide("L-D", meas) is False
 
 
 def test_deep_never_winning_is_no_transition():
     T = {1: 1e9, 2: 1e9, 3: 1e9}  # far beyond the largest size: the shallower always wins
-    table = dt.transitions(_synthetic(T), n_boot=100)
+    table = dt.transitions(_synthetic(T), n_boot=100, band=2)
     assert not table["found"].any() and table["width"].isna().all()
     assert all("never wins" in r for r in table["reason"])
-    meas = table[["L_shallow", "L_deep", "width"]].itertuples(index=False)
+    meas = table[LD_COLUMNS].itertuples(index=False)
     assert criteria.decide("L-D", meas) is False
 
 
@@ -126,4 +132,4 @@ def test_growth_rates_count_factors_of_three_per_layer():
     ([(1, 2, 10.0), (2, 3, float("nan")), (3, 4, 90.0)], False),
 ])
 def test_the_ld_criterion(meas, verdict):
-    assert criteria.decide("L-D", meas) is verdict
+    assert criteria.decide("L-D", [(*m, 1.0, 2) for m in meas]) is verdict

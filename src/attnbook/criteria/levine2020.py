@@ -3,6 +3,7 @@
 import math
 from itertools import pairwise
 
+from ..errors import AttnbookError
 from . import all_at_most, criterion
 from . import records as _rows  # the one table-to-dicts of the criteria
 
@@ -10,18 +11,27 @@ __all__: list[str] = []
 
 
 @criterion("L-D")
-def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio):
+def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio, tie_se,
+                                    min_found):
     """L-D: the depth-efficiency transition moves to wider nets as depth grows, geometrically
     (transition depth linear in log width, as L_th = log_3 d_x). ``transitions``: one
-    (L_shallow, L_deep, width) per pair of consecutive depths, width the shallower depth's
-    width at the crossing, None or NaN where no crossing was found (not reproduced).
+    (L_shallow, L_deep, width, found_fraction, band) per pair of consecutive depths, width the
+    shallower depth's width at the crossing (located with a gap within ``band`` standard
+    errors of zero a tie), None or NaN where no crossing was found (not reproduced).
 
     Reproduced when there are at least ``min_pairs`` pairs, chained (each pair's deeper depth
-    is the next pair's shallower one), every pair has a crossing, and the per-layer growth
-    rates log_3(d*_next / d*) / (L_next - L) are all > 0, the largest at most
-    ``max_rate_ratio`` times the smallest."""
-    rows = sorted(((int(a), int(b), None if w is None else float(w))
-                   for a, b, w in transitions), key=lambda r: r[0])
+    is the next pair's shallower one), every pair has a crossing located with a tie band of
+    ``tie_se`` standard errors and found by at least ``min_found`` of its bootstrap replicates,
+    and the per-layer growth rates log_3(d*_next / d*) / (L_next - L) are all > 0, the largest
+    at most ``max_rate_ratio`` times the smallest."""
+    rows = []
+    for a, b, w, frac, band in transitions:
+        if float(band) != float(tie_se):
+            raise AttnbookError(f"a transition located with a tie band of {band} standard "
+                                f"errors; the criterion's is tie_se = {tie_se}")
+        established = frac is not None and frac == frac and float(frac) >= min_found
+        rows.append((int(a), int(b), None if w is None or not established else float(w)))
+    rows.sort(key=lambda r: r[0])
     if len(rows) < min_pairs or any(r0[1] != r1[0] for r0, r1 in pairwise(rows)):
         return False
     if any(w is None or not math.isfinite(w) or w <= 0 for _, _, w in rows):
