@@ -70,6 +70,16 @@ _SAT = np.where(np.arange(145 * 4).reshape(145, 4) % 4 == 0, 0.5, 0.999)  # 3 of
 _LINEAR = {256: [(1, 0.1), (2, 0.2), (4, 0.4), (8, 0.79)]}
 _BENT = {256: [(1, 0.1), (2, 0.5), (4, 0.55), (8, 0.6)]}
 
+def _cross(pairs, L_shallow=5, max_width=128, found_fraction=1.0, band=2, **extra):
+    """A crossings table as attnbook.depth_sweep.crossings gives it: one row per (V, width)."""
+    return pd.DataFrame([{"V": V, "width": w, "found_fraction": found_fraction, "band": band,
+                          "L_shallow": L_shallow, "max_width": max_width, **extra}
+                         for V, w in pairs])
+
+
+_GAPS = pd.DataFrame({"size": [1e4, 1e5], "diff": [0.01, -0.01], "se": [0.01, 0.01]})
+
+
 CASES = {
     "M-T1": ((_T1,), (_T1.assign(rank=[3, 4]),)),
     "M-R1": ((_T1,), (_T1.assign(max_rel_err=[1e-12, 1e-6]),)),
@@ -95,7 +105,7 @@ CASES = {
             ([(1, 2, 10.0, 1.0, 2), (2, 3, 30.0, 1.0, 2), (3, 4, None, 0.0, 2)],)),
     "L-Tab2": (([6.5e-4, 2.1e-3],), ([6.5e-4, 0.02],)),
     "M-F2b": (([0.0, 0.004, -0.02],), ([0.0, 0.03],)),
-    "W-F1": (([(32, 40.0), (64, 70.0)],), ([(32, 40.0), (64, None)],)),
+    "W-F1": ((_cross([(32, 40.0), (64, 70.0)]),), (_cross([(32, 40.0), (64, None)]),)),
     # the paper's numbers (f_4 ~ 0.75, f_16 ~ 0.55, monotone) vs a ratio 16 no worse than ratio 2
     "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55},), ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8},)),
     "W-F6": (([(0.30, 0.05), (0.25, 0.1)],), ([(0.30, 0.05), (0.15, 0.1)],)),
@@ -110,8 +120,10 @@ CASES = {
     "W-T2": ((_corollary1(21),), (_corollary1(9),)),
     "W-Tab1": (([2.00, 2.01, 2.02], [2.005, 2.015, 1.995]),
                ([2.00, 2.01, 2.02], [2.2, 2.21, 2.19])),
-    "W-F3": (([(32, 36.0)],), ([(32, 70.0)],)),
-    "W-F5": (([40.0, 52.0],), ([40.0, 90.0],)),
+    "W-F3": ((_cross([(256, 36.0)], r=32, control_width=None, did=-0.1, did_se_value=0.01),),
+             (_cross([(256, 70.0)], r=32, control_width=None, did=-0.1, did_se_value=0.01),)),
+    "W-F5": ((_cross([(256, 40.0), (1024, 52.0)]), _GAPS),
+             (_cross([(256, 40.0), (1024, 90.0)]), _GAPS)),
     "W-Tab2-5": (([5e-4, 3e-3],), ([5e-4, 0.05],)),
     # bruna2024 (the measurements the chapters pass; B-LB's tables are built below)
     "B-FR": (([0.79, 0.1, 1e-12, 0.0], 1.0), ([0.79, 0.8, 1e-12, 0.0], 1.0)),
@@ -300,6 +312,79 @@ def test_not_testable_is_a_verdict_of_its_own(tmp_path):
             "X-NT [cpu] not testable: m"
     finally:
         del CRITERIA["X-NT"]
+
+
+# -- the depth-efficiency criteria on each side of every threshold -------------------------
+
+def test_wf1_each_side_of_its_thresholds():
+    t = criteria.thresholds("W-F1")
+    f, m = t["factor"], t["min_found"]
+    ok = criteria.decide
+    assert ok("W-F1", _cross([(32, 32 * f)])) is True
+    assert ok("W-F1", _cross([(32, 32 * f * 1.01)])) is False
+    assert ok("W-F1", _cross([(32, 32 / f)])) is True
+    assert ok("W-F1", _cross([(32, 32 / f / 1.01)])) is False
+    assert ok("W-F1", _cross([(32, 32.0)], found_fraction=m)) is True
+    assert ok("W-F1", _cross([(32, 32.0)], found_fraction=m - 0.01)) is False  # not established
+    assert ok("W-F1", _cross([(32, 32.0)], found_fraction=None)) is False  # one seed
+    # the premise: L_shallow > log3 of the widest shallow net
+    assert ok("W-F1", _cross([(32, 32.0)], L_shallow=5, max_width=3**5 - 1)) is True
+    assert ok("W-F1", _cross([(32, 32.0)], L_shallow=5, max_width=3**5)) == criteria.NOT_TESTABLE
+    assert ok("W-F1", _cross([(32, 32.0)], L_shallow=1, max_width=64)) == criteria.NOT_TESTABLE
+    with pytest.raises(AttnbookError, match="tie band"):  # located with another band
+        ok("W-F1", _cross([(32, 32.0)], band=t["tie_se"] / 2))
+
+
+def test_the_tie_band_decides_whether_deep_wins():
+    """The estimator's band: a deep family ahead by 1.5 standard errors of the gap at the
+    largest sizes ties (no crossing), ahead by 2.5 wins (a crossing), at tie_se = 2."""
+    from attnbook.depth_efficiency import depth_efficiency_point
+
+    band = criteria.thresholds("W-F1")["tie_se"]
+    sizes = [1e4, 1e5, 1e6]
+    spread = np.array([-1.0, 0.0, 1.0]) * 0.01  # three seeds: sd 0.01, se of the gap 0.00816
+    se = math.sqrt(2 * 0.01**2 / 3)
+    shallow = [[2.0 + e for e in spread]] * 3
+    for ahead, found in ((1.5, False), (2.5, True)):
+        deep = [[2.0 + 0.05 + e for e in spread], [2.0 - ahead * se + e for e in spread],
+                [2.0 - ahead * se + e for e in spread]]
+        c = depth_efficiency_point(sizes, shallow, sizes, deep, n_boot=0, band=band)
+        assert c.found is found, (ahead, c.reason)
+        assert c.se[1] == pytest.approx(se)
+        plain = depth_efficiency_point(sizes, shallow, sizes, deep, n_boot=0, band=0)
+        assert plain.found  # without the band both would count as a win
+
+
+def test_wf3_each_side_of_its_thresholds():
+    t = criteria.thresholds("W-F3")
+    f, k = t["factor"], t["did_se"]
+
+    def wf3(width=32.0, control_width=None, did=0.0, se=0.01, **kw):
+        return criteria.decide("W-F3", _cross([(256, width)], r=32, control_width=control_width,
+                                              did=did, did_se_value=se, **kw))
+
+    assert wf3() is True  # the control does not cross at all
+    assert wf3(width=32 * f * 1.01) is False
+    assert wf3(control_width=32 * f * 1.01) is True  # the control crosses outside the window
+    assert wf3(control_width=32.0, did=-(k + 0.1) * 0.01) is True  # inside, but the rank moved it
+    assert wf3(control_width=32.0, did=-(k - 0.1) * 0.01) is False
+    assert wf3(found_fraction=t["min_found"] - 0.01) is False
+    assert wf3(L_shallow=1, max_width=64) == criteria.NOT_TESTABLE
+
+
+def test_wf5_each_side_of_its_thresholds():
+    t = criteria.thresholds("W-F5")
+    r, a = t["max_ratio"], t["agree_se"]
+    gaps = lambda d: pd.DataFrame({"size": [1.0, 2.0], "diff": [0.0, d], "se": [0.01, 0.01]})  # noqa: E731
+    wf5 = criteria.decide
+    assert wf5("W-F5", _cross([(256, 40.0), (1024, 40.0 * r)]), gaps(0.0)) is True
+    assert wf5("W-F5", _cross([(256, 40.0), (1024, 40.0 * r * 1.01)]), gaps(0.0)) is False
+    assert wf5("W-F5", _cross([(256, 40.0), (1024, None)]), gaps(0.0)) is False  # one crosses
+    none = _cross([(256, None), (1024, None)])
+    assert wf5("W-F5", none, gaps((a - 0.1) * 0.01)) == criteria.NOT_TESTABLE  # curves agree
+    assert wf5("W-F5", none, gaps((a + 0.1) * 0.01)) is False  # the vocabulary moved the curve
+    assert wf5("W-F5", _cross([(256, 40.0), (1024, 40.0)], found_fraction=t["min_found"] - 0.01),
+               gaps(0.0)) is False
 
 
 def test_ld_each_side_of_its_thresholds():

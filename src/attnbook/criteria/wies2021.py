@@ -3,18 +3,29 @@
 import math
 
 from ..errors import AttnbookError
-from . import all_at_most, criterion
+from . import NOT_TESTABLE, all_at_most, criterion
 from . import records as _records  # the one table-to-dicts of the criteria
 
 __all__: list[str] = []
 
 
 @criterion("W-F1")
-def transition_near_vocabulary(crossings, *, factor):
+def transition_near_vocabulary(crossings, *, factor, tie_se, min_found):
     """W-F1: for every V, the shallow width at the depth-efficiency point lies within
-    ``factor`` of V (V/factor <= width <= factor V). ``crossings``: (V, width) pairs, width
-    None or NaN where no crossing was found in the measured range (not reproduced)."""
-    return _all_within(crossings, factor)
+    ``factor`` of V (V/factor <= width <= factor V), the point located with a gap within
+    ``tie_se`` standard errors of zero counted as a tie and found by at least ``min_found`` of
+    the bootstrap replicates (else not established: not reproduced). ``crossings``: one row per
+    V with ``V``, ``width`` (None or NaN: no crossing in the measured range), ``found_fraction``,
+    ``band`` (the tie band the point was located with), ``L_shallow`` and ``max_width``.
+    Not testable outside levine2020's depth-inefficient regime (3^L_shallow <= the widest
+    shallow net), where the paper places the transition."""
+    rows = _crossing_rows(crossings, tie_se)
+    if not rows:
+        return False
+    if not all(_in_regime(r) for r in rows):
+        return NOT_TESTABLE
+    return all(_established(r, min_found) and _within(r["V"], r["width"], factor)
+               for r in rows)
 
 
 @criterion("W-Tab2-5")
@@ -169,29 +180,86 @@ def _width(w):
     return w if w == w else None
 
 
-def _all_within(pairs, factor) -> bool:
-    """At least one (target, width) pair, and every width found and within ``factor`` of its
-    target (target/factor <= width <= factor target)."""
-    pairs = [(float(t), _width(w)) for t, w in pairs]
-    return bool(pairs) and all(w is not None and t / factor <= w <= factor * t
-                               for t, w in pairs)
+def _within(target, width, factor) -> bool:
+    """A found width within ``factor`` of its target (target/factor <= width <= factor
+    target)."""
+    w = _width(width)
+    return w is not None and float(target) / factor <= w <= factor * float(target)
+
+
+def _crossing_rows(crossings, tie_se) -> list[dict]:
+    """The rows of a crossings table, checked to be located with the ledger's tie band."""
+    rows = _records(crossings)
+    for r in rows:
+        if "band" not in r or float(r["band"]) != float(tie_se):
+            raise AttnbookError(f"a crossing located with a tie band of {r.get('band')} "
+                                f"standard errors; the criterion's is tie_se = {tie_se}")
+    return rows
+
+
+def _in_regime(row) -> bool:
+    """levine2020's depth-inefficient regime at every shallow width: L > log3 d_x."""
+    return 3 ** int(row["L_shallow"]) > int(row["max_width"])
+
+
+def _established(row, min_found) -> bool:
+    """A crossing that a share of at least ``min_found`` of the bootstrap replicates finds
+    (None: one seed, nothing resampled: not established)."""
+    f = row.get("found_fraction")
+    return _width(row.get("width")) is not None and f is not None and f == f \
+        and float(f) >= min_found
 
 
 @criterion("W-F3")
-def transition_near_rank(crossings, *, factor):
-    """W-F3: for every rank-limited vocabulary, the shallow width at the depth-efficiency point
-    lies within ``factor`` of the embedding rank r (r/factor <= width <= factor r).
-    ``crossings``: (r, width) pairs, width None or NaN where no crossing was found in the
-    measured range (not reproduced)."""
-    return _all_within(crossings, factor)
+def transition_near_rank(crossings, *, factor, tie_se, min_found, did_se):
+    """W-F3: the rank, not V, moves the transition. For every vocabulary whose input embedding
+    is factored to rank r < V (rows of ``crossings`` as in W-F1, with ``r``), the shallow width
+    at the depth-efficiency point lies within ``factor`` of r and is established (W-F1's
+    ``tie_se`` and ``min_found``); and its full-rank control at the same widths (the row's
+    ``control_width``: its crossing, None or NaN where it has none) does not cross inside that
+    window [r/factor, factor r], or else the rank-limited gap falls across the widths by more
+    than the control's: the row's ``did`` (the difference deep - shallow, rank-limited minus
+    control, at the largest width minus at the smallest: a difference in differences that no
+    constant offset moves) is below -``did_se`` times its standard error ``did_se_value``. Not
+    testable outside the depth-inefficient regime (W-F1)."""
+    rows = _crossing_rows(crossings, tie_se)
+    if not rows:
+        return False
+    if not all(_in_regime(r) for r in rows):
+        return NOT_TESTABLE
+    for r in rows:
+        rank = float(r["r"])
+        ctrl = _width(r.get("control_width"))
+        control_ok = ctrl is None or not (rank / factor <= ctrl <= factor * rank)
+        did, se = r.get("did"), r.get("did_se_value")
+        moved = did is not None and se is not None and did == did and se == se \
+            and float(did) < -did_se * float(se)
+        if not (_established(r, min_found) and _within(rank, r["width"], factor)
+                and (control_ok or moved)):
+            return False
+    return True
 
 
 @criterion("W-F5")
-def transition_barely_moves(widths, *, max_ratio):
-    """W-F5: every vocabulary of the comparison (at least two) has a crossing, and the largest
-    shallow width at the depth-efficiency point is at most ``max_ratio`` times the smallest.
-    ``widths``: one width per vocabulary, None or NaN where no crossing was found."""
-    values = [_width(w) for w in widths]
-    if len(values) < 2 or any(w is None or w <= 0 for w in values):
+def transition_barely_moves(crossings, gaps, *, max_ratio, tie_se, min_found, agree_se):
+    """W-F5: the vocabularies of the comparison (at least two, full rank, larger than every
+    width; rows of ``crossings`` as in W-F1) have crossings established as in W-F1, and the
+    largest shallow width at the depth-efficiency point is at most ``max_ratio`` times the
+    smallest. Where none of them crosses inside the widths nothing was located: not testable,
+    provided their gap curves agree (``gaps``: per shared size the difference of the two
+    vocabularies' gaps deep - shallow, ``diff``, and its standard error ``se``; agreement:
+    |diff| <= ``agree_se`` se at every size), and not reproduced where they do not (the
+    vocabulary moved the curve the transition is read from). Only some crossing: not
+    reproduced."""
+    rows = _crossing_rows(crossings, tie_se)
+    if len(rows) < 2:
         return False
-    return max(values) <= max_ratio * min(values)
+    found = [r for r in rows if _width(r.get("width")) is not None]
+    if not found:
+        g = _records(gaps)
+        agree = bool(g) and all(abs(float(x["diff"])) <= agree_se * float(x["se"]) for x in g)
+        return NOT_TESTABLE if agree else False
+    if len(found) < len(rows) or not all(_established(r, min_found) for r in rows):
+        return False
+    widths = [_width(r["width"]) for r in rows]
+    return max(widths) <= max_ratio * min(widths)
