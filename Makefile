@@ -7,6 +7,7 @@ PY      := $(VENV)/bin/python
 PROFILE ?= cpu
 NB      ?=
 ARGS    ?=
+WORKERS ?=
 PORT    ?= 8000
 HTML    := build/book/_build/html
 STAMP   := $(VENV)/.installed
@@ -22,6 +23,7 @@ help:
 	@echo "make publish-check            what the deployment workflow runs: the book from the committed"
 	@echo "                              cpu results (--cache-only: nothing computed), then the browser test"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
+	@echo "  WORKERS=2                   a sweep's units in 2 worker processes of one thread each"
 	@echo "make claims PROFILE=..        print the claims ledger"
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since"
 
@@ -46,7 +48,7 @@ book: venv notebooks pages html
 	@echo "book: build/book/_build/html/index.html"
 
 notebooks: venv
-	$(PY) -m attnbook run --profile $(PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile $(PROFILE) $(ARGS)
 
 pages: venv
 	$(PY) -m attnbook report
@@ -61,7 +63,7 @@ serve:
 	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
 run: venv
-	$(PY) -m attnbook run $(NB) --profile $(PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run $(NB) --profile $(PROFILE) $(ARGS)
 
 claims: venv
 	$(PY) -m attnbook claims --profile $(PROFILE)

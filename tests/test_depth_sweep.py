@@ -166,3 +166,22 @@ def test_rank_controls_measure_how_the_rank_moves_the_gap():
                                                                 + 0.2, V=256, base=32)]),
                                        L_shallow=1, L_deep=2, n_boot=0, band=2)).iloc[0]
     assert abs(same["did"]) < 2 * same["did_se_value"]  # a constant offset cancels
+
+
+def test_pilot_gaps_pair_each_width_per_budget_and_skip_missing_partners():
+    cs = D.pilot_configs(V=32, width_factors=[0.5, 2], L_shallow=5, L_deep=10,
+                         budgets=[100, 400], seed=0, corpus="kjv", N=16, batch=2, lr=1e-3,
+                         warmup=1)
+    assert [c["steps"] for c in cs] == [400] * 4 + [100] * 4  # the longest first
+    rows = [{**c, "params_non_embedding": D.non_embedding_params(c["L"], c["d_x"]),
+             "test_loss": 3.0 - 0.001 * c["steps"] + (0.1 if c["L"] == 10 else 0.0)
+             * (1 if c["d_x"] < 20 else -1)} for c in cs]
+    gaps = D.pilot_gaps(pd.DataFrame(rows), L_shallow=5, L_deep=10)
+    assert len(gaps) == 4 and set(gaps["tokens"]) == {100 * 2 * 16, 400 * 2 * 16}
+    assert gaps.set_index(["steps", "d_shallow"])["gap"].to_dict() == pytest.approx(
+        {(100, 16): 0.1, (100, 64): -0.1, (400, 16): 0.1, (400, 64): -0.1})
+    partial = [r for r in rows if not (r["L"] == 10 and r["d_x"] > 20 and r["steps"] == 100)]
+    assert len(D.pilot_gaps(pd.DataFrame(partial), L_shallow=5, L_deep=10)) == 3
+    with pytest.raises(ParameterError):
+        D.pilot_configs(V=32, width_factors=[1, 2], L_shallow=1, L_deep=2, budgets=[5, 5],
+                        seed=0, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)

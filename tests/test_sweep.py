@@ -145,3 +145,28 @@ def test_worker_process_errors_reach_the_sweep(tmp_path):
     with pytest.warns(UserWarning, match="cannot be sent to worker processes"):  # a closure
         out = list(ProcessExecutor(workers=2, progress=False).map(lambda u: u + 1, [1, 2]))
     assert [r for _, r, _ in out] == [2, 3]
+
+
+def test_a_chapter_reads_what_another_profile_has_stored(tmp_path, monkeypatch):
+    """run.stored_sweep: the intact, current units a larger profile's unfinished sweep has
+    stored, whatever their configuration; nothing computed, nothing written."""
+    import json
+
+    from attnbook import paths
+
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", tmp_path)
+    long = ResultStore("nb", "long", root=tmp_path)
+    long.put("pilot", {"steps": 10}, {"gap": 0.1})
+    long.put("pilot", {"steps": 20}, {"gap": -0.1})
+    long.put("pilot", {"steps": 40}, {"gap": 0.5})
+    damaged = sorted((tmp_path / "nb" / "long" / "pilot").glob("*.json"))[0]
+    record = json.loads(damaged.read_text())
+    record["result"]["gap"] = 9.9
+    damaged.write_text(json.dumps(record))
+    run = Run("nb", "cpu", 0, "cpu", "r", False, {}, True, {}, False)
+    with pytest.warns(UserWarning, match="sha256"):
+        got = run.stored_sweep("pilot", "long")
+    assert len(got) == 2 and 9.9 not in set(got["gap"])
+    assert run.stored_sweep("lm", "long").empty
+    with pytest.raises(ParameterError):
+        run.stored_sweep("pilot", "huge")

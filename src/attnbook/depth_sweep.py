@@ -276,8 +276,10 @@ def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_d
 def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
     """Per (V, r, budget, width pair) of a pilot: the training tokens (steps x batch x N),
     the shallow and deep widths, the shallow net's non-embedding parameters, both test losses
-    and ``gap`` = deep - shallow (negative: the deep net is better). The n-th shallow width is
-    paired with the n-th deep width, as :func:`family_widths` matches them.
+    and ``gap`` = deep - shallow (negative: the deep net is better). Each shallow net is
+    paired with the deep net of the same budget whose non-embedding count is closest, as
+    :func:`family_widths` matches them (within 25%); a net whose partner is not stored (a
+    pilot still running) is left out.
 
     >>> rows = [dict(V=32, L=L, d_x=w, seed=0, steps=4, batch=2, N=16, test_loss=t,
     ...              params_non_embedding=non_embedding_params(L, w))
@@ -296,13 +298,19 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
     for (V, r0, steps), part in df.groupby(["V", "_r", "steps"], sort=True):
         sh = part[part["family"] == "shallow"].sort_values("d_x")
         dp = part[part["family"] == "deep"].sort_values("d_x")
-        if len(sh) != len(dp):
-            raise ParameterError("results", f"{len(sh)} shallow, {len(dp)} deep",
-                                 f"as many shallow as deep widths at V = {V}, steps = {steps}")
-        for a, b in zip(sh.itertuples(), dp.itertuples(), strict=True):
+        pairs = []
+        for a in sh.itertuples():
+            if dp.empty:
+                break
+            ratio = dp["params_non_embedding"] / a.params_non_embedding
+            b = dp.loc[(ratio.apply(math.log)).abs().idxmin()]
+            if abs(math.log(b["params_non_embedding"] / a.params_non_embedding)) \
+                    <= math.log(1.25):
+                pairs.append((a, b))
+        for a, b in pairs:
             rows.append({"V": int(V), "r": None if r0 == 0 else int(r0), "steps": int(steps),
                          "tokens": int(steps * a.batch * a.N), "d_shallow": int(a.d_x),
-                         "d_deep": int(b.d_x), "params": int(a.params_non_embedding),
-                         "loss_shallow": float(a.test_loss), "loss_deep": float(b.test_loss),
-                         "gap": round(float(b.test_loss) - float(a.test_loss), 12)})
+                         "d_deep": int(b["d_x"]), "params": int(a.params_non_embedding),
+                         "loss_shallow": float(a.test_loss), "loss_deep": float(b["test_loss"]),
+                         "gap": round(float(b["test_loss"]) - float(a.test_loss), 12)})
     return pd.DataFrame(rows)

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .. import paths
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
@@ -191,6 +192,16 @@ class Run:
         folder = checkpoint_dir(self.store.dir, name)
         return Checkpoint(None if self.readonly else folder / f"{unit_key(params)}.pt",
                           deadline=deadline(), label=f"table {name!r}")
+
+    def stored_sweep(self, name: str, profile: str):
+        """What sweep ``name`` of this chapter has stored at another ``profile`` (committed
+        results, intact and current; nothing is computed): how a chapter at one profile shows
+        the pilot or the unfinished sweep of a larger one. Empty when nothing is stored."""
+        if profile not in _claims.PROFILES:
+            raise ParameterError("profile", profile, ", ".join(_claims.PROFILES))
+        other = ResultStore(self.notebook, profile, readonly=True, cache_only=True,
+                            root=paths.COMMITTED_RESULTS)
+        return other.stored(name)
 
     def partly(self, why: str) -> None:
         """End the chapter here at this profile, recorded as ``partly run`` (exit code 75, as a

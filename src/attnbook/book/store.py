@@ -327,6 +327,22 @@ class ResultStore:
             rows.append({**c, **r})
         return pd.DataFrame(rows)
 
+    def stored(self, name: str) -> pd.DataFrame:
+        """Every intact, current result of sweep ``name`` stored so far, whatever its
+        configuration, as :meth:`frame` gives them (in the order of their keys); damaged and
+        stale ones are left out. For a figure of what an unfinished sweep has computed."""
+        rows = []
+        for path in sorted((self.dir / name).glob("*.json")):
+            record, problem, changed = check_record(path)
+            if problem or changed:
+                warnings.warn(f"{problem or f'{path}: computed by code that has changed since'}"
+                              "; left out", DamagedResultWarning if problem
+                              else StaleResultWarning, stacklevel=3)
+                continue
+            self._note(record)
+            rows.append({**record["config"], **record["result"]})
+        return pd.DataFrame(rows)
+
     # -- one table per parameter set ---------------------------------------------------
     def cached(self, name: str, params: dict, compute: Callable[[], pd.DataFrame],
                earlier: Callable[[], list] | None = None) -> pd.DataFrame:
