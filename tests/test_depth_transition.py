@@ -133,3 +133,26 @@ def test_growth_rates_count_factors_of_three_per_layer():
 ])
 def test_the_ld_criterion(meas, verdict):
     assert criteria.decide("L-D", [(*m, 1.0, 2) for m in meas]) is verdict
+
+
+def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
+    cs = dt.pilot_configs(depths=[2, 3, 4], base_widths=[16, 64], seed=0, budgets=[10, 40],
+                          V=64, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+    assert [c["steps"] for c in cs] == [40] * 6 + [10] * 6  # the longest first
+    assert {c["seed"] for c in cs} == {0}
+    # deeper wins by 0.1 per layer at the larger size, loses by 0.1 at the smaller one
+    rows = [{**c, "params_non_embedding": non_embedding_params(c["L"], c["d_x"]),
+             "test_loss": 3.0 - 0.01 * c["steps"] + 0.1 * (c["L"] - 2)
+             * (1 if c["d_x"] <= 16 else -1)} for c in cs]
+    gaps = dt.pilot_gaps(pd.DataFrame(rows))
+    assert list(gaps.columns[:2]) == ["L_shallow", "L_deep"]
+    assert sorted(set(zip(gaps["L_shallow"], gaps["L_deep"]))) == [(2, 3), (3, 4)]
+    # depths 3 and 4 at the smaller size (width 12 each: 5,676 against 7,560 parameters) are
+    # not matched within 25% of each other and are left out; the other sizes are
+    assert gaps.groupby(["L_shallow", "L_deep"]).size().to_dict() == {(2, 3): 4, (3, 4): 2}
+    small = gaps["d_shallow"] <= 16
+    assert gaps.loc[small, "gap"].to_numpy() == pytest.approx(0.1)
+    assert gaps.loc[~small, "gap"].to_numpy() == pytest.approx(-0.1)
+    with pytest.raises(ParameterError, match="budgets"):
+        dt.pilot_configs(depths=[2, 3], base_widths=[8, 32], seed=0, budgets=[5, 5], V=64,
+                         corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)

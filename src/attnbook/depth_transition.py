@@ -19,7 +19,10 @@ results into the curves, the transitions and their growth:
   non-embedding parameters and as the shallower depth's width d*, with its bootstrap interval;
 * :func:`growth_rates`: how fast d* grows with depth, in factors of 3 per layer,
   log_3(d*_next / d*) / (L_next - L): 1 if the transition sits at d* ~ 3^L as L_th = log_3 d_x
-  reads literally, a constant (of any size) if the transition depth is linear in log d_x.
+  reads literally, a constant (of any size) if the transition depth is linear in log d_x;
+* :func:`pilot_configs` and :func:`pilot_gaps`: the pilot that sizes a long run, every depth
+  at a few sizes and several budgets (one seed), and per pair of consecutive depths the gap
+  deeper - shallower per size and budget (:func:`attnbook.depth_sweep.pilot_gaps`).
 
 Used by: levine2020_depth_transition.
 
@@ -36,10 +39,12 @@ from itertools import pairwise
 import pandas as pd
 
 from .depth_sweep import crossings, family_widths
+from .depth_sweep import pilot_gaps as _pair_gaps
 from .errors import ParameterError
 from .lm_sweep import lm_config
 
-__all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates"]
+__all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates",
+           "pilot_configs", "pilot_gaps"]
 
 
 def _depths(depths: Sequence[int]) -> list[int]:
@@ -145,3 +150,38 @@ def growth_rates(depths: Sequence[float], widths: Sequence[float | None]) -> lis
         ok = all(w is not None and math.isfinite(w) and w > 0 for w in (w0, w1)) and L1 != L0
         out.append(math.log(w1 / w0, 3) / (L1 - L0) if ok else None)
     return out
+
+
+def pilot_configs(*, depths: Sequence[int], base_widths: Sequence[int], seed: int,
+                  budgets: Sequence[int], V: int, H: int = 2, **common) -> list[dict]:
+    """The pilot of a long run: :func:`sweep_configs` for one seed at each number of optimizer
+    steps in ``budgets`` (each with its own schedule), the longest first; ``common`` as in
+    sweep_configs, without steps.
+
+    >>> cs = pilot_configs(depths=[2, 3], base_widths=[8, 32], seed=0, budgets=[4, 8], V=64,
+    ...                    corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+    >>> [(c["steps"], c["L"], c["d_x"]) for c in cs][:4], len(cs)
+    ([(8, 2, 8), (8, 2, 32), (8, 3, 6), (8, 3, 26)], 8)
+    """
+    if not budgets or len(set(budgets)) != len(budgets) or any(
+            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
+        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    if "steps" in common:
+        raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
+    return [c for steps in sorted(budgets, reverse=True)
+            for c in sweep_configs(depths=depths, base_widths=base_widths, seeds=[seed], V=V,
+                                   H=H, steps=steps, **common)]
+
+
+def pilot_gaps(results: pd.DataFrame) -> pd.DataFrame:
+    """Per pair of consecutive depths of a pilot: :func:`attnbook.depth_sweep.pilot_gaps` of
+    the pair (gap = deeper - shallower at matched sizes, per budget), with ``L_shallow`` and
+    ``L_deep`` columns first."""
+    df = _check(results)
+    if "V" not in df.columns:
+        df = df.assign(V=0)
+    parts = []
+    for a, b in pairwise(sorted(int(L) for L in df["L"].unique())):
+        g = _pair_gaps(df[df["L"].isin([a, b])], L_shallow=a, L_deep=b)
+        parts.append(g.assign(L_shallow=a, L_deep=b)[["L_shallow", "L_deep", *g.columns]])
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
