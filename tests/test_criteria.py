@@ -94,9 +94,9 @@ CASES = {
              (_ACC3.assign(T=[58, 87, 116], metric=[1.0, 0.9, 0.8]), _SAT[:58], 4, 8)),  # 2.0
     "M-F4": ((_pts("H", _LINEAR), _pts("n", _LINEAR), _pts("n", _BENT)),
              (_pts("H", _LINEAR), _pts("n", _LINEAR), _pts("n", _LINEAR))),
-    "M-F5": ((_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 5e-5)]}),
-              _pts("n", {64: [(2, 0.05), (4, 9e-5), (8, 2e-5)]})),
-             (_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 5e-5)]}),
+    "M-F5": ((_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 2e-3), (8, 5e-5)]}),
+              _pts("n", {64: [(2, 0.05), (4, 9e-3), (6, 1e-3), (8, 2e-5)]})),
+             (_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 2e-3), (8, 5e-5)]}),
               _pts("n", {64: [(2, 0.05), (4, 0.02), (8, 0.03)]}))),
     "M-F1": ((199, 197, 768), (420, 197, 768)),
     "M-T1tab": (("Assumption 1", 0.995, True), ("Assumption 2", 0.998, True)),
@@ -104,7 +104,7 @@ CASES = {
     "L-D": (([(1, 2, 10.0, 1.0, 2), (2, 3, 30.0, 1.0, 2), (3, 4, 90.0, 1.0, 2)],),
             ([(1, 2, 10.0, 1.0, 2), (2, 3, 30.0, 1.0, 2), (3, 4, None, 0.0, 2)],)),
     "L-Tab2": (([6.5e-4, 2.1e-3],), ([6.5e-4, 0.02],)),
-    "M-F2b": (([0.0, 0.004, -0.02],), ([0.0, 0.03],)),
+    "M-F2b": (([0.0, 0.004, -0.02], _pts("n", _LINEAR)), ([0.0, 0.03], _pts("n", _LINEAR))),
     "W-F1": ((_cross([(32, 40.0), (64, 70.0)]),), (_cross([(32, 40.0), (64, None)]),)),
     # the paper's numbers (f_4 ~ 0.75, f_16 ~ 0.55, monotone) vs a ratio 16 no worse than ratio 2
     "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55},), ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8},)),
@@ -217,8 +217,8 @@ def test_malformed_thresholds_are_refused(text):
 
 
 def test_nan_measurement_is_not_reproduced():
-    assert criteria.decide("M-F2b", [np.nan]) is False
-    assert criteria.decide("M-F2b", []) is False
+    assert criteria.decide("M-F2b", [np.nan], _pts("n", _LINEAR)) is False
+    assert criteria.decide("M-F2b", [], _pts("n", _LINEAR)) is False
 
 
 def test_mahdavi_saturation_needs_each_part():
@@ -403,3 +403,68 @@ def test_ld_each_side_of_its_thresholds():
     assert ld([10.0, 30.0, 90.0], frac=m - 0.01) is False
     with pytest.raises(AttnbookError, match="tie band"):
         ld([10.0, 30.0, 90.0], band=0)
+
+
+# -- the memorization trends: tested only where models have not all saturated ---------------
+
+def test_mf2a_and_mf4_are_not_testable_when_every_model_saturated():
+    from attnbook.criteria import NOT_TESTABLE
+
+    th = criteria.thresholds("M-F2a")
+    at, k = th["saturated_at"], th["min_points"]
+    full = _pts("H", {256: [(1, 1.0), (2, at), (4, 1.0), (8, 1.0)]})
+    assert criteria.decide("M-F2a", full) == NOT_TESTABLE
+    # min_points - 1 points below saturation: still nothing to fit; min_points: a line
+    below = [(1, 0.1), (2, 0.2), (4, 0.4), (8, 0.8)]
+    assert criteria.decide("M-F2a", _pts("H", {256: below[:k - 1] + [(8, 1.0)]})) \
+        == NOT_TESTABLE
+    assert criteria.decide("M-F2a", _pts("H", {256: below[:k] + [(8, 1.0)]})) is True
+    # M-F4: any of its three sweeps without a fit is not testable, else it decides
+    sat_n = _pts("n", {256: [(1, 1.0), (2, 1.0), (4, 1.0)]})
+    assert criteria.decide("M-F4", _pts("H", _LINEAR), sat_n, _pts("n", _BENT)) \
+        == NOT_TESTABLE
+    assert criteria.decide("M-F4", _pts("H", _LINEAR), _pts("n", _LINEAR), sat_n) \
+        == NOT_TESTABLE
+    assert criteria.decide("M-F4", full, _pts("n", _LINEAR), _pts("n", _BENT)) == NOT_TESTABLE
+
+
+def test_mf2b_each_side_of_its_thresholds():
+    from attnbook.criteria import NOT_TESTABLE
+
+    th = criteria.thresholds("M-F2b")
+    at, k, drop = th["saturated_at"], th["min_points"], th["max_drop"]
+    rising = [(1, 0.1), (2, 0.2), (4, 0.4), (8, 0.8)]
+    pts = _pts("n", {256: rising})
+    assert criteria.decide("M-F2b", [drop], pts) is True  # a drop at the tolerance
+    assert criteria.decide("M-F2b", [drop * 1.01], pts) is False  # just beyond it
+    # saturated: k - 1 accuracies below saturated_at is not testable, k is
+    few = _pts("n", {256: rising[:k - 1] + [(16, at), (32, 1.0)]})
+    assert criteria.decide("M-F2b", [0.0], few) == NOT_TESTABLE
+    enough = _pts("n", {256: rising[:k] + [(16, at)]})
+    assert criteria.decide("M-F2b", [0.0], enough) is True
+    # an accuracy just below saturated_at counts as not saturated
+    edge = _pts("n", {256: rising[:k - 1] + [(16, at - 1e-9)]})
+    assert criteria.decide("M-F2b", [0.0], edge) is True
+
+
+def test_mf5_each_side_of_its_thresholds():
+    from attnbook.criteria import NOT_TESTABLE
+
+    th = criteria.thresholds("M-F5")
+    floor, k = th["mse_floor"], th["min_points"]
+    falling = [(1, 0.05), (2, 0.01), (4, 2e-3), (8, floor / 2)]
+    ok_n = _pts("n", {64: [(2, 0.05), (4, 9e-3), (6, 1e-3), (8, floor / 5)]})
+    assert criteria.decide("M-F5", _pts("H", {64: falling}), ok_n) is True
+    # every model at or below the floor: equal, a vacuous pass before; now not testable
+    flat = _pts("H", {64: [(1, floor), (2, floor / 2), (4, floor / 10), (8, 0.0)]})
+    assert criteria.decide("M-F5", flat, ok_n) == NOT_TESTABLE
+    assert criteria.decide("M-F5", _pts("H", {64: falling}), flat.rename(columns={"H": "n"})) \
+        == NOT_TESTABLE
+    # k - 1 models above the floor: not testable; k: tested
+    few = _pts("H", {64: falling[:k - 1] + [(8, floor)]})
+    assert criteria.decide("M-F5", few, ok_n) == NOT_TESTABLE
+    # a rise above the floor fails, one below the floor is equal
+    rise = _pts("H", {64: [(1, 0.05), (2, 0.01), (4, 2e-3), (8, 2.1e-3)]})
+    assert criteria.decide("M-F5", rise, ok_n) is False
+    below = _pts("H", {64: [(1, 0.05), (2, 0.01), (4, 2e-3), (8, floor / 4), (16, floor / 2)]})
+    assert criteria.decide("M-F5", below, ok_n) is True

@@ -5,11 +5,11 @@ numbers (thresholds, tolerances, ratios) once, in the ``thresholds`` column as
 ``name=value; name=value``. The function registered here for that id decides the verdict from
 a measurement, and reads those numbers from the column, never from a literal of its own:
 
->>> thresholds("M-F2b")
-{'max_drop': 0.01}
->>> decide("M-F2b", [0.0, 0.004])
+>>> thresholds("L-Tab2")
+{'max_std': 0.01}
+>>> decide("L-Tab2", [0.002, 0.004])
 True
->>> decide("M-F2b", [0.0, 0.03])
+>>> decide("L-Tab2", [0.002, 0.03])
 False
 
 :func:`criterion` registers a function under a claim id; its keyword-only parameters are the

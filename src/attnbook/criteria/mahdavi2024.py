@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import all_at_most, criterion
+from . import NOT_TESTABLE, all_at_most, criterion
 
-__all__ = ["line_r2_by", "memorization_limit"]
+__all__ = ["line_r2_by", "memorization_limit", "unsaturated_counts"]
 
 
 def _rows(table, *columns):
@@ -55,9 +55,36 @@ def _decided(r2: dict) -> list[float]:
     return [v for v in r2.values() if not math.isnan(v)]
 
 
-def _linear(points, x, saturated_at, min_points, r2_min) -> bool:
+def _linear(points, x, saturated_at, min_points, r2_min) -> bool | str:
+    """The line test of M-F2a; NOT_TESTABLE when no T has ``min_points`` points below
+    ``saturated_at`` (every model memorized its data: no trend was measured)."""
     r2 = _decided(line_r2_by(points, x, saturated_at=saturated_at, min_points=min_points))
-    return bool(r2) and all(v >= r2_min for v in r2)
+    return all(v >= r2_min for v in r2) if r2 else NOT_TESTABLE
+
+
+def unsaturated_counts(points, *, saturated_at=None, floor=None) -> dict:
+    """Per T: how many points have not saturated, i.e. an accuracy (``metric``) below
+    ``saturated_at``, or an MSE above ``floor`` (a model that memorized its data shows no
+    trend: a trend criterion is tested only where some have not).
+
+    >>> unsaturated_counts({"T": [8, 8, 8, 16], "metric": [0.5, 0.99, 1.0, 0.9]},
+    ...                    saturated_at=0.98)
+    {8: 1, 16: 1}
+    >>> unsaturated_counts({"T": [8, 8], "metric": [1e-5, 2e-3]}, floor=1e-4)
+    {8: 1}
+    """
+    if (saturated_at is None) == (floor is None):
+        raise AttnbookError("unsaturated_counts: give saturated_at (accuracy) or floor (MSE)")
+    Ts, ys = _rows(points, "T", "metric")
+    out = {T: 0 for T in sorted(set(Ts))}
+    for T, y in zip(Ts, ys, strict=True):
+        y = float(y)
+        out[T] += (y < saturated_at) if saturated_at is not None else (y > floor)
+    return out
+
+
+def _testable(points, min_points, **level) -> bool:
+    return any(c >= min_points for c in unsaturated_counts(points, **level).values())
 
 
 # ---------------------------------------------------------------- theory (exact constructions)
@@ -147,7 +174,7 @@ def relu_net_below_the_bound_mha_above(table, equal_model, *, mha_residual, fcn_
 def accuracy_linear_in_heads(points, *, saturated_at, min_points, r2_min):
     """M-F2a: ``points`` (``T``, ``H``, ``metric`` = mean training accuracy): for every T with
     at least ``min_points`` points of accuracy below ``saturated_at``, the line fit through them
-    has R^2 >= ``r2_min``; no such T is not reproduced (the chapter records it as undecided)."""
+    has R^2 >= ``r2_min``; no such T: not testable (nothing but saturated models)."""
     return _linear(points, "H", saturated_at, min_points, r2_min)
 
 
@@ -218,13 +245,15 @@ def linear_in_heads_weaker_in_context(heads_gp, context_shared, context_gp, *, s
     of M-F2a (R^2 >= ``r2_min`` through the points below ``saturated_at``, every T with at
     least ``min_points`` of them). (ii) Linearity in n weakens: the R^2 of the same line fit
     against n is, at every T of ``context_gp`` with ``min_points`` such points, below its
-    smallest value over the T of ``context_shared`` (Figure 2(b), same H). Either side without
-    such a T: not reproduced (the chapter records it as undecided)."""
+    smallest value over the T of ``context_shared`` (Figure 2(b), same H). Any of the three
+    sweeps without such a T: not testable."""
     gp = _decided(line_r2_by(context_gp, "n", saturated_at=saturated_at, min_points=min_points))
     shared = _decided(line_r2_by(context_shared, "n", saturated_at=saturated_at,
                                  min_points=min_points))
-    weaker = bool(gp) and bool(shared) and max(gp) < min(shared)
-    return _linear(heads_gp, "H", saturated_at, min_points, r2_min) and weaker
+    linear = _linear(heads_gp, "H", saturated_at, min_points, r2_min)
+    if linear == NOT_TESTABLE or not gp or not shared:
+        return NOT_TESTABLE
+    return linear and max(gp) < min(shared)
 
 
 def _monotone_down(points, x, floor) -> bool:
@@ -242,18 +271,29 @@ def _monotone_down(points, x, floor) -> bool:
 
 
 @criterion("M-F5")
-def mse_non_increasing(heads_reg, context_reg, *, mse_floor):
+def mse_non_increasing(heads_reg, context_reg, *, mse_floor, min_points):
     """M-F5: for every T, the best training MSE (``metric``, raised to ``mse_floor``: below it
     counts as memorized, so equal) never rises from one H to the next (``heads_reg``) nor from
-    one n to the next (``context_reg``)."""
+    one n to the next (``context_reg``). Tested only where a trend can show: each sweep needs
+    a T with at least ``min_points`` models above the floor, else not testable (models that all
+    memorized their labels are equal at the floor and pass any monotone test)."""
+    if not (_testable(heads_reg, min_points, floor=mse_floor)
+            and _testable(context_reg, min_points, floor=mse_floor)):
+        return NOT_TESTABLE
     return _monotone_down(heads_reg, "H", mse_floor) and _monotone_down(context_reg, "n",
                                                                         mse_floor)
 
 
 @criterion("M-F2b")
-def accuracy_non_decreasing_in_context(worst_steps, *, max_drop):
+def accuracy_non_decreasing_in_context(worst_steps, points, *, max_drop, saturated_at,
+                                       min_points):
     """M-F2b: for every T, the largest drop of accuracy from one context length n to the next
-    is at most ``max_drop`` (seed noise). ``worst_steps``: that drop per T."""
+    is at most ``max_drop`` (seed noise). ``worst_steps``: that drop per T; ``points`` (``T``,
+    ``metric``): the sweep's mean accuracies. Tested only where a trend can show: a T with at
+    least ``min_points`` accuracies below ``saturated_at``, else not testable (saturated models
+    never drop)."""
+    if not _testable(points, min_points, saturated_at=saturated_at):
+        return NOT_TESTABLE
     return all_at_most(worst_steps, max_drop)
 
 
