@@ -146,7 +146,7 @@ def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
              * (1 if c["d_x"] <= 16 else -1)} for c in cs]
     gaps = dt.pilot_gaps(pd.DataFrame(rows))
     assert list(gaps.columns[:2]) == ["L_shallow", "L_deep"]
-    assert sorted(set(zip(gaps["L_shallow"], gaps["L_deep"]))) == [(2, 3), (3, 4)]
+    assert sorted(set(zip(gaps["L_shallow"], gaps["L_deep"], strict=True))) == [(2, 3), (3, 4)]
     # depths 3 and 4 at the smaller size (width 12 each: 5,676 against 7,560 parameters) are
     # not matched within 25% of each other and are left out; the other sizes are
     assert gaps.groupby(["L_shallow", "L_deep"]).size().to_dict() == {(2, 3): 4, (3, 4): 2}

@@ -203,6 +203,15 @@ class Run:
                             root=paths.COMMITTED_RESULTS)
         return other.stored(name)
 
+    def profile_parameters(self, profile: str) -> dict:
+        """Every parameter of this chapter at another ``profile``: the parameters cell with the
+        values the profile's .yml sets (how a chapter at one profile rebuilds the grid of what
+        a larger profile stored, e.g. a pilot)."""
+        from .profiles import load_spec
+
+        spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
+        return {**spec.defaults, **spec.parameters(profile)}
+
     def partly(self, why: str) -> None:
         """End the chapter here at this profile, recorded as ``partly run`` (exit code 75, as a
         spent time budget): what ran is stored, nothing after this call runs and no verdict is

@@ -3,11 +3,13 @@
 Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size.
 """
 
+import math
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["plot_sweep", "describe_by"]
+__all__ = ["plot_sweep", "describe_by", "plot_pilot"]
 
 
 def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
@@ -41,3 +43,32 @@ def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}"
     'T=32: 0.980, T=64: 0.912'
     """
     return ", ".join(f"{by}={k}: " + fmt.format(v) for k, v in zip(df[by], df[value], strict=True))
+
+
+_PILOT_AXES = (  # statistic -> (title, y label, the criterion's side of the reference line)
+    ("r2", "(a) line in H", "R$^2$ of the line (non-saturated part)"),
+    ("worst_drop", "(b) drop along n", "largest drop of accuracy"),
+    ("worst_rise", "(c) regression", "largest rise of the MSE"),
+)
+
+
+def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points: int):
+    """Draw a pilot's statistics (:func:`attnbook.memorization.sweeps.pilot_statistics`)
+    against the training steps, one axis per statistic (``r2``, ``worst_drop``,
+    ``worst_rise``), one line per panel, with the criterion's value (``references``:
+    statistic -> number) as a dotted line. A point where fewer than ``min_points`` models have
+    not saturated is drawn hollow: there the criterion has nothing to test."""
+    for ax, (stat, title, ylabel) in zip(axes, _PILOT_AXES, strict=True):
+        part = stats_table[stats_table["statistic"] == stat]
+        for panel, g in part.sort_values("steps").groupby("panel"):
+            line, = ax.plot(g["steps"], g["value"], "-", lw=1, label=panel)
+            free = g["unsaturated"] >= min_points
+            ax.plot(g["steps"][free], g["value"][free], "o", ms=5, color=line.get_color())
+            ax.plot(g["steps"][~free], g["value"][~free], "o", ms=5, mfc="none",
+                    color=line.get_color())
+        if stat in references and not math.isnan(references[stat]):
+            ax.axhline(references[stat], color="0.3", ls=":", lw=1)
+        ax.set(xscale="log", xlabel="optimizer steps per model", ylabel=ylabel, title=title)
+        if len(part):
+            ax.legend(fontsize=7)
+    return axes

@@ -1,0 +1,91 @@
+"""attnbook.memorization.sweeps: the panels of Figures 2, 4 and 5 as configurations, their
+points, and the pilot's statistics read from a (synthetic) trained sweep."""
+
+import math
+from dataclasses import asdict
+
+import pandas as pd
+import pytest
+
+from attnbook.errors import ParameterError
+from attnbook.memorization import sweeps as msw
+
+GRID = dict(d=16, n=8, d_h=16, heads=[1, 2, 4], H_context=2, contexts=[2, 4, 6],
+            T_heads=[64, 128], T_context=[32], T_gp=[48], T_reg=[24], seed=3)
+
+
+def test_panels_hold_one_model_per_T_value_and_seed_with_the_step_rule():
+    p = msw.figure2_panels(**GRID, steps=100, seeds=2, min_epochs=500, batch=256, lr=1e-3)
+    assert set(p) == set(msw.PANELS)
+    x, heads = p["heads"]
+    assert x == "H" and len(heads) == 2 * 3 * 2
+    assert {(c.T, c.H, c.n, c.seed) for c in heads} == {
+        (T, H, 8, s) for T in (64, 128) for H in (1, 2, 4) for s in (3, 4)}
+    # the paper's rule: max(steps, ceil(min_epochs T / batch))
+    assert {c.T: c.steps for c in heads} == {64: 125, 128: 250}
+    ctx = p["context_gp"][1]
+    assert {(c.H, c.n, c.context, c.T) for c in ctx} == {(2, m, "per_example", 48)
+                                                         for m in (2, 4, 6)}
+    assert {c.task for c in p["heads_reg"][1]} == {"regression"}
+
+
+def _trained(configs, metric):
+    return pd.DataFrame([{**asdict(c), "metric": metric(c)} for c in configs])
+
+
+def test_panel_points_average_seeds_and_count_what_is_memorized():
+    cs = msw.figure2_panels(**GRID, steps=10, seeds=2)["heads"][1]
+    pts = msw.panel_points(_trained(cs, lambda c: 0.1 * c.H + 0.01 * (c.seed - 3)), cs)
+    assert len(pts) == 6 and (pts["seeds"] == 2).all()
+    row = pts[(pts["H"] == 2) & (pts["T"] == 64)].iloc[0]
+    assert row["metric"] == pytest.approx(0.205) and row["memorized"] == pytest.approx(0.205 * 64)
+
+
+def test_pilot_is_one_seed_at_the_first_T_per_budget():
+    pilot = msw.pilot_panels([50, 200], **GRID)
+    assert list(pilot) == [200, 50]
+    for steps, panels in pilot.items():
+        for _, cs in panels.values():
+            assert {c.steps for c in cs} == {steps} and {c.seed for c in cs} == {3}
+            assert len({c.T for c in cs}) == 1
+    assert {c.T for c in pilot[50]["heads"][1]} == {64}
+    with pytest.raises(ParameterError, match="budgets"):
+        msw.pilot_panels([50, 50], **GRID)
+    with pytest.raises(ParameterError, match="steps"):
+        msw.pilot_panels([50], **GRID, steps=3)
+    params = {**GRID, "pilot_steps": [50], "pilot_heads": [1, 2, 4], "pilot_contexts": [2, 4, 6],
+              "n_classes": 100, "batch": 256, "lr": 1e-3, "eval_every": 500}
+    params.pop("heads"), params.pop("contexts")
+    assert msw.pilot_from_parameters(params) == msw.pilot_panels(
+        [50], **{**GRID, "heads": [1, 2, 4], "contexts": [2, 4, 6]}, n_classes=100, batch=256,
+        lr=1e-3, eval_every=500)
+
+
+def test_pilot_statistics_read_each_panel_and_skip_unfinished_ones():
+    pilot = msw.pilot_panels([50, 200], **GRID)
+    cs = [c for p in pilot.values() for _, group in p.values() for c in group]
+
+    def metric(c):
+        if c.task == "regression":  # falls along H, rises along n from 4 to 6
+            return 0.1 / c.H if c.n == 8 else {2: 0.05, 4: 0.02, 6: 0.03}[c.n]
+        if c.n == 8:  # the heads panels (the context panels sweep n = 2, 4, 6)
+            return 0.1 * c.H * c.steps / 200  # exactly linear in H
+        return {2: 0.5, 4: 0.45, 6: 0.6}[c.n]  # a drop of 0.05 from n = 2 to 4
+
+    df = _trained(set(cs), metric)
+    st = msw.pilot_statistics(df, pilot, saturated_at=0.98, mse_floor=1e-4).set_index(
+        ["steps", "panel"])
+    assert st.loc[(200, "heads"), "statistic"] == "r2"
+    assert st.loc[(200, "heads"), "value"] == pytest.approx(1.0)
+    assert st.loc[(200, "heads"), "unsaturated"] == 3
+    assert st.loc[(50, "context"), "value"] == pytest.approx(0.05)
+    assert st.loc[(50, "context_gp"), "value"] == pytest.approx(0.05)
+    assert st.loc[(50, "heads_reg"), "value"] < 0  # falling: monotone
+    assert st.loc[(50, "context_reg"), "value"] == pytest.approx(0.01)
+    assert st.loc[(50, "heads_reg"), "unsaturated"] == 3
+    # a panel with a model missing (still training) is left out, the others stay
+    partial = df[~((df["task"] == "regression") & (df["n"] == 6) & (df["steps"] == 50))]
+    st2 = msw.pilot_statistics(partial, pilot, saturated_at=0.98, mse_floor=1e-4)
+    assert len(st2) == len(st) - 1
+    assert not ((st2["steps"] == 50) & (st2["panel"] == "context_reg")).any()
+    assert math.isfinite(st2["value"].iloc[0])
