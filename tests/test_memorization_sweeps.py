@@ -89,3 +89,19 @@ def test_pilot_statistics_read_each_panel_and_skip_unfinished_ones():
     assert len(st2) == len(st) - 1
     assert not ((st2["steps"] == 50) & (st2["panel"] == "context_reg")).any()
     assert math.isfinite(st2["value"].iloc[0])
+
+
+def test_head_size_pilot_needs_n_and_both_sides_and_reads_the_gains_per_budget():
+    cs = msw.head_size_pilot([30, 10], H=2, T=16, n=4, d=8, head_sizes=[8, 2, 4], seed=1)
+    assert [(c.steps, c.d_h) for c in cs] == [(30, 2), (30, 4), (30, 8), (10, 2), (10, 4),
+                                              (10, 8)]
+    for bad in ([2, 8], [4, 8], [2, 4]):
+        with pytest.raises(ParameterError, match="head_sizes"):
+            msw.head_size_pilot([10], H=2, T=16, n=4, d=8, head_sizes=bad, seed=0)
+    acc = {(30, 2): 0.2, (30, 4): 0.7, (30, 8): 0.71, (10, 2): 0.1, (10, 4): 0.2, (10, 8): 0.5}
+    gains = msw.head_size_pilot_gains(_trained(cs, lambda c: acc[(c.steps, c.d_h)]), n=4)
+    g = gains.set_index("steps")
+    assert g.loc[30, "gain_to_n"] == pytest.approx(0.5)
+    assert g.loc[30, "gain_beyond_n"] == pytest.approx(0.01)
+    assert g.loc[10, "gain_beyond_n"] == pytest.approx(0.3)
+    assert g.loc[30, "flops"] == pytest.approx(3 * g.loc[10, "flops"])

@@ -8,6 +8,8 @@ drawn per example (Figure 4, appendix I.1) or real-valued labels (Figure 5):
 * :func:`figure2_panels`: every panel's configurations, one per (T, swept value, seed), with
   the paper's step rule max(steps, min_epochs T / batch);
 * :func:`panel_points`: a trained sweep's rows of one panel, averaged over seeds;
+* :func:`head_size_pilot` and :func:`head_size_pilot_gains`: Figure 2(c)'s sweep over d_h at a
+  few step budgets, and per budget the gains its criterion compares;
 * :func:`pilot_panels` and :func:`pilot_statistics`: the same panels at a few step budgets
   (one seed, the first T of each panel), and per budget the statistic each criterion decides
   on (the R^2 of the line in H, the largest drop of accuracy along n, the largest rise of the
@@ -17,7 +19,7 @@ drawn per example (Figure 4, appendix I.1) or real-valued labels (Figure 5):
 Training is :func:`attnbook.memorization.trained.train_sweep`'s; nothing here trains, so a
 change here leaves stored models current.
 
-Used by: mahdavi2024_fig2_heads_context.
+Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size.
 """
 
 import math
@@ -26,11 +28,12 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..errors import ParameterError
-from .statistics import linearity_by, mean_over_seeds, monotonicity_by
+from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotonicity_by
 from .trained import MemorizationConfig, training_flops
 
 __all__ = ["PANELS", "PILOT_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
-           "pilot_from_parameters", "pilot_statistics"]
+           "pilot_from_parameters", "pilot_statistics", "head_size_pilot",
+           "head_size_pilot_gains"]
 
 # panel -> (swept variable, task, context): Figure 2 (a, b), Figure 4, Figure 5
 PANELS = {
@@ -159,4 +162,51 @@ def pilot_statistics(results: pd.DataFrame, pilot: dict[int, dict], *, saturated
             rows.append({"steps": int(steps), "flops": flops, "panel": name, "statistic": stat,
                          "value": value, "unsaturated": free,
                          "mean_metric": float(pts["metric"].mean())})
+    return pd.DataFrame(rows)
+
+
+def head_size_pilot(budgets: Sequence[int], *, H: int, T: int, n: int, d: int,
+                    head_sizes: Sequence[int], seed: int, **recipe) -> list[MemorizationConfig]:
+    """Figure 2(c)'s pilot: one model per key/query dimension in ``head_sizes`` (which holds
+    n, one value below it and one above) at data set size ``T``, one seed, for each number of
+    optimizer steps in ``budgets`` (each with its own schedule), the longest first.
+
+    >>> cs = head_size_pilot([10, 20], H=2, T=16, n=4, d=8, head_sizes=[2, 4, 8], seed=0)
+    >>> [(c.steps, c.d_h) for c in cs][:3], len(cs)
+    ([(20, 2), (20, 4), (20, 8)], 6)
+    """
+    if not budgets or len(set(budgets)) != len(budgets) or any(
+            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
+        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    if n not in head_sizes or min(head_sizes) >= n or max(head_sizes) <= n:
+        raise ParameterError("head_sizes", list(head_sizes),
+                             f"n = {n}, a value below it and one above it")
+    return [MemorizationConfig(H=H, T=T, n=n, d=d, d_h=k, steps=b, seed=seed, **recipe)
+            for b in sorted(budgets, reverse=True) for k in sorted(head_sizes)]
+
+
+def head_size_pilot_gains(results: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Per budget (``steps``) of a :func:`head_size_pilot` whose models are all in ``results``:
+    the training FLOPs of its models and :func:`~attnbook.memorization.statistics.
+    head_size_gains` (``gain_to_n``, ``gain_beyond_n``), the two numbers M-F2c compares.
+    Budgets with a model missing are left out.
+
+    >>> rows = [dict(H=2, T=16, n=4, d=8, d_h=k, steps=s, seed=0, metric=m)
+    ...         for s, ms in ((10, (0.2, 0.5, 0.6)), (20, (0.3, 0.8, 0.8))) for k, m in
+    ...         zip((2, 4, 8), ms)]
+    >>> head_size_pilot_gains(pd.DataFrame(rows), n=4)[["steps", "gain_to_n", "gain_beyond_n"]]
+       steps  gain_to_n  gain_beyond_n
+    0     10        0.3            0.1
+    1     20        0.5            0.0
+    """
+    rows = []
+    for steps, part in results.groupby("steps", sort=True):
+        pts = mean_over_seeds(part)
+        if n not in set(pts["d_h"]) or pts["d_h"].min() >= n or pts["d_h"].max() <= n:
+            continue
+        fields = [f for f in MemorizationConfig.__dataclass_fields__ if f in pts.columns]
+        flops = sum(training_flops(MemorizationConfig(**r))
+                    for r in pts[fields].to_dict("records"))
+        rows.append({"steps": int(steps), "flops": flops, **head_size_gains(pts, n).to_dict(),
+                     "models": len(pts)})
     return pd.DataFrame(rows)
