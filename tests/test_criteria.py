@@ -98,7 +98,9 @@ CASES = {
               _pts("n", {64: [(2, 0.05), (4, 9e-5), (8, 2e-5)]})),
              (_pts("H", {64: [(1, 0.05), (2, 0.01), (4, 5e-5)]}),
               _pts("n", {64: [(2, 0.05), (4, 0.02), (8, 0.03)]}))),
-    "M-F1": ((199, 197, 768), (420, 197, 768)),
+    # 4990 of 5000 (lower bound 0.9963) and a share 0 for certain at k = 300; 4900 of 5000 fails
+    "M-F1": (((4990, 5000), [(197, 4990, 5000, False), (300, 0, 0, True)], 197, 768),
+             ((4900, 5000), [(197, 4900, 5000, False), (300, 0, 0, True)], 197, 768)),
     "M-T1tab": (("Assumption 1", 0.995, True), ("Assumption 2", 0.998, True)),
     "M-T3tab": (("General Position", 0.0, False), ("Assumption 1", 0.97, True)),
     "L-D": (([(1, 2, 10.0, 1.0, 2), (2, 3, 30.0, 1.0, 2), (3, 4, 90.0, 1.0, 2)],),
@@ -729,11 +731,53 @@ def _(t):
             (_f3(t, H, T, max_coef=coefs(free - 1)), False)]
 
 
+def _mf1(x_n, N_n=5000, curve=((300, 0, 0, True),)):
+    return ((x_n, N_n), [(197, x_n, N_n, False), *curve], 197, 768)
+
+
+def _fewest_passing(t, N):
+    """The fewest successes of N draws whose one-sided lower bound reaches fraction_min."""
+    from attnbook.criteria.mahdavi2024 import clopper_pearson
+
+    return next(x for x in range(math.ceil(t["fraction_min"] * N), N + 1)
+                if clopper_pearson(x, N, t["confidence"])[0] >= t["fraction_min"])
+
+
+@edge("M-F1", "fraction_min")
+def _(t):
+    x = _fewest_passing(t, 5000)
+    return [(_mf1(x), True), (_mf1(x - 1), False)]
+
+
+@edge("M-F1", "confidence")
+def _(t):
+    # a sampled share at fraction_min (the old bisection's test) is not enough: its bound is not
+    x = math.ceil(t["fraction_min"] * 5000)
+    return [(_mf1(_fewest_passing(t, 5000)), True), (_mf1(x), False)]
+
+
+@edge("M-F1", "min_draws")
+def _(t):
+    m = t["min_draws"]
+    return [(_mf1(m, m), True), (_mf1(m - 1, m - 1), AttnbookError)]
+
+
+@edge("M-F1", "crossing")
+def _(t):
+    from attnbook.criteria.mahdavi2024 import clopper_pearson
+
+    N = 500  # the largest share of N draws at k = 300 whose upper bound is below crossing
+    x = next(x for x in range(math.floor(t["crossing"] * N), -1, -1)
+             if clopper_pearson(x, N, t["confidence"])[1] < t["crossing"])
+    return [(_mf1(5000, curve=[(300, x, N, False)]), True),
+            (_mf1(5000, curve=[(300, x + 1, N, False)]), False)]
+
+
 @edge("M-F1", "max_d_fraction")
 def _(t):
-    d = 768
-    k = math.ceil(t["max_d_fraction"] * d)
-    return [((k - 1, 197, d), True), ((k, 197, d), False)]
+    k = math.ceil(t["max_d_fraction"] * 768)  # the first k not below max_d_fraction d
+    return [(_mf1(5000, curve=[(k - 1, 0, 0, True), (700, 0, 0, True)]), True),
+            (_mf1(5000, curve=[(k, 0, 0, True), (700, 0, 0, True)]), False)]
 
 
 @edge("M-T1tab", "fraction_min")
