@@ -120,8 +120,8 @@ CASES = {
              ({1: 1.90, 4: 2.01}, {4: 2.15, 8: 1.95}, 1.99, 0.01, 32, 32)),
     "W-T1": ((_embedding_ranks(grown=True),), (_embedding_ranks(grown=False),)),
     "W-T2": ((_corollary1(21),), (_corollary1(9),)),
-    "W-Tab1": (([2.00, 2.01, 2.02], [2.005, 2.015, 1.995]),
-               ([2.00, 2.01, 2.02], [2.2, 2.21, 2.19])),
+    "W-Tab1": (("implementation", [2.00, 2.01, 2.02], [2.005, 2.015, 1.995]),
+               ("implementation", [2.00, 2.01, 2.02], [2.2, 2.21, 2.19])),
     "W-F3": ((_cross([(256, 36.0)], r=32, control_width=None, did=-0.1, did_se_value=0.01),),
              (_cross([(256, 70.0)], r=32, control_width=None, did=-0.1, did_se_value=0.01),)),
     "W-F5": ((_cross([(256, 40.0), (1024, 52.0)]), _GAPS),
@@ -970,8 +970,21 @@ def _(t):
 @edge("W-Tab1", "n_std")
 def _(t):
     k, ours = t["n_std"], [2.00, 2.01, 2.02]  # sample std 0.01 on both sides: pooled 0.01
-    return [((ours, [x + 0.99 * k * 0.01 for x in ours]), True),
-            ((ours, [x + 1.01 * k * 0.01 for x in ours]), False)]
+    steps = (1000, 1000 * t["longer"])
+    return [(("implementation", ours, [x + 0.99 * k * 0.01 for x in ours]), True),
+            (("implementation", ours, [x - 1.01 * k * 0.01 for x in ours]), False),
+            # convergence: the longer run lower by up to n_std pooled std passes, more fails,
+            # and a longer run that is worse passes (more steps do not help)
+            (("convergence", ours, [x - 0.99 * k * 0.01 for x in ours], steps), True),
+            (("convergence", ours, [x - 1.01 * k * 0.01 for x in ours], steps), False),
+            (("convergence", ours, [x + 0.5 for x in ours], steps), True)]
+
+
+@edge("W-Tab1", "longer")
+def _(t):
+    ours, long_ = [2.00, 2.01, 2.02], [1.99, 2.00, 2.01]
+    return [(("convergence", ours, long_, (1000, 1000 * t["longer"])), True),
+            (("convergence", ours, long_, (1000, 1000 * t["longer"] - 1)), AttnbookError)]
 
 
 # the tests of the pairs, after every registration (parametrize reads EDGES when defined) --

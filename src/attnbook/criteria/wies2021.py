@@ -158,18 +158,43 @@ def positional_rank_cheap(pos_losses, vocab_losses, full_loss, full_std, d_x, N,
     return bool(near_full and vocab[high] <= pos[1] <= vocab[low])
 
 
-@criterion("W-Tab1")
-def same_loss_as_reference(ours, reference, *, n_std):
-    """W-Tab1: ``ours`` and ``reference`` are the test losses of each seed (two or more each);
-    their means differ by at most ``n_std`` pooled seed standard deviations,
-    sqrt((s_ours^2 + s_ref^2) / 2) with sample standard deviations."""
+def _pooled_gap(a, b) -> tuple[float, float] | None:
+    """mean(a) - mean(b) and the pooled seed standard deviation sqrt((s_a^2 + s_b^2) / 2) of
+    two lists of seed losses (sample standard deviations; None with fewer than two each)."""
     import statistics
 
-    a, b = [float(x) for x in ours], [float(x) for x in reference]
-    if len(a) < 2 or len(b) < 2:
-        return False
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    if len(a) < 2 or len(b) < 2 or not all(math.isfinite(x) for x in a + b):
+        return None
     pooled = math.sqrt((statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) / 2)
-    return abs(statistics.fmean(a) - statistics.fmean(b)) <= n_std * pooled
+    return statistics.fmean(a) - statistics.fmean(b), pooled
+
+
+@criterion("W-Tab1")
+def implementation_and_convergence(part, ours, other, steps=None, *, n_std, longer):
+    """W-Tab1, an implementation check of the chapter's model and recipe (not the paper's
+    claim, that the recipe trains to GPT-2's quality), in two parts; ``ours`` and ``other``
+    are the test losses of each seed (two or more each).
+
+    ``"implementation"``: ``other`` is a reference implementation (HF GPT2LMHeadModel) of the
+    same size trained identically; the two means differ by at most ``n_std`` pooled seed
+    standard deviations, sqrt((s_ours^2 + s_ref^2) / 2).
+
+    ``"convergence"``: ``other`` is the same net trained ``longer`` times as many steps (the
+    schedule stretched), ``steps`` = (the chapter's steps, the longer run's); the longer
+    training lowers the mean test loss by at most ``n_std`` pooled seed standard deviations
+    (mean(ours) - mean(other) <= n_std pooled): more training does not move the loss beyond the
+    seed noise."""
+    gap = _pooled_gap(ours, other)
+    if part == "implementation":
+        return gap is not None and abs(gap[0]) <= n_std * gap[1]
+    if part == "convergence":
+        short, long_ = steps
+        if int(long_) != longer * int(short):
+            raise AttnbookError(f"W-Tab1 convergence: the longer run has {long_} steps, not "
+                                f"longer = {longer} times the chapter's {short}")
+        return gap is not None and gap[0] <= n_std * gap[1]
+    raise AttnbookError(f"W-Tab1 has the parts 'implementation' and 'convergence', got {part!r}")
 
 
 def _width(w):
