@@ -78,6 +78,8 @@ def _cross(pairs, L_shallow=5, max_width=128, found_fraction=1.0, band=2, **extr
 
 
 _GAPS = pd.DataFrame({"size": [1e4, 1e5], "diff": [0.01, -0.01], "se": [0.01, 0.01]})
+# the seeds' test losses of 12 nets of a sweep, two seeds each, differences from 0.005 to 0.06
+_SEEDS = [[3.0 + i / 10, 3.0 + i / 10 + 0.005 * (i + 1)] for i in range(12)]
 
 
 CASES = {
@@ -109,7 +111,8 @@ CASES = {
     "M-F2b": (([0.0, 0.004, -0.02],), ([0.0, 0.03],)),
     "W-F1": ((_cross([(32, 40.0), (64, 70.0)]),), (_cross([(32, 40.0), (64, None)]),)),
     # the paper's numbers (f_4 ~ 0.75, f_16 ~ 0.55, monotone) vs a ratio 16 no worse than ratio 2
-    "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55},), ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8},)),
+    "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55}, _SEEDS),
+             ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8}, _SEEDS)),
     "W-F6": (([(0.30, 0.05), (0.25, 0.1)],), ([(0.30, 0.05), (0.15, 0.1)],)),
     "L-Lem1": ((_lemma1(1e-15),), (_lemma1(1e-6),)),
     "L-T1": (([(3, 4, 48), (14, 10**6, 10**9)],), ([(3, 2, 48), (14, 10**6, 10**9)],)),
@@ -257,12 +260,12 @@ def test_attention_ratio_criteria_edges():
     # W-F4: an unmatched ratio (NaN), a missing paper ratio, a break of monotonicity beyond
     # the tolerance, and a paper value missed by more than the tolerance each fail
     good = {2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55}
-    assert criteria.decide("W-F4", {**good, 8: float("nan")}) is False
-    assert criteria.decide("W-F4", {k: v for k, v in good.items() if k != 16}) is False
-    assert criteria.decide("W-F4", {**good, 8: 0.9}) is False  # 0.9 > f_4 + 0.1
-    assert criteria.decide("W-F4", {**good, 8: 0.84}) is True  # within the tolerance
-    assert criteria.decide("W-F4", {**good, 16: 0.35}) is False  # |0.35 - 0.55| > 0.15
-    assert criteria.decide("W-F4", {**good, 2: 1.15}) is False  # above f_1 = 1 by > 0.1
+    assert criteria.decide("W-F4", {**good, 8: float("nan")}, _SEEDS) is False
+    assert criteria.decide("W-F4", {k: v for k, v in good.items() if k != 16}, _SEEDS) is False
+    assert criteria.decide("W-F4", {**good, 8: 0.9}, _SEEDS) is False  # 0.9 > f_4 + 0.1
+    assert criteria.decide("W-F4", {**good, 8: 0.84}, _SEEDS) is True  # within the tolerance
+    assert criteria.decide("W-F4", {**good, 16: 0.35}, _SEEDS) is False  # |0.35 - 0.55| > 0.15
+    assert criteria.decide("W-F4", {**good, 2: 1.15}, _SEEDS) is False  # above f_1 = 1 by > 0.1
     # W-F6: equality with 2x passes, NaN fails, no sizes fails
     assert criteria.decide("W-F6", [(0.2, 0.1)]) is True
     assert criteria.decide("W-F6", [(float("nan"), 0.1)]) is False
@@ -893,29 +896,51 @@ _F4 = {2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55}
 @edge("W-F4", "mono_tol")
 def _(t):
     m = t["mono_tol"]
-    return [(({**_F4, 8: 0.75 + 0.99 * m},), True), (({**_F4, 8: 0.75 + 1.01 * m},), False)]
+    return [(({**_F4, 8: 0.75 + 0.99 * m}, _SEEDS), True),
+            (({**_F4, 8: 0.75 + 1.01 * m}, _SEEDS), False)]
 
 
 @edge("W-F4", "paper_a", "tol")
 def _(t):
     a, tol = t["paper_a"], t["tol"]
     r = t["ratio_a"]
-    return [(({**_F4, r: a + 0.99 * tol},), True), (({**_F4, r: a - 0.99 * tol},), True),
-            (({**_F4, r: a + 1.01 * tol},), False), (({**_F4, r: a - 1.01 * tol},), False)]
+    return [(({**_F4, r: a + 0.99 * tol}, _SEEDS), True),
+            (({**_F4, r: a - 0.99 * tol}, _SEEDS), True),
+            (({**_F4, r: a + 1.01 * tol}, _SEEDS), False),
+            (({**_F4, r: a - 1.01 * tol}, _SEEDS), False)]
 
 
 @edge("W-F4", "paper_b")
 def _(t):
     b, tol, r = t["paper_b"], t["tol"], t["ratio_b"]
-    return [(({**_F4, r: b + 0.99 * tol},), True), (({**_F4, r: b - 1.01 * tol},), False)]
+    return [(({**_F4, r: b + 0.99 * tol}, _SEEDS), True),
+            (({**_F4, r: b - 1.01 * tol}, _SEEDS), False)]
 
 
 @edge("W-F4", "ratio_a", "ratio_b")
 def _(t):
     # the ratios read are ratio_a and ratio_b: without one of them, nothing to compare
-    return [((_F4,), True),
-            (({k: v for k, v in _F4.items() if k != t["ratio_a"]},), False),
-            (({k: v for k, v in _F4.items() if k != t["ratio_b"]},), False)]
+    return [((_F4, _SEEDS), True),
+            (({k: v for k, v in _F4.items() if k != t["ratio_a"]}, _SEEDS), False),
+            (({k: v for k, v in _F4.items() if k != t["ratio_b"]}, _SEEDS), False)]
+
+
+def _moved_seed(k):
+    """_SEEDS with the first net's second seed k standard deviations of a two-seed difference
+    (sigma sqrt(2), sigma the sweep's robust seed sd once that net is the most spread) away."""
+    from attnbook.criteria.wies2021 import seed_sd
+
+    seeds = [list(x) for x in _SEEDS]
+    seeds[0][1] = seeds[0][0] + 1.0  # the most spread net: sigma is the median of the others
+    seeds[0][1] = seeds[0][0] + k * seed_sd(seeds) * math.sqrt(2)
+    return seeds
+
+
+@edge("W-F4", "outlier_sd")
+def _(t):
+    k = t["outlier_sd"]
+    return [((_F4, _moved_seed(0.99 * k)), True),
+            ((_F4, _moved_seed(1.01 * k)), criteria.NOT_TESTABLE)]
 
 
 @edge("W-F6", "factor")

@@ -6,7 +6,7 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, all_at_most, criterion
 from . import records as _records  # the one table-to-dicts of the criteria
 
-__all__: list[str] = []
+__all__ = ["seed_outliers", "seed_sd"]
 
 
 @criterion("W-F1")
@@ -35,13 +35,67 @@ def seed_noise_small(stds, *, max_std):
     return all_at_most(stds, max_std)
 
 
+def seed_sd(seed_losses) -> float:
+    """The seed standard deviation of a sweep, robust to a diverged seed: per net (a list of
+    its seeds' losses, two or more) the sample standard deviation over its median under normal
+    noise (sigma sqrt(median of chi^2_(n-1) / (n-1)): 0.674 sigma for two seeds), the median
+    over the nets (NaN without a net of two seeds).
+
+    >>> round(seed_sd([[1.0, 1.0 + 0.6745 * 2**0.5]] * 3 + [[1.0, 9.0]]), 3)
+    1.0
+    """
+    import statistics
+
+    from scipy.stats import chi2
+
+    scaled = []
+    for xs in seed_losses:
+        xs = [float(x) for x in xs]
+        if len(xs) >= 2:
+            n = len(xs)
+            scaled.append(statistics.stdev(xs) / math.sqrt(chi2.median(n - 1) / (n - 1)))
+    return statistics.median(scaled) if scaled else math.nan
+
+
+def seed_outliers(seed_losses, outlier_sd) -> list[tuple[int, int, float]]:
+    """The seeds whose loss sits more than ``outlier_sd`` standard deviations from the mean of
+    their net's other seeds: (net, seed, deviation in those units) for each, the deviation
+    x_i - mean(others) over its standard deviation under the sweep's seed noise,
+    :func:`seed_sd` sqrt(1 + 1/(n-1)). With two seeds a diverged one flags both (nothing says
+    which of the two it is).
+
+    >>> seed_outliers([[1.0, 1.01], [2.0, 2.01], [3.0, 3.01], [4.0, 4.5]], 3)[0][:2]
+    (3, 0)
+    """
+    sd = seed_sd(seed_losses)
+    out = []
+    for i, xs in enumerate(seed_losses):
+        xs = [float(x) for x in xs]
+        n = len(xs)
+        for j in range(n if n >= 2 else 0):
+            others = xs[:j] + xs[j + 1:]
+            dev = (xs[j] - sum(others) / len(others)) / (sd * math.sqrt(1 + 1 / (n - 1))) \
+                if sd > 0 else (math.inf if xs[j] != others[0] else 0.0)
+            if abs(dev) > outlier_sd:
+                out.append((i, j, round(dev, 2)))
+    return out
+
+
 @criterion("W-F4")
-def attention_ratio_redundancy(fractions, *, mono_tol, ratio_a, paper_a, ratio_b, paper_b, tol):
+def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, paper_a, ratio_b,
+                               paper_b, tol, outlier_sd):
     """W-F4 (Figure 4): the matched fraction f_rho (ratio-1 baseline size with the same loss
     over the net's own size, mean over sizes) is non-increasing in rho up to ``mono_tol``
     (f_1 = 1), and lies within ``tol`` of ``paper_a`` at rho = ``ratio_a`` and of ``paper_b`` at
     rho = ``ratio_b``. ``fractions``: {rho: f_rho} for the ratios above 1, NaN or None where a
-    loss had no match in the baseline range (not reproduced)."""
+    loss had no match in the baseline range (not reproduced).
+
+    Guard: ``seed_losses`` holds the seeds' test losses of every net of the sweep (one list
+    per net); where a seed sits more than ``outlier_sd`` standard deviations from its net's
+    other seeds (:func:`seed_outliers`), a training diverged and the seed means the fractions
+    are read from do not measure the nets: not testable."""
+    if seed_outliers(seed_losses, outlier_sd):
+        return NOT_TESTABLE
     f = {1: 1.0}
     for rho, v in dict(fractions).items():
         if v is None or not math.isfinite(float(v)):
