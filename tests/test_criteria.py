@@ -113,7 +113,7 @@ CASES = {
     # the paper's numbers (f_4 ~ 0.75, f_16 ~ 0.55, monotone) vs a ratio 16 no worse than ratio 2
     "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55}, _SEEDS),
              ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8}, _SEEDS)),
-    "W-F6": (([(0.30, 0.05), (0.25, 0.1)],), ([(0.30, 0.05), (0.15, 0.1)],)),
+    "W-F6": (([(0.30, 0.05), (0.25, 0.1)], _SEEDS), ([(0.30, 0.05), (0.15, 0.1)], _SEEDS)),
     "L-Lem1": ((_lemma1(1e-15),), (_lemma1(1e-6),)),
     "L-T1": (([(3, 4, 48), (14, 10**6, 10**9)],), ([(3, 2, 48), (14, 10**6, 10**9)],)),
     "L-C3": (([(6, [5] * 10), (4, [3] * 3)],), ([(6, [5] * 9 + [6])],)),
@@ -267,9 +267,12 @@ def test_attention_ratio_criteria_edges():
     assert criteria.decide("W-F4", {**good, 16: 0.35}, _SEEDS) is False  # |0.35 - 0.55| > 0.15
     assert criteria.decide("W-F4", {**good, 2: 1.15}, _SEEDS) is False  # above f_1 = 1 by > 0.1
     # W-F6: equality with 2x passes, NaN fails, no sizes fails
-    assert criteria.decide("W-F6", [(0.2, 0.1)]) is True
-    assert criteria.decide("W-F6", [(float("nan"), 0.1)]) is False
-    assert criteria.decide("W-F6", []) is False
+    assert criteria.decide("W-F6", [(0.2, 0.1)], _SEEDS) is True
+    assert criteria.decide("W-F6", [(float("nan"), 0.1)], _SEEDS) is False
+    assert criteria.decide("W-F6", [], _SEEDS) is False
+    # the vacuous pass: nets at one loss (no spread at all) measure nothing
+    assert criteria.decide("W-F6", [(0.0, 0.0)], _SEEDS) == criteria.NOT_TESTABLE
+    assert criteria.decide("W-F6", [(0.0, 0.0), (0.15, 0.1)], _SEEDS) is False
 def test_a_check_that_can_only_show_rank_at_least_1_does_not_pass():
     small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 7, "rank_exact": 18, "wies_lower": 1}]
     assert criteria.decide("W-T2", small) is False
@@ -946,7 +949,24 @@ def _(t):
 @edge("W-F6", "factor")
 def _(t):
     f = t["factor"]
-    return [(([(f * 0.05, 0.05)],), True), (([(0.99 * f * 0.05, 0.05)],), False)]
+    return [(([(f * 0.1, 0.1)], _SEEDS), True), (([(0.99 * f * 0.1, 0.1)], _SEEDS), False)]
+
+
+@edge("W-F6", "tie_se")
+def _(t):
+    from attnbook.criteria.wies2021 import seed_sd
+
+    band = t["tie_se"] * seed_sd(_SEEDS)  # sigma sqrt(2/n) with n = 2 seeds: sigma
+    return [(([(1.01 * band, 0.0)], _SEEDS), True),
+            (([(0.99 * band, 0.0)], _SEEDS), criteria.NOT_TESTABLE),  # nothing resolved
+            (([(0.99 * band, 1.01 * band)], _SEEDS), False)]  # only the depths differ
+
+
+@edge("W-F6", "outlier_sd")
+def _(t):
+    k = t["outlier_sd"]
+    return [(([(0.5, 0.05)], _moved_seed(0.99 * k)), True),
+            (([(0.5, 0.05)], _moved_seed(1.01 * k)), criteria.NOT_TESTABLE)]
 
 
 def _f7(t, *, pos=None, vocab=None, full=2.0, std=0.01, d_x=32, N=128):

@@ -111,13 +111,42 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
 
 
 @criterion("W-F6")
-def ratio_spread_exceeds_depth_spread(spreads, *, factor):
+def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, outlier_sd):
     """W-F6 (Figure 6): at every size, the spread of the best-depth loss across ratios is at
     least ``factor`` times the largest spread of the loss across depths within one ratio.
-    ``spreads``: (across_ratios, largest across_depths) pairs, one per size."""
+    ``spreads``: (across_ratios, largest across_depths) pairs, one per size; ``seed_losses``:
+    the seeds' test losses of every net of the sweep (one list per net), as for W-F4.
+
+    A spread counts only where it exceeds ``tie_se`` standard errors of a difference of two
+    seed means, sigma sqrt(2/n) (sigma: :func:`seed_sd`; n: the fewest seeds of a net). Per
+    size: it passes when the ratio spread is resolved and at least ``factor`` times the depth
+    spread; it measures nothing when neither spread is resolved (nets at one loss, as saturated
+    ones are, would pass a comparison of spreads vacuously); it fails otherwise (the ratio
+    spread not resolved but the depth spread is, or the ratio spread too small). Reproduced when
+    every size passes; not reproduced when a size fails; else (some size measures nothing) not
+    testable, as it is where W-F4's guard flags a seed (:func:`seed_outliers` beyond
+    ``outlier_sd``)."""
     pairs = [(float(r), float(d)) for r, d in spreads]
-    return bool(pairs) and all(math.isfinite(r) and math.isfinite(d) and r >= factor * d
-                               for r, d in pairs)
+    if not pairs or not all(math.isfinite(r) and math.isfinite(d) for r, d in pairs):
+        return False
+    if seed_outliers(seed_losses, outlier_sd):
+        return NOT_TESTABLE
+    n = min((len(xs) for xs in seed_losses if len(xs) >= 2), default=0)
+    sd = seed_sd(seed_losses)
+    if n < 2 or not math.isfinite(sd):
+        return False  # no seed noise measured: nothing tells a spread from noise
+    band = tie_se * sd * math.sqrt(2 / n)
+    outcomes = []
+    for across_ratios, across_depths in pairs:
+        if across_ratios <= band and across_depths <= band:
+            outcomes.append(NOT_TESTABLE)
+        else:
+            outcomes.append(across_ratios > band and across_ratios >= factor * across_depths)
+    if any(o is False for o in outcomes):
+        return False
+    return NOT_TESTABLE if NOT_TESTABLE in outcomes else True
+
+
 def _groups(rows, keys):
     out: dict[tuple, list[dict]] = {}
     for row in rows:
