@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..data.images import ImageSet, _random_crop, source_photos
+from ..data.images import ImageSet, source_photos
 from ..errors import AttnbookError, ParameterError
 from .real_models import VitShape, dinov2_small_tokens, pretrained_vit_tokens, random_vit_tokens
 
@@ -35,6 +35,20 @@ def thumbnails(pixels: torch.Tensor, thumb: int = 32) -> torch.Tensor:
     torch.Size([2, 48])
     """
     return F.interpolate(pixels, size=(thumb, thumb), mode="area").reshape(len(pixels), -1)
+
+
+def _crop(img: np.ndarray, rng: np.random.Generator, min_area: float) -> np.ndarray:
+    """A random crop (a fraction of the area in [min_area, 1], aspect in [3/4, 4/3]) and a
+    random horizontal flip, with the draws of :func:`attnbook.data.images.sample_images` in
+    the same order, so that the same stream gives the same crops."""
+    h, w, _ = img.shape
+    area = rng.uniform(min_area, 1.0) * h * w
+    aspect = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
+    ch = int(round(min(h, np.sqrt(area / aspect))))
+    cw = int(round(min(w, np.sqrt(area * aspect))))
+    top, left = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
+    crop = img[top:top + ch, left:left + cw]
+    return crop[:, ::-1] if rng.random() < 0.5 else crop
 
 
 def _resize(crop: np.ndarray, size: int) -> torch.Tensor:
@@ -77,7 +91,7 @@ def distinct_crops(count: int, size: int = 224, *, seed: int = 0, folder=None,
     redrawn = 0
     while len(names) < count:
         name, img = photos[int(rng.integers(len(photos)))]
-        x = _resize(_random_crop(img, rng, min_area), size)
+        x = _resize(_crop(img, rng, min_area), size)
         t = thumbnails(x[None], thumb)[0]
         i = len(names)
         if i and float((small[:i] - t).norm(dim=1).min()) < min_distance * float(t.norm()):
