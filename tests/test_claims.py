@@ -78,7 +78,7 @@ def test_unknown_claim_and_bad_verdict_are_errors(sandbox):
     d = sandbox / "data/claims"
     with pytest.raises(AttnbookError, match="unknown claim id 'X-1'"):
         claims.record("X-1", True, "", profile="ci", notebook="x", run={}, claims_dir=d)
-    with pytest.raises(AttnbookError, match="reproduced must be True, False or None"):
+    with pytest.raises(AttnbookError, match="reproduced must be True, False, None or"):
         claims.record("M-T1", "yes", "", profile="ci", notebook="x", run={}, claims_dir=d)
 
 
@@ -107,10 +107,11 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     ids = {t: set(ledger.index[ledger["type"] == t]) for t in claims.TYPES}
     unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
     n_eff, n_con = len(ids["effect"]), len(ids["consistency"])
-    assert (f"| `cpu` | effects | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
+    # reproduced, not reproduced, not testable, partly run, not run, no chapter yet
+    assert (f"| `cpu` | effects | 0 | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
             f"{unchecked['effect']} |") in page
-    assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | {n_con - 1 - unchecked['consistency']} "
-            f"| {unchecked['consistency']} |") in page
+    assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | 0 | "
+            f"{n_con - 1 - unchecked['consistency']} | {unchecked['consistency']} |") in page
     assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
 
 

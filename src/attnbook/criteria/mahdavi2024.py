@@ -13,7 +13,8 @@ import numpy as np
 from ..errors import AttnbookError
 from . import NOT_TESTABLE, all_at_most, criterion
 
-__all__ = ["line_r2_by", "memorization_limit", "unsaturated_counts"]
+__all__ = ["clopper_pearson", "crossing_k", "line_r2_by", "memorization_limit",
+           "unsaturated_counts"]
 
 
 def _rows(table, *columns):
@@ -299,12 +300,69 @@ def accuracy_non_decreasing_in_context(worst_steps, points, *, max_drop, saturat
 
 # ---------------------------------------------------------------- real models
 
+def clopper_pearson(successes: int, draws: int, confidence: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds of a binomial share: the lower bound at ``confidence``
+    (the share is at least this, unless a chance of 1 - confidence came true) and the upper
+    bound likewise (scipy.stats.binomtest, alternative "greater" and "less", exact method).
+
+    >>> [round(b, 4) for b in clopper_pearson(4963, 5000, 0.95)]
+    [0.9903, 0.9945]
+    >>> clopper_pearson(20, 20, 0.95)[1], round(clopper_pearson(0, 20, 0.95)[1], 4)
+    (1.0, 0.1391)
+    """
+    from scipy.stats import binomtest
+
+    x, N = int(successes), int(draws)
+    if N < 1 or not 0 <= x <= N:
+        raise AttnbookError(f"a share of {x} successes in {N} draws")
+    low = binomtest(x, N, alternative="greater").proportion_ci(confidence, "exact").low
+    high = binomtest(x, N, alternative="less").proportion_ci(confidence, "exact").high
+    return float(low), float(high)
+
+
+def crossing_k(ks, fractions, level):
+    """The k at which a falling fraction-vs-k curve passes below ``level``: linear
+    interpolation between the last k at or above it and the next k (None when no measured k is
+    below it, or none at or above it).
+
+    >>> crossing_k([197, 265, 289], [0.99, 0.576, 0.142], 0.5)
+    269.2
+    """
+    pts = sorted((float(k), float(f)) for k, f in zip(ks, fractions, strict=True))
+    above = [i for i, (_, f) in enumerate(pts) if f >= level]
+    if not above or above[-1] + 1 >= len(pts):
+        return None
+    (k0, f0), (k1, f1) = pts[above[-1]], pts[above[-1] + 1]
+    return round(k0 + (k1 - k0) * (f0 - level) / (f0 - f1), 1)
+
+
 @criterion("M-F1")
-def kruskal_rank_slightly_above_n(kruskal_99, n, d, *, max_d_fraction):
-    """M-F1: the 99% Kruskal rank of the queries after one random attention layer (the
-    largest k at which at least 99% of random k-subsets have rank k) is at least n and below
-    ``max_d_fraction`` times d."""
-    return n <= int(kruskal_99) < max_d_fraction * d
+def kruskal_rank_slightly_above_n(at_n, curve, n, d, *, fraction_min, confidence, min_draws,
+                                  crossing, max_d_fraction):
+    """M-F1, from the randomized rank test on the queries after one random attention layer
+    (draw k of them: is the k x d matrix of rank k?), decided by bounds that the sampling
+    noise of the draws cannot cross (never a sampled fraction against 0.99 directly).
+
+    ``at_n`` = (successes, draws) at k = n; ``curve``: rows (k, successes, draws, exact),
+    ``exact`` True where the share is 0 for certain (k above the rank of all the queries).
+
+    At least n: from at least ``min_draws`` draws (fewer: AttnbookError), the one-sided
+    Clopper-Pearson lower bound at ``confidence`` of the share of rank-k subsets at k = n is
+    at least ``fraction_min`` (the paper's 99% test of Assumption 1). Far below d: at some
+    measured k below ``max_d_fraction`` d the share is below ``crossing`` beyond noise (its
+    one-sided upper bound is below it, or it is 0 for certain), so the curve has crossed 50%
+    there. Where it crosses (slightly above n, the paper says) is reported, not tested."""
+    successes, draws = (int(x) for x in at_n)
+    if draws < min_draws:
+        raise AttnbookError(f"M-F1 decides from at least min_draws = {min_draws} draws at "
+                            f"k = n, got {draws}")
+    at_least_n = clopper_pearson(successes, draws, confidence)[0] >= fraction_min
+    below = False
+    for k, x, N, exact in curve:
+        if float(k) < max_d_fraction * d:
+            high = 0.0 if bool(exact) and int(x) == 0 else clopper_pearson(x, N, confidence)[1]
+            below = below or high < crossing
+    return bool(at_least_n and below)
 
 
 def _cell_agrees(test, fraction, paper_holds, fraction_min) -> bool:

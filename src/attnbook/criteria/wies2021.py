@@ -6,7 +6,7 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, all_at_most, criterion
 from . import records as _records  # the one table-to-dicts of the criteria
 
-__all__: list[str] = []
+__all__ = ["seed_outliers", "seed_sd"]
 
 
 @criterion("W-F1")
@@ -35,13 +35,67 @@ def seed_noise_small(stds, *, max_std):
     return all_at_most(stds, max_std)
 
 
+def seed_sd(seed_losses) -> float:
+    """The seed standard deviation of a sweep, robust to a diverged seed: per net (a list of
+    its seeds' losses, two or more) the sample standard deviation over its median under normal
+    noise (sigma sqrt(median of chi^2_(n-1) / (n-1)): 0.674 sigma for two seeds), the median
+    over the nets (NaN without a net of two seeds).
+
+    >>> round(seed_sd([[1.0, 1.0 + 0.6745 * 2**0.5]] * 3 + [[1.0, 9.0]]), 3)
+    1.0
+    """
+    import statistics
+
+    from scipy.stats import chi2
+
+    scaled = []
+    for xs in seed_losses:
+        xs = [float(x) for x in xs]
+        if len(xs) >= 2:
+            n = len(xs)
+            scaled.append(statistics.stdev(xs) / math.sqrt(chi2.median(n - 1) / (n - 1)))
+    return statistics.median(scaled) if scaled else math.nan
+
+
+def seed_outliers(seed_losses, outlier_sd) -> list[tuple[int, int, float]]:
+    """The seeds whose loss sits more than ``outlier_sd`` standard deviations from the mean of
+    their net's other seeds: (net, seed, deviation in those units) for each, the deviation
+    x_i - mean(others) over its standard deviation under the sweep's seed noise,
+    :func:`seed_sd` sqrt(1 + 1/(n-1)). With two seeds a diverged one flags both (nothing says
+    which of the two it is).
+
+    >>> seed_outliers([[1.0, 1.01], [2.0, 2.01], [3.0, 3.01], [4.0, 4.5]], 3)[0][:2]
+    (3, 0)
+    """
+    sd = seed_sd(seed_losses)
+    out = []
+    for i, xs in enumerate(seed_losses):
+        xs = [float(x) for x in xs]
+        n = len(xs)
+        for j in range(n if n >= 2 else 0):
+            others = xs[:j] + xs[j + 1:]
+            dev = (xs[j] - sum(others) / len(others)) / (sd * math.sqrt(1 + 1 / (n - 1))) \
+                if sd > 0 else (math.inf if xs[j] != others[0] else 0.0)
+            if abs(dev) > outlier_sd:
+                out.append((i, j, round(dev, 2)))
+    return out
+
+
 @criterion("W-F4")
-def attention_ratio_redundancy(fractions, *, mono_tol, ratio_a, paper_a, ratio_b, paper_b, tol):
+def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, paper_a, ratio_b,
+                               paper_b, tol, outlier_sd):
     """W-F4 (Figure 4): the matched fraction f_rho (ratio-1 baseline size with the same loss
     over the net's own size, mean over sizes) is non-increasing in rho up to ``mono_tol``
     (f_1 = 1), and lies within ``tol`` of ``paper_a`` at rho = ``ratio_a`` and of ``paper_b`` at
     rho = ``ratio_b``. ``fractions``: {rho: f_rho} for the ratios above 1, NaN or None where a
-    loss had no match in the baseline range (not reproduced)."""
+    loss had no match in the baseline range (not reproduced).
+
+    Guard: ``seed_losses`` holds the seeds' test losses of every net of the sweep (one list
+    per net); where a seed sits more than ``outlier_sd`` standard deviations from its net's
+    other seeds (:func:`seed_outliers`), a training diverged and the seed means the fractions
+    are read from do not measure the nets: not testable."""
+    if seed_outliers(seed_losses, outlier_sd):
+        return NOT_TESTABLE
     f = {1: 1.0}
     for rho, v in dict(fractions).items():
         if v is None or not math.isfinite(float(v)):
@@ -57,13 +111,42 @@ def attention_ratio_redundancy(fractions, *, mono_tol, ratio_a, paper_a, ratio_b
 
 
 @criterion("W-F6")
-def ratio_spread_exceeds_depth_spread(spreads, *, factor):
+def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, outlier_sd):
     """W-F6 (Figure 6): at every size, the spread of the best-depth loss across ratios is at
     least ``factor`` times the largest spread of the loss across depths within one ratio.
-    ``spreads``: (across_ratios, largest across_depths) pairs, one per size."""
+    ``spreads``: (across_ratios, largest across_depths) pairs, one per size; ``seed_losses``:
+    the seeds' test losses of every net of the sweep (one list per net), as for W-F4.
+
+    A spread counts only where it exceeds ``tie_se`` standard errors of a difference of two
+    seed means, sigma sqrt(2/n) (sigma: :func:`seed_sd`; n: the fewest seeds of a net). Per
+    size: it passes when the ratio spread is resolved and at least ``factor`` times the depth
+    spread; it measures nothing when neither spread is resolved (nets at one loss, as saturated
+    ones are, would pass a comparison of spreads vacuously); it fails otherwise (the ratio
+    spread not resolved but the depth spread is, or the ratio spread too small). Reproduced when
+    every size passes; not reproduced when a size fails; else (some size measures nothing) not
+    testable, as it is where W-F4's guard flags a seed (:func:`seed_outliers` beyond
+    ``outlier_sd``)."""
     pairs = [(float(r), float(d)) for r, d in spreads]
-    return bool(pairs) and all(math.isfinite(r) and math.isfinite(d) and r >= factor * d
-                               for r, d in pairs)
+    if not pairs or not all(math.isfinite(r) and math.isfinite(d) for r, d in pairs):
+        return False
+    if seed_outliers(seed_losses, outlier_sd):
+        return NOT_TESTABLE
+    n = min((len(xs) for xs in seed_losses if len(xs) >= 2), default=0)
+    sd = seed_sd(seed_losses)
+    if n < 2 or not math.isfinite(sd):
+        return False  # no seed noise measured: nothing tells a spread from noise
+    band = tie_se * sd * math.sqrt(2 / n)
+    outcomes = []
+    for across_ratios, across_depths in pairs:
+        if across_ratios <= band and across_depths <= band:
+            outcomes.append(NOT_TESTABLE)
+        else:
+            outcomes.append(across_ratios > band and across_ratios >= factor * across_depths)
+    if any(o is False for o in outcomes):
+        return False
+    return NOT_TESTABLE if NOT_TESTABLE in outcomes else True
+
+
 def _groups(rows, keys):
     out: dict[tuple, list[dict]] = {}
     for row in rows:
@@ -158,18 +241,43 @@ def positional_rank_cheap(pos_losses, vocab_losses, full_loss, full_std, d_x, N,
     return bool(near_full and vocab[high] <= pos[1] <= vocab[low])
 
 
-@criterion("W-Tab1")
-def same_loss_as_reference(ours, reference, *, n_std):
-    """W-Tab1: ``ours`` and ``reference`` are the test losses of each seed (two or more each);
-    their means differ by at most ``n_std`` pooled seed standard deviations,
-    sqrt((s_ours^2 + s_ref^2) / 2) with sample standard deviations."""
+def _pooled_gap(a, b) -> tuple[float, float] | None:
+    """mean(a) - mean(b) and the pooled seed standard deviation sqrt((s_a^2 + s_b^2) / 2) of
+    two lists of seed losses (sample standard deviations; None with fewer than two each)."""
     import statistics
 
-    a, b = [float(x) for x in ours], [float(x) for x in reference]
-    if len(a) < 2 or len(b) < 2:
-        return False
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    if len(a) < 2 or len(b) < 2 or not all(math.isfinite(x) for x in a + b):
+        return None
     pooled = math.sqrt((statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) / 2)
-    return abs(statistics.fmean(a) - statistics.fmean(b)) <= n_std * pooled
+    return statistics.fmean(a) - statistics.fmean(b), pooled
+
+
+@criterion("W-Tab1")
+def implementation_and_convergence(part, ours, other, steps=None, *, n_std, longer):
+    """W-Tab1, an implementation check of the chapter's model and recipe (not the paper's
+    claim, that the recipe trains to GPT-2's quality), in two parts; ``ours`` and ``other``
+    are the test losses of each seed (two or more each).
+
+    ``"implementation"``: ``other`` is a reference implementation (HF GPT2LMHeadModel) of the
+    same size trained identically; the two means differ by at most ``n_std`` pooled seed
+    standard deviations, sqrt((s_ours^2 + s_ref^2) / 2).
+
+    ``"convergence"``: ``other`` is the same net trained ``longer`` times as many steps (the
+    schedule stretched), ``steps`` = (the chapter's steps, the longer run's); the longer
+    training lowers the mean test loss by at most ``n_std`` pooled seed standard deviations
+    (mean(ours) - mean(other) <= n_std pooled): more training does not move the loss beyond the
+    seed noise."""
+    gap = _pooled_gap(ours, other)
+    if part == "implementation":
+        return gap is not None and abs(gap[0]) <= n_std * gap[1]
+    if part == "convergence":
+        short, long_ = steps
+        if int(long_) != longer * int(short):
+            raise AttnbookError(f"W-Tab1 convergence: the longer run has {long_} steps, not "
+                                f"longer = {longer} times the chapter's {short}")
+        return gap is not None and gap[0] <= n_std * gap[1]
+    raise AttnbookError(f"W-Tab1 has the parts 'implementation' and 'convergence', got {part!r}")
 
 
 def _width(w):
