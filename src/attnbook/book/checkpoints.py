@@ -10,7 +10,7 @@ streams, what it has measured so far):
 * ``checkpoint.tick(step, state)`` after every step, ``state`` a function returning that state
   (called only when a save is due): the state is saved every ``every_s`` seconds, and, when
   the run has a time budget (``attnbook run --time-budget``), saved once more and
-  :class:`~attnbook.book.notebook.BudgetExhausted` raised when the next steps might not fit
+  :class:`BudgetExhausted` raised when the next steps might not fit
   before the deadline;
 * nothing at the end: the sweep (or cached table) deletes the file once the unit's result is
   stored.
@@ -47,11 +47,17 @@ from ..device import describe_device
 from .provenance import code_fingerprint
 from .store import config_key
 
-__all__ = ["Checkpoint", "Finished", "checkpoint_dir", "unit_key", "MIN_SLICE_S",
-           "DEFAULT_EVERY_S"]
+__all__ = ["BudgetExhausted", "Checkpoint", "Finished", "checkpoint_dir", "unit_key",
+           "MIN_SLICE_S", "DEFAULT_EVERY_S"]
 
 DEFAULT_EVERY_S = 300.0  # seconds between saves of a running unit
 MIN_SLICE_S = 60.0  # a budgeted run starts a checkpointed unit if at least this much is left
+
+
+class BudgetExhausted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
+    """The run's time budget ends before the next unit of a sweep would: the finished units
+    are stored, the rest of the notebook does not run, and no verdict is recorded (see
+    :mod:`attnbook.book.notebook`, which exports it)."""
 
 
 def checkpoint_dir(results_dir: Path, name: str) -> Path:
@@ -135,8 +141,6 @@ class Checkpoint:
         if self.path is not None and (stop or now - self._last_save >= self.every_s):
             self.save(step, state())
         if stop:
-            from .notebook import BudgetExhausted
-
             raise BudgetExhausted(f"time budget: {self.label} checkpointed at step {step}"
                                   + (f" ({self.path.name})" if self.path is not None else ""))
 

@@ -37,6 +37,7 @@ from docutils import nodes
 from .. import paths
 from .claims import recorded_ids
 from .plotting import FIGURE_KEY
+from .provenance import short_device
 
 __all__ = ["rewrite_notebook", "claim_label", "check_label", "verdict_class", "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
@@ -81,8 +82,6 @@ def _fmt(value) -> str:
 
 
 def _short_device(device: str) -> str:
-    from .report import short_device
-
     return short_device(device)
 
 
