@@ -162,16 +162,26 @@ def _claims(args) -> int:
 
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
     cols = ["id", "part", "profile", "status", "paper_value", "measured", "notebook", "commit",
-            "kind", "type", "source", "device", "time"]
-    if args.json:
-        print(json.dumps(table[cols].to_dict(orient="records"), indent=1))
+            "kind", "type", "source", "device", "time", "stale", "damaged"]
+    ran = ~table["status"].isin(["not run", "no chapter yet"])
+    stale = ran & (table["stale"].fillna("") != "")
+    damaged = table["damaged"].fillna("") != ""
+    if args.json:  # "stale": the changed modules ('' when current); "damaged": the bad files
+        print(json.dumps(table[cols].fillna("").to_dict(orient="records"), indent=1))
     else:
         import pandas as pd
 
+        shown = table.assign(status=table["status"]
+                             + stale.map({True: " (stale)", False: ""})
+                             + damaged.map({True: " (damaged entry)", False: ""}))
         with pd.option_context("display.max_rows", None, "display.max_colwidth", 60,
                                "display.width", 200):
-            print(table[["id", "part", "profile", "status", "paper_value", "measured"]]
+            print(shown[["id", "part", "profile", "status", "paper_value", "measured"]]
                   .fillna("").to_string(index=False))
+    if stale.any() or damaged.any():
+        print(f"{int(stale.sum())} verdicts are stale (computed by code or decided by a criterion "
+              f"that has changed since), {int(damaged.sum())} have a damaged ledger entry: "
+              "python -m attnbook stale lists them", file=sys.stderr)
     return 0
 
 
@@ -219,9 +229,36 @@ def _stale(args) -> int:
         n += 1
         print(f"{row['notebook']}\t{row['profile']}\tledger {row['id']}\t"
               f"stale (changed: {row['stale']})")
+    from .claims import damaged_entries
+
+    chapters = _claim_chapters()
+    for d in damaged_entries(args.profile):
+        n += 1
+        rel = d["path"].relative_to(paths.ROOT) if d["path"].is_relative_to(paths.ROOT) \
+            else d["path"]
+        print(f"{chapters.get(d['id'], '?')}\t{d['profile']}\t{rel}\tdamaged ledger entry: "
+              f"{d['problem']}")
     print(f"{n} stale or damaged" + (f" at profile {args.profile}" if args.profile else ""),
           file=sys.stderr)
     return 0
+
+
+def _claim_chapters() -> dict:
+    """claim id -> the stem of the chapter that records it."""
+    from .. import paths
+    from .claims import recorded_ids
+
+    out = {}
+    for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        try:
+            cells = json.loads(nb.read_text()).get("cells", [])
+        except ValueError:
+            continue
+        for c in cells:
+            if c.get("cell_type") == "code":
+                for cid in recorded_ids("".join(c.get("source", ""))):
+                    out.setdefault(cid, nb.stem)
+    return out
 
 
 def main(argv=None) -> int:

@@ -70,8 +70,11 @@ def verdict_class(status: str) -> str:
 
 
 def badge_status(row) -> str:
-    """A ledger row's badge: its status, or ``stale`` when a result that ran is stale."""
+    """A ledger row's badge: its status, or ``stale`` when a result that ran is stale or its
+    ledger entry is damaged (its verdict unknown)."""
     status = row["status"]
+    if str(row.get("damaged") or ""):
+        return "stale"
     if status not in ("not run", "no chapter yet") and str(row.get("stale") or ""):
         return "stale"
     return status

@@ -326,6 +326,8 @@ def _verdict_cell(r, unfinished: list | None = None) -> str:
         txt += f" <br>`{r['commit']}`{dirty}, {short_device(r['device'])}"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += f"; changed since: {_cell(r['stale'])}"
+    if r.get("damaged"):  # its verdict is not used: python -m attnbook stale lists the file
+        txt += f" {{verdict}}`stale` {_cell(r['damaged'])}"
     return txt
 
 
