@@ -60,11 +60,41 @@ def _stamp(claims_dir: Path) -> tuple:
                  for p in sorted(claims_dir.glob("*.csv")))
 
 
+def _check_csv(path: Path) -> None:
+    """Raise one line naming the file and line of the first malformed record of a ledger CSV
+    (a quote never closed, a field too many or too few), before pandas reads it."""
+    import csv
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise AttnbookError(f"{path}: cannot be read as UTF-8 text ({type(e).__name__})") from None
+    reader = csv.reader(text.splitlines(keepends=True), strict=True)
+    start, header = 1, None
+    try:
+        for row in reader:
+            if row and header is None:
+                header = row
+            elif row and len(row) != len(header):
+                raise AttnbookError(f"{path}: line {start}: {len(row)} fields where the header "
+                                    f"has {len(header)} (a comma outside quotes?)")
+            start = reader.line_num + 1
+    except csv.Error as e:
+        why = ("a quoted field opened here is never closed" if "end of data" in str(e)
+               else f"malformed ({e})")
+        raise AttnbookError(f"{path}: line {start}: {why}") from None
+
+
 @lru_cache(maxsize=4)
 def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
     frames = []
     for csv in sorted(claims_dir.glob("*.csv")):
-        df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        _check_csv(csv)
+        try:
+            df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        except (ValueError, pd.errors.ParserError) as e:
+            raise AttnbookError(f"{csv}: cannot be read as CSV "
+                                f"({str(e).strip().splitlines()[-1][:120]})") from None
         if list(df.columns) != LEDGER_COLUMNS:
             raise AttnbookError(f"{csv}: columns must be {LEDGER_COLUMNS}, got {list(df.columns)}")
         frames.append(df.assign(work=csv.stem))
