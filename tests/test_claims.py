@@ -78,7 +78,7 @@ def test_unknown_claim_and_bad_verdict_are_errors(sandbox):
     d = sandbox / "data/claims"
     with pytest.raises(AttnbookError, match="unknown claim id 'X-1'"):
         claims.record("X-1", True, "", profile="ci", notebook="x", run={}, claims_dir=d)
-    with pytest.raises(AttnbookError, match="reproduced must be True, False or None"):
+    with pytest.raises(AttnbookError, match="reproduced must be True, False, None or 'not "):
         claims.record("M-T1", "yes", "", profile="ci", notebook="x", run={}, claims_dir=d)
 
 
@@ -107,10 +107,11 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     ids = {t: set(ledger.index[ledger["type"] == t]) for t in claims.TYPES}
     unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
     n_eff, n_con = len(ids["effect"]), len(ids["consistency"])
-    assert (f"| `cpu` | effects | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
+    assert claims.STATUSES[:4] == ("reproduced", "not reproduced", "not testable", "partly run")
+    assert (f"| `cpu` | effects | 0 | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
             f"{unchecked['effect']} |") in page
-    assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | {n_con - 1 - unchecked['consistency']} "
-            f"| {unchecked['consistency']} |") in page
+    assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | 0 | "
+            f"{n_con - 1 - unchecked['consistency']} | {unchecked['consistency']} |") in page
     assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
 
 
@@ -249,3 +250,20 @@ def test_an_entry_recorded_before_hashes_is_stale_until_confirmed(sandbox):
     kept = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
     assert kept["run"]["run_id"] == "first" and kept["sha256"] == claims.entry_sha(kept)
     assert claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR", "stale"] == ""
+
+
+@pytest.mark.parametrize("tail, why", [
+    ('X-9,theorem,effect,"src,statement,value,criterion,\n', "is never closed"),
+    ("X-9,theorem,effect,src,statement,value,criterion,t,extra\n", "9 fields where"),
+])
+def test_a_malformed_claims_csv_is_one_line_naming_file_and_line(sandbox, monkeypatch, capsys,
+                                                                  tail, why):
+    csv = sandbox / "data/claims/levine2020.csv"
+    text = csv.read_text()
+    csv.write_text(text + tail)
+    where = len(text.splitlines()) + 1  # the appended line
+    _cli_on(sandbox, monkeypatch)
+    assert main(["claims"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"levine2020.csv: line {where}: " in err and why in err
