@@ -168,3 +168,26 @@ def test_kernels_run_on_local_sockets_not_tcp(sandbox, capfd):
     assert entry["status"] == "ok"
     assert "TCP without encryption" not in capfd.readouterr().err  # ipykernel warns on TCP
     assert not list((sandbox / "notebooks").glob("kernel-*"))  # no sockets beside notebooks
+
+
+def test_a_path_must_resolve_to_a_notebook_of_the_book(sandbox, monkeypatch, tmp_path):
+    """A stem, or a path to the book's own notebook; a path is never cut down to its stem."""
+    nbs = sandbox / "notebooks"
+    monkeypatch.chdir(sandbox)
+    for good in ("a_ok", "a_ok.ipynb", "notebooks/a_ok.ipynb", "notebooks/a_ok",
+                 str(nbs / "a_ok.ipynb"), "./notebooks/../notebooks/a_ok.ipynb"):
+        assert [j.spec.stem for j in plan([good], "ci", notebooks_dir=nbs)] == ["a_ok"], good
+    copy = tmp_path / "elsewhere" / "a_ok.ipynb"
+    copy.parent.mkdir()
+    copy.write_bytes((nbs / "a_ok.ipynb").read_bytes())
+    for bad, why in (("/nonexistent/a_ok.ipynb", "no such file"), ("../a_ok", "no such file"),
+                     (str(copy), "is not a notebook of the book")):
+        with pytest.raises(UsageError, match=why) as err:
+            plan([bad], "ci", notebooks_dir=nbs)
+        assert "\n" not in str(err.value) and "available a_ok" in str(err.value)
+
+
+def test_a_long_name_is_shown_cut_in_the_error(sandbox):
+    with pytest.raises(UsageError) as err:
+        plan(["x" * 20000], "ci", notebooks_dir=sandbox / "notebooks")
+    assert len(str(err.value)) < 300 and "(20000 characters)" in str(err.value)

@@ -187,12 +187,10 @@ def _claims(args) -> int:
 
 def _params(args) -> int:
     from .profiles import load_spec
-    from .runner import UsageError, available_notebooks
+    from .runner import available_notebooks, resolve_notebook
 
     available = available_notebooks()
-    stem = args.notebook.removesuffix(".ipynb").split("/")[-1]
-    if stem not in available:
-        raise UsageError(f"unknown notebook {args.notebook!r}: available {', '.join(available)}")
+    stem = resolve_notebook(args.notebook, available)
     spec = load_spec(available[stem])
     print(f"{stem}: parameter = default (cpu) | allowed | " + " | ".join(PROFILES))
     for name, default in spec.defaults.items():

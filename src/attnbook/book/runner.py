@@ -104,6 +104,46 @@ def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
     return {s: found[s] for s in order}
 
 
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a one-line message: its first line, at most ``limit`` characters.
+
+    >>> shown("x" * 100, 10), shown("a\\nb")
+    ("'xxxxxxxxxx... (100 characters)", "'a... (2 lines)")
+    """
+    text = str(value)
+    lines = text.splitlines() or [""]
+    out = repr(lines[0][:limit])[:-1] if len(lines[0]) > limit or len(lines) > 1 \
+        else repr(text)
+    if len(lines[0]) > limit:
+        return out + f"... ({len(text)} characters)"
+    if len(lines) > 1:
+        return out + f"... ({len(lines)} lines)"
+    return out
+
+
+def resolve_notebook(name: str, available: dict[str, Path]) -> str:
+    """The stem of the book's notebook ``name`` names: a stem (``levine2020_lemma1``, with or
+    without ``.ipynb``), or a path (with a ``/``) that resolves to one of ``available``'s
+    files. Anything else is a :class:`UsageError`: a path is never cut down to its stem."""
+    listing = f"available {', '.join(available)}"
+    if "/" not in name and os.sep not in name:
+        stem = name.removesuffix(".ipynb")
+        if stem not in available:
+            raise UsageError(f"unknown notebook {shown(name)}: {listing}")
+        return stem
+    path = Path(name)
+    if path.suffix != ".ipynb":
+        path = path.with_name(path.name + ".ipynb")
+    stem = path.stem
+    if not path.is_file():
+        raise UsageError(f"notebook path {shown(name)}: no such file ({path}); give a stem "
+                         f"or the path of a notebook of the book: {listing}")
+    if stem not in available or path.resolve() != available[stem].resolve():
+        raise UsageError(f"notebook path {shown(name)} is not a notebook of the book (those "
+                         f"are under {Path(next(iter(available.values()))).parent}): {listing}")
+    return stem
+
+
 def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = None) -> list[Job]:
     """Resolve and check everything before running anything; raise UsageError if bad."""
     from .claims import PROFILES
@@ -115,9 +155,7 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
         raise UsageError(f"no notebooks found in {notebooks_dir or paths.NOTEBOOKS}")
     chosen = []
     for name in names or list(available):
-        stem = Path(name).stem if name.endswith(".ipynb") else Path(name).name
-        if stem not in available:
-            raise UsageError(f"unknown notebook {name!r}: available {', '.join(available)}")
+        stem = resolve_notebook(name, available)
         if stem not in chosen:
             chosen.append(stem)
     seen = set()
