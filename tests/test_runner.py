@@ -191,3 +191,30 @@ def test_a_long_name_is_shown_cut_in_the_error(sandbox):
     with pytest.raises(UsageError) as err:
         plan(["x" * 20000], "ci", notebooks_dir=sandbox / "notebooks")
     assert len(str(err.value)) < 300 and "(20000 characters)" in str(err.value)
+
+
+def test_a_path_parameter_is_checked_before_any_kernel_starts(tmp_path, monkeypatch):
+    """mahdavi2024_real_models -p image_folder: a folder that does not exist (or holds no
+    images) is a one-line error before the kernel, exit 2; a multi-line value shows its first
+    line; a relative folder reaches the kernel (which runs in notebooks/) absolute."""
+    stem = "mahdavi2024_real_models"
+    for value, why in (("/nonexistent", "does not exist"), (str(tmp_path), "holds no .png"),
+                       ("/nonexistent\nsecond line", "does not exist")):
+        with pytest.raises(UsageError) as err:
+            plan([stem], "ci", [("image_folder", value)])
+        message = str(err.value)
+        assert "\n" not in message and why in message and "second line" not in message
+        assert f"parameter image_folder = '{value.splitlines()[0][:40]}" in message
+    (tmp_path / "photos").mkdir()
+    (tmp_path / "photos" / "a.png").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    (job,) = plan([stem], "ci", [("image_folder", "photos")])
+    assert job.parameters["image_folder"] == str(tmp_path / "photos")
+
+
+def test_a_failure_message_of_several_lines_keeps_its_first_line():
+    from attnbook.book.runner import _error_summary
+
+    name, text = _error_summary(ValueError("image folder /nonexistent\nsecond does not exist"))
+    assert name == "ValueError" and text.startswith("image folder /nonexistent\\nsecond")
+    assert "\n" not in text and len(_error_summary(ValueError("x" * 9000))[1]) < 600

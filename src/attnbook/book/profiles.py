@@ -18,6 +18,12 @@ the default (``cpu``) profile, and a sibling ``notebooks/<stem>.yml``::
       full: {where: gpu, minutes: 60, units: 30, flop: 5.0e17, measured: false,
              note: "6 x parameters x tokens"}
 
+A text parameter that names a file or folder says so with ``{path: directory}`` (or ``file``),
+optionally with ``suffixes: [.png, .jpg]`` (a directory must hold such a file, a file must
+end in one): a value that is not empty must exist, checked before any kernel starts, and a
+relative path given with ``-p`` is made absolute from the current directory (the kernel runs
+in ``notebooks/``). The empty string means none.
+
 A ``cost`` entry says where the profile is meant to run (``where``: ``cpu`` or ``gpu``), its
 wall time there in minutes, the number of sweep configurations or models it trains
 (``units``), its floating-point operations (``flop``), whether these were ``measured`` or
@@ -189,6 +195,13 @@ class NotebookSpec:
         params["profile"] = profile
         return params
 
+    def absolute(self, name: str, value):
+        """``value`` of a ``path`` parameter as an absolute path (from the current directory);
+        any other value as it is."""
+        if isinstance(value, str) and value and "path" in (self.allowed.get(name) or {}):
+            return str(Path(value).expanduser().absolute())
+        return value
+
     def check(self, name: str, value):
         if name in RESERVED:
             raise ParameterError(name, value, "set it with --profile, not -p",
@@ -337,6 +350,8 @@ def check_value(name: str, value, default, rule: dict):
         what = ("a non-empty " if isinstance(default, (list, tuple)) and default else "a ") \
             + f"value of type {_type_name(default)}"
         raise ParameterError(name, value, what, problem="has the wrong type")
+    if "path" in rule:
+        return _check_path(name, value, rule)
     lo, hi, choices = rule.get("min"), rule.get("max"), rule.get("choices")
     rng = (f"{lo} <= {name} <= {hi}" if lo is not None and hi is not None
            else f"{name} >= {lo}" if lo is not None else f"{name} <= {hi}")
@@ -348,6 +363,36 @@ def check_value(name: str, value, default, rule: dict):
             raise ParameterError(name, value, "one of " + ", ".join(map(str, choices)))
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise ParameterError(name, value, rng)
+    return value
+
+
+def _check_path(name: str, value, rule: dict):
+    """A ``{path: directory|file, suffixes: [...]}`` parameter: empty, or an existing path."""
+    kind, suffixes = rule["path"], [str(x).lower() for x in rule.get("suffixes") or []]
+    what = ("a directory" + (f" holding {'/'.join(suffixes)} files" if suffixes else "")
+            if kind == "directory" else
+            "a file" + (f" ending in {'/'.join(suffixes)}" if suffixes else ""))
+    allowed = f"'' (none) or {what}"
+    if not isinstance(value, str) or "\0" in value:
+        raise ParameterError(name, value, allowed, problem="has the wrong type")
+    if not value:
+        return value
+    path = Path(value).expanduser()
+    try:
+        exists = path.is_dir() if kind == "directory" else path.is_file()
+        if exists and suffixes:
+            exists = any(p.suffix.lower() in suffixes for p in path.iterdir()) \
+                if kind == "directory" else path.suffix.lower() in suffixes
+            if not exists:
+                raise ParameterError(name, value, allowed,
+                                     problem=f"holds no {'/'.join(suffixes)} files"
+                                     if kind == "directory" else "has another suffix")
+    except OSError as e:
+        raise ParameterError(name, value, allowed,
+                             problem=f"cannot be read ({type(e).__name__})") from None
+    if not exists:
+        raise ParameterError(name, value, allowed, problem=f"is not a {kind}"
+                             if path.exists() else "does not exist")
     return value
 
 
@@ -437,6 +482,11 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                             f"{', '.join(PROFILES)}")
     for name, default in defaults.items():
         rule = allowed.get(name) or {}
+        if "path" in rule and (rule["path"] not in ("directory", "file")
+                               or not isinstance(default, str)
+                               or set(rule) - {"path", "suffixes"}):
+            raise AttnbookError(f"{yml}: parameter {name!r}: a path rule is {{path: directory "
+                                f"or file, suffixes: [...]}} on a text parameter")
         if name not in RESERVED and _needs_bounds(default) and not (
                 "min" in rule and "max" in rule or "choices" in rule):
             raise AttnbookError(f"{yml}: numeric parameter {name!r} needs both a min and a "

@@ -179,7 +179,8 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
             for pname, text in raw_overrides:
                 if pname not in spec.defaults:
                     spec.check(pname, text)  # raises: names the notebook and its parameters
-                overrides[pname] = parse_value(pname, text, spec.defaults[pname])
+                overrides[pname] = spec.absolute(pname, parse_value(pname, text,
+                                                                    spec.defaults[pname]))
             defined = {**spec.defaults, **spec.parameters(profile)}
             notes = []
             params = spec.parameters(profile, overrides, notes)
@@ -187,15 +188,19 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
                        if k != "profile" and v != defined[k]}
             jobs.append(Job(spec, profile, params, changed, notes))
         except ParameterError as e:
-            raise UsageError(f"{stem}: {e}") from e
+            message = str(e)
+            if isinstance(getattr(e, "value", None), (str, list, tuple)):  # the value, cut
+                message = message.replace(repr(e.value), shown(e.value), 1)
+            raise UsageError(f"{stem}: {message}") from e
     return jobs
 
 
-def _error_summary(exc: Exception) -> tuple[str, str]:
-    """(exception name, one-line message) of a notebook failure."""
+def _error_summary(exc: Exception, limit: int = 500) -> tuple[str, str]:
+    """(exception name, one-line message) of a notebook failure: a message of several lines
+    (a value with a newline in it) keeps them all, in order, joined by a visible ``\\n``."""
     ename = getattr(exc, "ename", type(exc).__name__)
-    evalue = str(getattr(exc, "evalue", exc)).strip().splitlines()
-    return ename, (evalue[-1] if evalue else "")
+    text = "\\n".join(x.rstrip() for x in str(getattr(exc, "evalue", exc)).strip().splitlines())
+    return ename, (text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)")
 
 
 _WARNING = re.compile(r"^(?:(\S+?):(\d+): )?(\w*Warning): (.*)$")
