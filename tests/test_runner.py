@@ -123,9 +123,9 @@ def test_printed_warnings_are_listed_in_log_and_manifest(sandbox):
     entries = execute(jobs, build_dir=sandbox / "build", log=lines.append)
     assert [e["status"] for e in entries] == ["ok", "ok"], entries[0]["error"]
     warned = entries[0]["warnings"]
-    assert [w.split(" (")[0] for w in warned] == ["UserWarning: careful",
-                                                  "DeprecationWarning: old"]
-    assert all(w.endswith(")") for w in warned)  # with the file and line that warned
+    # where: the cell of the notebook (not ipykernel's hash-named file) and its line
+    assert warned == ["UserWarning: careful (cell 2, line 5)",
+                      "DeprecationWarning: old (cell 2, line 7)"]
     assert entries[1]["warnings"] == []
     assert sum("warning: UserWarning: careful" in x for x in lines) == 1
 

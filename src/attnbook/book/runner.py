@@ -206,20 +206,44 @@ def _error_summary(exc: Exception, limit: int = 500) -> tuple[str, str]:
 _WARNING = re.compile(r"^(?:(\S+?):(\d+): )?(\w*Warning): (.*)$")
 
 
+def _cell_files(cells) -> dict[str, str]:
+    """The file name ipykernel gives each code cell's source (``<hash>.py``, the hash of the
+    source) -> ``cell N`` (N counting the source notebook's cells, markdown included; the
+    cell papermill injects is not one of them)."""
+    try:
+        from ipykernel.compiler import get_tmp_hash_seed, murmur2_x86
+    except ImportError:
+        return {}
+    out, n = {}, 0
+    for cell in cells:
+        injected = "injected-parameters" in cell.get("metadata", {}).get("tags", [])
+        n += not injected
+        if cell.get("cell_type") == "code":
+            name = f"{murmur2_x86(cell.get('source', ''), get_tmp_hash_seed())}.py"
+            out[name] = "injected parameters" if injected else f"cell {n}"
+    return out
+
+
 def printed_warnings(nb_path: Path) -> list[str]:
     """The Python warnings an executed notebook printed on stderr, as ``Category: message
-    (file:line)``, in order, without repeats."""
+    (where)``, in order, without repeats: ``where`` is ``cell N, line L`` for code of the
+    notebook's own cells (ipykernel runs them from files named by a hash), else
+    ``file:line``."""
     import nbformat
 
     found = []
-    for cell in nbformat.read(nb_path, as_version=4).cells:
+    cells = nbformat.read(nb_path, as_version=4).cells
+    files = _cell_files(cells)
+    for cell in cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") != "stream" or out.get("name") != "stderr":
                 continue
             for line in out.get("text", "").splitlines():
                 m = _WARNING.match(line.strip())
                 if m:
-                    where = f" ({Path(m[1]).name}:{m[2]})" if m[1] else ""
+                    name = Path(m[1]).name if m[1] else ""
+                    where = (f" ({files[name]}, line {m[2]})" if name in files else
+                             f" ({name}:{m[2]})" if name else "")
                     text = f"{m[3]}: {m[4]}{where}"
                     if text not in found:
                         found.append(text)
