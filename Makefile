@@ -48,7 +48,7 @@ book: venv notebooks pages html
 	@echo "book: build/book/_build/html/index.html"
 
 notebooks: venv
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile $(PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile=$(PROFILE) $(ARGS)
 
 pages: venv
 	$(PY) -m attnbook report
@@ -62,17 +62,20 @@ serve:
 	@echo "serving $(HTML) on http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
 	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
+# one notebook: NB must name it (make notebooks runs them all)
 run: venv
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run $(NB) --profile $(PROFILE) $(ARGS)
+	@test -n "$(strip $(NB))" || { echo "make run: NB=<stem> names the notebook to run (make notebooks runs every one)" >&2; exit 2; }
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run $(NB) --profile=$(PROFILE) $(ARGS)
 
+# PROFILE= (empty): every profile
 claims: venv
-	$(PY) -m attnbook claims --profile $(PROFILE)
+	$(PY) -m attnbook claims $(if $(strip $(PROFILE)),--profile=$(PROFILE))
 
 # results (and ledger entries) computed by library code that has changed since, or damaged:
 # `make book` recomputes those of the profile it builds, like missing ones. All profiles
-# unless PROFILE is given on the command line.
+# unless PROFILE is given on the command line (and not empty).
 stale: venv
-	$(PY) -m attnbook stale $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE))
+	$(PY) -m attnbook stale $(if $(and $(filter command line,$(origin PROFILE)),$(strip $(PROFILE))),--profile=$(PROFILE))
 
 # ---- the checks ------------------------------------------------------------------------
 test: venv lint unit notebooks-ci nbval book-ci browser
