@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 1 a notebook failed; 2 bad input (nothing ran) or a notebook rejected its
 parameters; 75 (``run --time-budget``) the budget ran out first: what finished is stored, the
-same command resumes; 130 interrupted.
+same command resumes; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM), cleaned up as an
+interruption.
 """
 
 import argparse
@@ -64,8 +65,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from .runner import UsageError, execute, exit_code, plan
+    from .runner import UsageError, check_environment, execute, exit_code, plan
 
+    check_environment()
     budget = _time_budget(args.time_budget)
     deadline = time.time() + budget if budget is not None else None
     jobs = plan(args.notebooks, args.profile, args.parameter)
@@ -127,15 +129,20 @@ def _time_budget(text: str | None) -> float | None:
     """``--time-budget`` in seconds (a finite number > 0), or None."""
     if text is None:
         return None
-    from .runner import UsageError
+    from .runner import UsageError, shown
 
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"--time-budget {text!r}: allowed a number of seconds > 0")
+    if not math.isfinite(value) or not MIN_BUDGET_S <= value <= MAX_BUDGET_S:
+        raise UsageError(f"--time-budget {shown(text)}: allowed a number of seconds "
+                         f"{MIN_BUDGET_S:g} <= SECONDS <= {MAX_BUDGET_S:g} (a kernel takes "
+                         "seconds to start: a shorter budget can never fit a unit)")
     return value
+
+
+MIN_BUDGET_S, MAX_BUDGET_S = 1.0, 1e7  # --time-budget: a second to about four months
 
 
 def _plan(args) -> int:
@@ -259,11 +266,45 @@ def _claim_chapters() -> dict:
     return out
 
 
+def _split_values(argv: list[str]) -> tuple[list[str], list[tuple[str, str]] | None]:
+    """``run``'s arguments with every ``-p NAME VALUE`` taken out (argparse reads a VALUE
+    such as ``-1e-3`` or ``-inf`` as an option), and ``--profile``/``--time-budget`` joined
+    to a value that starts with ``-``; the pairs taken out (None: not ``run``)."""
+    if not argv or argv[0] != "run":
+        return argv, None
+    out, pairs, i = [], [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out += argv[i:]
+            break
+        if a in ("-p", "--parameter") and i + 2 < len(argv):
+            pairs.append((argv[i + 1], argv[i + 2]))
+            i += 3
+            continue
+        if a in ("--profile", "--time-budget") and i + 1 < len(argv) \
+                and argv[i + 1].startswith("-") and argv[i + 1] not in ("-p", "--parameter"):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out, pairs
+
+
+def _one_line(message: str, limit: int = 1000) -> str:
+    text = " ".join(str(message).split("\n"))
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
 def main(argv=None) -> int:
+    argv, pairs = _split_values(list(sys.argv[1:] if argv is None else argv))
     args = _parser().parse_args(argv)
+    if pairs is not None:
+        args.parameter = [list(p) for p in pairs] + list(args.parameter or [])
     try:
         if args.command == "run":
-            return _run(args)
+            return _guarded_run(args)
         if args.command == "plan":
             return _plan(args)
         if args.command == "claims":
@@ -281,11 +322,34 @@ def main(argv=None) -> int:
             print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
             return 0
     except AttnbookError as e:
-        print(f"attnbook: error: {e}", file=sys.stderr)
+        print(f"attnbook: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("attnbook: interrupted: the kernel was shut down and the run recorded as "
+    except KeyboardInterrupt as e:
+        from .runner import Terminated
+
+        what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"attnbook: {what}: the kernel was shut down and the run recorded as "
               "interrupted in build/manifest.jsonl; finished sweep configurations are kept",
               file=sys.stderr)
-        return 130
+        return 143 if isinstance(e, Terminated) else 130
     return 0
+
+
+def _guarded_run(args) -> int:
+    """:func:`_run` with SIGTERM turned into :class:`~attnbook.book.runner.Terminated` (an
+    interruption): the kernel is shut down, scratch files removed, the manifest written."""
+    import signal
+
+    from .runner import Terminated
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    try:
+        before = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        return _run(args)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -69,6 +69,32 @@ class UsageError(AttnbookError):
     """Bad command-line input: exit code 2, one line, nothing run."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the kernel shut down, scratch files removed, the run
+    recorded as interrupted (``python -m attnbook run`` then exits 143)."""
+
+
+def check_environment() -> None:
+    """Check the variables a kernel reads (``ATTNBOOK_THREADS``, ``ATTNBOOK_WORKERS``,
+    ``ATTNBOOK_DEVICE``) before any starts: one line and :class:`UsageError` if one is bad."""
+    for name in ("ATTNBOOK_THREADS", "ATTNBOOK_WORKERS"):
+        text = os.environ.get(name, "").strip()
+        if text and (not text.isdigit() or not 1 <= int(text) <= 4096):
+            raise UsageError(f"environment variable {name} = {shown(text)}: allowed an "
+                             "integer 1 <= value <= 4096 (or unset)")
+    device = os.environ.get("ATTNBOOK_DEVICE", "").strip()
+    if device:
+        from ..device import pick_device
+
+        try:
+            pick_device(device)
+        except (AttnbookError, RuntimeError) as e:
+            why = f"allowed {e.allowed}" if isinstance(e, ParameterError) else \
+                (str(e).splitlines() or ["not a device here"])[0]
+            raise UsageError(f"environment variable ATTNBOOK_DEVICE = {shown(device)}: {why}") \
+                from None
+
+
 @dataclass
 class Job:
     spec: NotebookSpec
@@ -267,10 +293,14 @@ def hide_injected_parameters(nb_path: Path) -> None:
         nbformat.write(nb, nb_path)
 
 
-def _ipc_kernel_manager():
+def _ipc_kernel_manager(stderr: Path | None = None):
     """A kernel manager on local sockets (IPC) rather than TCP ports: no port is opened, and
     the kernel has no reason to warn about unencrypted TCP. Each kernel gets its own socket
-    prefix in the temporary folder (short, so under the 107-byte socket path limit)."""
+    prefix in the temporary folder (short, so under the 107-byte socket path limit).
+
+    ``stderr``: the file the kernel process's own stderr goes to (its log: what a notebook
+    prints reaches the notebook, not this stream), so that a kernel shut down mid-reply by
+    Ctrl-C does not print its socket errors over the runner's one line."""
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -281,6 +311,12 @@ def _ipc_kernel_manager():
             kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(),
                                                  f"attnbook-kernel-{uuid.uuid4().hex[:12]}"))
             super().__init__(**kwargs)
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            if stderr is None or "stderr" in kw:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(stderr, "ab") as log:  # the kernel keeps its own descriptor
+                return await super()._async_launch_kernel(kernel_cmd, stderr=log, **kw)
 
     return IPCKernelManager
 
@@ -297,6 +333,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     """
     if recompute and cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
+    check_environment()
     import papermill
 
     build = Path(build_dir or paths.BUILD)
@@ -305,7 +342,6 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         d.mkdir(parents=True, exist_ok=True)
     manifest = build / "manifest.jsonl"
     base = source_provenance(provenance())
-    kernel_manager = _ipc_kernel_manager()
     entries = []
     budget_file = build / "time-budget.json"
     if deadline is not None:
@@ -328,6 +364,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         figs_tmp = scratch / f"{stem}.{run_id}.figures"
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
         report = scratch / f"{stem}.{run_id}.budget.jsonl"
+        kernel_log = scratch / f"{stem}.{run_id}.kernel.log"  # the kernel process's stderr
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
             + (f" · exploratory, results and figures in {explore}" if explore else ""))
@@ -348,15 +385,17 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             papermill.execute_notebook(
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
                 progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
-                kernel_manager_class=kernel_manager)
+                kernel_manager_class=_ipc_kernel_manager(kernel_log))
             hide_injected_parameters(tmp)
             out.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, out)
             _move_figures(figs_tmp, figs_dest)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             # papermill has shut the kernel down on its way out; nothing of this run is kept
-            # but the sweep configurations it finished (stored as they finished)
-            status, error, interrupted = "interrupted", "KeyboardInterrupt", True
+            # but the sweep configurations it finished (stored as they finished). A second
+            # Ctrl-C (or SIGTERM) waits until the manifest is written
+            held = _hold_stops()
+            status, error, interrupted = "interrupted", type(e).__name__, e
             tmp.unlink(missing_ok=True)
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
@@ -372,6 +411,10 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         finally:
             shutil.rmtree(figs_tmp, ignore_errors=True)  # a failed run's figures are not kept
             report.unlink(missing_ok=True)
+            if status not in ("ok", "interrupted", PARTLY_RUN) and kernel_log.exists() \
+                    and kernel_log.stat().st_size:  # a failure: what the kernel said is kept
+                os.replace(kernel_log, failed / f"{stem}.kernel.log")
+            kernel_log.unlink(missing_ok=True)
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -399,7 +442,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         entries.append(entry)
         if interrupted:
             log(f"      interrupted after {wall:.1f} s")
-            raise KeyboardInterrupt
+            _release_stops(held)
+            raise interrupted
         log(f"      {status} in {wall:.1f} s" + (f" · {error}" if error else "")
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
         for w in warned:
@@ -407,6 +451,26 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     if deadline is not None:
         _write_budget(budget_file, entries, deadline)
     return entries
+
+
+def _hold_stops() -> dict:
+    """Ignore SIGINT and SIGTERM (while an interrupted run is recorded); the handlers before."""
+    import signal
+
+    held = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            held[sig] = signal.signal(sig, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
+    return held
+
+
+def _release_stops(held: dict) -> None:
+    import signal
+
+    for sig, handler in held.items():
+        signal.signal(sig, handler)
 
 
 def _read_report(path: Path) -> list[dict]:
