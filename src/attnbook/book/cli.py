@@ -38,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
                         "would not finish in time, finished ones are kept, a notebook stopped "
                         "so is 'partly run' (no verdict), and the exit code is 75; the same "
                         "command then resumes")
+    r.add_argument("--no-cost-check", action="store_true",
+                   help="run even where the .yml's estimate of a run with changed parameters "
+                        "exceeds the machine's memory, or an hour at a profile meant to take "
+                        "minutes")
 
     pl = sub.add_parser("plan", help="per chapter at a profile: sweep configurations, stored "
                                      "results, estimated cost and where it runs (cpu or gpu)")
@@ -73,6 +77,11 @@ def _run(args) -> int:
     jobs = plan(args.notebooks, args.profile, args.parameter)
     if args.recompute and args.cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
+    if not args.no_cost_check and not args.cache_only:  # --cache-only computes nothing
+        from .plan import check_costs
+
+        check_costs(jobs, device=_device() if any(j.overrides for j in jobs) else "cpu",
+                    budgeted=budget is not None)
     # chapters whose .yml says their full profile runs on a CPU (cost: full: where: cpu) get no
     # warning; the others, and those that say nothing, are sized for a GPU
     gpu = [j.spec.stem for j in jobs if not j.overrides
