@@ -13,7 +13,7 @@ HTML    := build/book/_build/html
 STAMP   := $(VENV)/.installed
 
 .PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
-	book-ci browser publish-check run claims stale lock clean
+	book-ci browser publish-check run claims stale lock clean extremes
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
@@ -86,7 +86,12 @@ lint: venv
 
 # the browser test needs the built book: it runs last (`browser`), not here
 unit: venv
-	$(VENV)/bin/pytest -q -m "not browser" src tests
+	$(VENV)/bin/pytest -q -m "not browser and not extremes" src tests
+
+# the consistency chapters as notebooks at ci with each numeric parameter at either end of its
+# allowed range: their proven claims must hold (minutes per chapter; not part of `make test`)
+extremes: venv
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m extremes tests/test_extremes.py
 
 # every notebook at the ci profile, computed afresh
 notebooks-ci: venv
