@@ -13,7 +13,7 @@ HTML    := build/book/_build/html
 STAMP   := $(VENV)/.installed
 
 .PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
-	book-ci browser publish-check run claims stale lock clean
+	book-ci browser publish-check run claims stale lock clean extremes
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
@@ -48,7 +48,7 @@ book: venv notebooks pages html
 	@echo "book: build/book/_build/html/index.html"
 
 notebooks: venv
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile $(PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile=$(PROFILE) $(ARGS)
 
 pages: venv
 	$(PY) -m attnbook report
@@ -62,17 +62,20 @@ serve:
 	@echo "serving $(HTML) on http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
 	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
 
+# one notebook: NB must name it (make notebooks runs them all)
 run: venv
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run $(NB) --profile $(PROFILE) $(ARGS)
+	@test -n "$(strip $(NB))" || { echo "make run: NB=<stem> names the notebook to run (make notebooks runs every one)" >&2; exit 2; }
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run $(NB) --profile=$(PROFILE) $(ARGS)
 
+# PROFILE= (empty): every profile
 claims: venv
-	$(PY) -m attnbook claims --profile $(PROFILE)
+	$(PY) -m attnbook claims $(if $(strip $(PROFILE)),--profile=$(PROFILE))
 
 # results (and ledger entries) computed by library code that has changed since, or damaged:
 # `make book` recomputes those of the profile it builds, like missing ones. All profiles
-# unless PROFILE is given on the command line.
+# unless PROFILE is given on the command line (and not empty).
 stale: venv
-	$(PY) -m attnbook stale $(if $(filter command line,$(origin PROFILE)),--profile $(PROFILE))
+	$(PY) -m attnbook stale $(if $(and $(filter command line,$(origin PROFILE)),$(strip $(PROFILE))),--profile=$(PROFILE))
 
 # ---- the checks ------------------------------------------------------------------------
 test: venv lint unit notebooks-ci nbval book-ci browser
@@ -83,7 +86,12 @@ lint: venv
 
 # the browser test needs the built book: it runs last (`browser`), not here
 unit: venv
-	$(VENV)/bin/pytest -q -m "not browser" src tests
+	$(VENV)/bin/pytest -q -m "not browser and not extremes" src tests
+
+# the consistency chapters as notebooks at ci with each numeric parameter at either end of its
+# allowed range: their proven claims must hold (minutes per chapter; not part of `make test`)
+extremes: venv
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m extremes tests/test_extremes.py
 
 # every notebook at the ci profile, computed afresh
 notebooks-ci: venv

@@ -32,6 +32,7 @@ import torch
 from _common import max_rel_change, write_json
 
 from attnbook import paths
+from attnbook.book.checkpoints import load_state
 from attnbook.book.profiles import load_spec
 from attnbook.book.provenance import provenance
 from attnbook.memorization.trained import (
@@ -65,7 +66,7 @@ def start_state(cfgs, saturate: float, checkpoint: Path | None):
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfgs[0].steps))
     step = 0
     if checkpoint is not None:
-        saved = torch.load(checkpoint, map_location="cpu", weights_only=False)["state"]
+        saved = load_state(checkpoint, "cpu")["state"]  # data only, as the book reads it
         net.load_state_dict(saved["net"])
         opt.load_state_dict(saved["opt"])
         sched.load_state_dict(saved["sched"])

@@ -47,3 +47,29 @@ def test_cache_only_serves_a_stale_result_with_a_warning_instead_of_recomputing(
     with pytest.warns(StaleResultWarning, match="--cache-only does not recompute"):
         frame = Sweep(store, "s").run(lambda c: 1 / 0, [{"n": 1}], progress=False)
     assert frame["y"].tolist() == [7] and list(store.served_stale) == [str(path)]
+
+
+@pytest.mark.parametrize("kind", ["sweep", "table"])
+def test_cache_only_names_a_damaged_result_and_says_it_cannot_be_recomputed(tmp_path, kind):
+    import warnings
+
+    store = ResultStore("nb", "cpu", root=tmp_path)
+    if kind == "sweep":
+        Sweep(store, "s").run(lambda c: {"y": 7}, [{"n": 1}], progress=False)
+        (path,) = (tmp_path / "nb" / "cpu" / "s").glob("*.json")
+        path.write_text(path.read_text().replace("7", "8"))
+    else:
+        store.cached("t", {"n": 2}, lambda: pd.DataFrame({"x": [1, 2]}))
+        (path,) = (tmp_path / "nb" / "cpu").glob("t-*.csv")
+        path.write_text("x\n1\n3\n")
+    cached = ResultStore("nb", "cpu", root=tmp_path, cache_only=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "recomputing it" on the way
+        with pytest.raises(CacheMiss) as err:
+            if kind == "sweep":
+                Sweep(cached, "s").run(lambda c: 1 / 0, [{"n": 1}], progress=False)
+            else:
+                cached.cached("t", {"n": 2}, lambda: 1 / 0)
+    message = str(err.value)
+    assert str(path) in message and "does not match its recorded sha256" in message
+    assert "cannot be recomputed under --cache-only" in message and "\n" not in message

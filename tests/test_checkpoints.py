@@ -13,7 +13,7 @@ import torch
 
 from attnbook import paths
 from attnbook.book import checkpoints
-from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, unit_key
+from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, load_state, unit_key
 from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
 from attnbook.book.store import ResultStore
 from attnbook.memorization.statistics import saturation_experiment
@@ -35,7 +35,7 @@ class MemoryCheckpoint:
     def load(self, device=None):
         if self.blob is None:
             return None
-        return torch.load(io.BytesIO(self.blob), map_location=device, weights_only=False)
+        return load_state(io.BytesIO(self.blob), device)  # as a file is read: data only
 
     def tick(self, step, state):
         self.ticks.append(step)
@@ -105,7 +105,7 @@ def test_checkpoint_saves_on_its_period_and_never_without_a_path(tmp_path):
 def test_a_checkpoint_of_changed_code_is_discarded(tmp_path, monkeypatch):
     path = tmp_path / "u.pt"
     Checkpoint(path).save(3, {"x": 1})
-    saved = torch.load(path, weights_only=False)
+    saved = load_state(path)
     assert saved["fingerprint"] and all(m.startswith("attnbook.") for m in saved["fingerprint"])
     monkeypatch.setattr(checkpoints, "code_fingerprint",
                         lambda modules=None: {m: "changed" for m in saved["fingerprint"]})
@@ -118,6 +118,58 @@ def test_a_damaged_checkpoint_starts_over(tmp_path):
     path.write_bytes(b"not a checkpoint")
     with pytest.warns(UserWarning, match="unreadable"):
         assert Checkpoint(path).load() is None
+
+
+class _Runs:
+    """A pickle that calls ``open(marker, "w")`` when unpickled: code in a data file."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("payload", ["code", "object array"])
+def test_a_checkpoint_that_would_run_code_is_refused_unread(tmp_path, payload):
+    """A checkpoint is data: one that holds a callable (or any type beyond tensors, numbers,
+    strings, containers and numeric arrays) is never unpickled; it is discarded with one
+    warning line and the unit starts over."""
+    path, marker = tmp_path / "u.pt", tmp_path / "ran"
+    Checkpoint(path).save(3, {"x": 1})
+    good = load_state(path)
+    evil = _Runs(marker) if payload == "code" else np.array([{"a": 1}], dtype=object)
+    torch.save({**good, "state": {"x": evil}}, path)  # the fingerprint is the current code's
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert Checkpoint(path, label="unit u").load() is None
+    assert not marker.exists(), "the checkpoint ran code"
+    (w,) = caught
+    message = str(w.message)
+    assert "\n" not in message and "discarded unread; unit u starts over" in message
+    assert ("open" if payload == "code" else "ObjectDType") in message
+    assert not path.exists()  # discarded: the next sitting does not meet it again
+
+
+def test_every_trainer_state_loads_as_data(tmp_path):
+    """What the trainers save (tensors, optimizer and scheduler states, numpy curves, random
+    states) loads under the checkpoint allow-list."""
+    import random
+
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    state = {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+             "rng": torch.Generator().get_state(), "curve": [np.arange(3.0, dtype=np.float32)],
+             "best": np.float64(0.5), "n": np.int64(3), "py": random.getstate(),
+             "np": np.random.get_state(), "none": None}
+    path = tmp_path / "u.pt"
+    Checkpoint(path).save(1, state)
+    back = Checkpoint(path).load()
+    assert back["curve"][0].dtype == np.float32 and back["best"] == 0.5
+    assert torch.equal(back["model"]["weight"], model.state_dict()["weight"])
 
 
 def test_checkpoint_folders():
@@ -141,7 +193,7 @@ def test_budgeted_sweep_stops_inside_a_group_and_resumes_it(tmp_path, monkeypatc
         train_sweep(Sweep(store, "m"), cfgs, progress=False)
     assert store.budget_stop and '"checkpointed": true' in report.read_text()
     (saved,) = (tmp_path / "b" / ".checkpoints" / "nb" / "ci" / "m").glob("*.pt")
-    step = torch.load(saved, weights_only=False)["step"]
+    step = load_state(saved)["step"]
     assert 0 < step < 200
     monkeypatch.delenv(ENV_DEADLINE)
     resumed = train_sweep(Sweep(ResultStore("nb", "ci", root=tmp_path / "b"), "m"), cfgs,

@@ -78,7 +78,7 @@ def test_unknown_claim_and_bad_verdict_are_errors(sandbox):
     d = sandbox / "data/claims"
     with pytest.raises(AttnbookError, match="unknown claim id 'X-1'"):
         claims.record("X-1", True, "", profile="ci", notebook="x", run={}, claims_dir=d)
-    with pytest.raises(AttnbookError, match="reproduced must be True, False, None or"):
+    with pytest.raises(AttnbookError, match="reproduced must be True, False, None or 'not "):
         claims.record("M-T1", "yes", "", profile="ci", notebook="x", run={}, claims_dir=d)
 
 
@@ -107,7 +107,7 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     ids = {t: set(ledger.index[ledger["type"] == t]) for t in claims.TYPES}
     unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
     n_eff, n_con = len(ids["effect"]), len(ids["consistency"])
-    # reproduced, not reproduced, not testable, partly run, not run, no chapter yet
+    assert claims.STATUSES[:4] == ("reproduced", "not reproduced", "not testable", "partly run")
     assert (f"| `cpu` | effects | 0 | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
             f"{unchecked['effect']} |") in page
     assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | 0 | "
@@ -155,3 +155,115 @@ def test_a_claim_not_run_says_what_an_unfinished_run_has_stored(sandbox, tmp_pat
     ci, cpu, long, full = row.split(" | ")[-4:]
     assert "12 results of `nb_a` stored by a run that recorded no verdict" in full
     assert "stored" not in ci + cpu + long and "nb_b" not in row
+
+
+def _cli_on(sandbox, monkeypatch):
+    """Point the command line at the sandbox's ledger and an empty results folder."""
+    from attnbook import paths
+
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data/claims")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data/results")
+    monkeypatch.setattr(paths, "ROOT", sandbox)
+
+
+def test_an_edited_ledger_entry_is_damaged_listed_and_marked(sandbox, monkeypatch, capsys):
+    """Editing an entry's verdict by hand breaks its sha256: its verdict is not used, `stale`
+    lists the file, `claims` and the status page mark it."""
+    from attnbook.book.report import status_markdown
+
+    d = sandbox / "data/claims"
+    entry = claims.record("B-FR", False, "error 1e-3", profile="cpu", notebook="nb", run={},
+                          claims_dir=d)
+    assert entry["sha256"] == claims.entry_sha(entry)
+    path = d / "results/cpu/B-FR.json"
+    path.write_text(path.read_text().replace('"not reproduced"', '"reproduced"'))
+    row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR"]
+    assert row["status"] == "not run" and "does not match its recorded sha256" in row["damaged"]
+    page = status_markdown(claims.status_table(claims_dir=d), sandbox, overview=None, checks={})
+    line = next(x for x in page.splitlines() if x.startswith("| {claim-row}`B-FR`"))
+    assert "{verdict}`stale` B-FR.json: content does not match its recorded sha256" in line
+    assert "{verdict}`reproduced`" not in line
+    _cli_on(sandbox, monkeypatch)
+    assert main(["stale", "--profile", "cpu"]) == 0
+    out, err = capsys.readouterr()
+    assert "data/claims/results/cpu/B-FR.json\tdamaged ledger entry: content does not match" \
+        in out and "1 stale or damaged" in err
+    assert main(["claims", "--profile", "cpu"]) == 0
+    out, err = capsys.readouterr()
+    assert next(x for x in out.splitlines() if x.lstrip().startswith("B-FR")).split()[2:5] \
+        == ["not", "run", "(damaged"]
+    assert "1 have a damaged ledger entry" in err
+
+
+def test_a_damaged_entry_is_reported_for_its_own_claim_alone(sandbox, monkeypatch, capsys,
+                                                             tmp_path):
+    """A truncated entry: every other claim is read, and claims, stale and report all go on."""
+    from attnbook.book.report import write_pages
+
+    d = sandbox / "data/claims"
+    kw = dict(profile="cpu", notebook="nb", run={}, claims_dir=d)
+    claims.record("L-Lem1", True, "degree 3^L", **kw)
+    claims.record("B-FR", True, "error 3e-9", **kw)
+    path = d / "results/cpu/L-Lem1.json"
+    path.write_text(path.read_text()[:50])
+    table = claims.status_table("cpu", claims_dir=d).set_index("id")
+    assert table.loc["B-FR", "status"] == "reproduced" and table.loc["B-FR", "damaged"] == ""
+    assert table.loc["L-Lem1", "status"] == "not run"
+    assert "cannot be read as a ledger entry (JSONDecodeError" in table.loc["L-Lem1", "damaged"]
+    assert (table.drop(index="L-Lem1")["damaged"] == "").all()
+    _cli_on(sandbox, monkeypatch)
+    assert main(["claims"]) == 0 and main(["claims", "--json"]) == 0
+    assert main(["stale"]) == 0
+    assert "L-Lem1.json\tdamaged ledger entry: cannot be read" in capsys.readouterr().out
+    (sandbox / "build").mkdir()
+    pages = write_pages(build_dir=sandbox / "build", root=tmp_path)
+    assert "L-Lem1.json: cannot be read as a ledger entry" in pages[0].read_text()
+
+
+def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
+    d = sandbox / "data/claims"
+    claims.record("M-F2b", True, "drop 0.004", profile="cpu", notebook="nb", run={},
+                  claims_dir=d)
+    csv = d / "mahdavi2024.csv"
+    csv.write_text(csv.read_text().replace("max_drop=0.01", "max_drop=0.02"))
+    _cli_on(sandbox, monkeypatch)
+    assert main(["claims", "--profile", "cpu"]) == 0
+    out, err = capsys.readouterr()
+    line = next(x for x in out.splitlines() if x.lstrip().startswith("M-F2b"))
+    assert "reproduced (stale)" in line and "1 verdicts are stale" in err
+    assert main(["claims", "--profile", "cpu", "--json"]) == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert claims.CRITERION_CHANGED in rows["M-F2b"]["stale"]
+    assert rows["B-FR"]["stale"] == "" and rows["M-F2b"]["status"] == "reproduced"
+
+
+def test_an_entry_recorded_before_hashes_is_stale_until_confirmed(sandbox):
+    d = sandbox / "data/claims"
+    kw = dict(profile="cpu", notebook="nb", claims_dir=d)
+    claims.record("B-FR", True, "error 1e-9", run={"run_id": "first"}, **kw)
+    path = d / "results/cpu/B-FR.json"
+    old = json.loads(path.read_text())
+    del old["sha256"]
+    path.write_text(json.dumps(old))
+    assert claims.UNHASHED in claims.status_table("cpu", claims_dir=d).set_index("id").loc[
+        "B-FR", "stale"]
+    kept = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
+    assert kept["run"]["run_id"] == "first" and kept["sha256"] == claims.entry_sha(kept)
+    assert claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR", "stale"] == ""
+
+
+@pytest.mark.parametrize("tail, why", [
+    ('X-9,theorem,effect,"src,statement,value,criterion,\n', "is never closed"),
+    ("X-9,theorem,effect,src,statement,value,criterion,t,extra\n", "9 fields where"),
+])
+def test_a_malformed_claims_csv_is_one_line_naming_file_and_line(sandbox, monkeypatch, capsys,
+                                                                  tail, why):
+    csv = sandbox / "data/claims/levine2020.csv"
+    text = csv.read_text()
+    csv.write_text(text + tail)
+    where = len(text.splitlines()) + 1  # the appended line
+    _cli_on(sandbox, monkeypatch)
+    assert main(["claims"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"levine2020.csv: line {where}: " in err and why in err

@@ -3,6 +3,8 @@
 * ``attnbook.book`` (the executable-book machinery) imports no science module, and no science
   module imports ``attnbook.book``;
 * no attnbook module imports another one's private name;
+* the modules of ``attnbook.book`` import one another without circles (imports inside
+  functions count: a circle is a cycle whether or not Python notices it);
 * every sweep of every chapter runs through ``Sweep.run``: no notebook holds its own loop over
   configurations;
 * the claims' criteria (``attnbook.criteria``) import neither science nor machinery;
@@ -83,6 +85,23 @@ def test_book_machinery_imports_no_science(module):
 def test_science_never_imports_the_book(module):
     book = {m for m in imports(module) if _is_book(m)}
     assert not book, f"{module} imports {sorted(book)}"
+
+
+def test_book_modules_import_one_another_without_circles():
+    book = sorted(m for m in MODULES if _is_book(m) and m != "attnbook.book")
+    graph = {m: {d for d in imports(m) if d in book} for m in book}
+    circles = []
+
+    def visit(m, path):
+        for d in sorted(graph[m]):
+            if d == path[0]:
+                circles.append(" -> ".join([*path, d]))
+            elif d not in path and d > path[0]:  # each circle once, from its smallest module
+                visit(d, [*path, d])
+
+    for m in book:
+        visit(m, [m])
+    assert not circles, f"import circles: {circles}"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -123,9 +123,9 @@ def test_printed_warnings_are_listed_in_log_and_manifest(sandbox):
     entries = execute(jobs, build_dir=sandbox / "build", log=lines.append)
     assert [e["status"] for e in entries] == ["ok", "ok"], entries[0]["error"]
     warned = entries[0]["warnings"]
-    assert [w.split(" (")[0] for w in warned] == ["UserWarning: careful",
-                                                  "DeprecationWarning: old"]
-    assert all(w.endswith(")") for w in warned)  # with the file and line that warned
+    # where: the cell of the notebook (not ipykernel's hash-named file) and its line
+    assert warned == ["UserWarning: careful (cell 2, line 5)",
+                      "DeprecationWarning: old (cell 2, line 7)"]
     assert entries[1]["warnings"] == []
     assert sum("warning: UserWarning: careful" in x for x in lines) == 1
 
@@ -168,3 +168,132 @@ def test_kernels_run_on_local_sockets_not_tcp(sandbox, capfd):
     assert entry["status"] == "ok"
     assert "TCP without encryption" not in capfd.readouterr().err  # ipykernel warns on TCP
     assert not list((sandbox / "notebooks").glob("kernel-*"))  # no sockets beside notebooks
+
+
+def test_a_path_must_resolve_to_a_notebook_of_the_book(sandbox, monkeypatch, tmp_path):
+    """A stem, or a path to the book's own notebook; a path is never cut down to its stem."""
+    nbs = sandbox / "notebooks"
+    monkeypatch.chdir(sandbox)
+    for good in ("a_ok", "a_ok.ipynb", "notebooks/a_ok.ipynb", "notebooks/a_ok",
+                 str(nbs / "a_ok.ipynb"), "./notebooks/../notebooks/a_ok.ipynb"):
+        assert [j.spec.stem for j in plan([good], "ci", notebooks_dir=nbs)] == ["a_ok"], good
+    copy = tmp_path / "elsewhere" / "a_ok.ipynb"
+    copy.parent.mkdir()
+    copy.write_bytes((nbs / "a_ok.ipynb").read_bytes())
+    for bad, why in (("/nonexistent/a_ok.ipynb", "no such file"), ("../a_ok", "no such file"),
+                     (str(copy), "is not a notebook of the book")):
+        with pytest.raises(UsageError, match=why) as err:
+            plan([bad], "ci", notebooks_dir=nbs)
+        assert "\n" not in str(err.value) and "available a_ok" in str(err.value)
+
+
+def test_a_long_name_is_shown_cut_in_the_error(sandbox):
+    with pytest.raises(UsageError) as err:
+        plan(["x" * 20000], "ci", notebooks_dir=sandbox / "notebooks")
+    assert len(str(err.value)) < 300 and "(20000 characters)" in str(err.value)
+
+
+def test_a_path_parameter_is_checked_before_any_kernel_starts(tmp_path, monkeypatch):
+    """mahdavi2024_real_models -p image_folder: a folder that does not exist (or holds no
+    images) is a one-line error before the kernel, exit 2; a multi-line value shows its first
+    line; a relative folder reaches the kernel (which runs in notebooks/) absolute."""
+    stem = "mahdavi2024_real_models"
+    for value, why in (("/nonexistent", "does not exist"), (str(tmp_path), "holds no .png"),
+                       ("/nonexistent\nsecond line", "does not exist")):
+        with pytest.raises(UsageError) as err:
+            plan([stem], "ci", [("image_folder", value)])
+        message = str(err.value)
+        assert "\n" not in message and why in message and "second line" not in message
+        assert f"parameter image_folder = '{value.splitlines()[0][:40]}" in message
+    (tmp_path / "photos").mkdir()
+    (tmp_path / "photos" / "a.png").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    (job,) = plan([stem], "ci", [("image_folder", "photos")])
+    assert job.parameters["image_folder"] == str(tmp_path / "photos")
+
+
+def test_a_failure_message_of_several_lines_keeps_its_first_line():
+    from attnbook.book.runner import _error_summary
+
+    name, text = _error_summary(ValueError("image folder /nonexistent\nsecond does not exist"))
+    assert name == "ValueError" and text.startswith("image folder /nonexistent\\nsecond")
+    assert "\n" not in text and len(_error_summary(ValueError("x" * 9000))[1]) < 600
+
+
+def test_negative_values_small_budgets_and_bad_environment_are_one_line(sandbox, capsys,
+                                                                         monkeypatch):
+    """-p k -3 and -p k -inf reach the parameter check (argparse read them as options);
+    --time-budget below a second can never fit a unit; ATTNBOOK_THREADS is checked before
+    any kernel starts; nothing is written."""
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    for argv, message in (
+            (["-p", "k", "-3"], "parameter k = -3 is out of range: allowed 1 <= k <= 5"),
+            (["-p", "k", "-inf"], "parameter k = '-inf' has the wrong type"),
+            (["--time-budget", "1e-9"], "--time-budget '1e-9': allowed a number of seconds 1 <="),
+            (["--time-budget", "-inf"], "--time-budget '-inf': allowed")):
+        assert main(["run", "a_ok", "--profile", "ci", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    monkeypatch.setenv("ATTNBOOK_THREADS", "abc")
+    assert main(["run", "a_ok", "--profile", "ci"]) == 2
+    assert "ATTNBOOK_THREADS = 'abc': allowed an integer" in capsys.readouterr().err
+    assert not (sandbox / "build").exists()
+
+
+def test_make_run_needs_a_notebook_and_an_empty_profile_means_every_one():
+    import subprocess
+
+    from attnbook import paths
+
+    def make(*args, dry=False):
+        return subprocess.run(["make", "-s", "-o", ".venv/.installed", *(["-n"] if dry else []),
+                               *args], cwd=paths.ROOT, capture_output=True, text=True)
+
+    r = make("run", "NB=")
+    assert r.returncode == 2 and "NB=<stem> names the notebook to run" in r.stderr
+    for target in ("stale", "claims"):
+        line = make(target, "PROFILE=", dry=True).stdout.strip().splitlines()[-1]
+        assert line.split()[-1] == target, line  # no --profile: every profile
+    assert "--profile=ci" in make("stale", "PROFILE=ci", dry=True).stdout
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c twice", "sigterm"])
+def test_a_stopped_run_prints_one_line_and_leaves_no_scratch(sandbox, stop):
+    """Ctrl-C (SIGINT to the terminal's process group, twice 0.3 s apart) or SIGTERM while a
+    cell runs: one line on stderr and no kernel traceback; build/tmp is empty and the manifest
+    records the run as interrupted; exit code 130 (Ctrl-C) or 143 (SIGTERM)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from notebook_files import write_notebook
+
+    write_notebook(sandbox / "notebooks" / "f_sleeps.ipynb", 'profile = "cpu"',
+                   "import time\nfor _ in range(1200):\n    time.sleep(0.1)")
+    proc = subprocess.Popen([sys.executable, "-m", "attnbook", "run", "f_sleeps", "--profile",
+                             "ci"], cwd=sandbox, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            env={**os.environ, "ATTNBOOK_THREADS": "1"})
+    scratch = sandbox / "build" / "tmp"
+    t0 = time.time()
+    while not list(scratch.glob("f_sleeps.*.ipynb")) and time.time() - t0 < 300:
+        time.sleep(0.2)
+    time.sleep(3)  # the kernel is in the cell
+    if stop == "sigterm":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode in ((143,) if stop == "sigterm" else (130, -signal.SIGINT)), err
+    assert err.count("\n") == 1 and err.startswith("attnbook: ") and "Traceback" not in err, err
+    assert ("terminated (SIGTERM)" if stop == "sigterm" else "interrupted:") in err
+    assert not list(scratch.iterdir())
+    (entry,) = [json.loads(x) for x in (sandbox / "build/manifest.jsonl").read_text().splitlines()]
+    assert entry["status"] == "interrupted"

@@ -10,17 +10,23 @@ streams, what it has measured so far):
 * ``checkpoint.tick(step, state)`` after every step, ``state`` a function returning that state
   (called only when a save is due): the state is saved every ``every_s`` seconds, and, when
   the run has a time budget (``attnbook run --time-budget``), saved once more and
-  :class:`~attnbook.book.notebook.BudgetExhausted` raised when the next steps might not fit
+  :class:`BudgetExhausted` raised when the next steps might not fit
   before the deadline;
 * nothing at the end: the sweep (or cached table) deletes the file once the unit's result is
   stored.
 
 Files live under ``data/checkpoints/<notebook>/<profile>/<name>/<key>.pt`` (git-ignored), one
-per unit, ``key`` the hash of the unit's configurations. Each carries the code fingerprint of
-the run that wrote it; a checkpoint written by code that has changed since is discarded (with a
-warning), never resumed. Saving is atomic (a killed process leaves the previous checkpoint).
-A resumed training is the uninterrupted one, step for step: the trainers' tests stop and
-resume them and compare every number.
+per unit, ``key`` the hash of the unit's configurations. They also travel between machines
+(``make device-unpack``), so a file is read as data, never as code: :func:`load_state` is
+``torch.load(weights_only=True)`` with nothing allowed beyond tensors, containers, numbers,
+strings and numeric numpy arrays and scalars (what the trainers save). A checkpoint holding
+anything else (a pickle that would call a function, an object array) is refused before any of
+it is unpickled, discarded with one warning line, and its unit starts over.
+
+Each file carries the code fingerprint of the run that wrote it; a checkpoint written by code
+that has changed since is discarded (with a warning), never resumed. Saving is atomic (a
+killed process leaves the previous checkpoint). A resumed training is the uninterrupted one,
+step for step: the trainers' tests stop and resume them and compare every number.
 
 Each file also lists the sittings that led to it (device, seconds, step reached), so the stored
 result of a resumed unit says how it was computed: its ``wall_s`` is the whole computation
@@ -35,6 +41,7 @@ again). A read-only run (the nbval re-execution) saves nothing.
 """
 
 import os
+import pickle
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -47,11 +54,65 @@ from ..device import describe_device
 from .provenance import code_fingerprint
 from .store import config_key
 
-__all__ = ["Checkpoint", "Finished", "checkpoint_dir", "unit_key", "MIN_SLICE_S",
-           "DEFAULT_EVERY_S"]
+__all__ = ["BudgetExhausted", "Checkpoint", "Finished", "UnsafeCheckpoint", "checkpoint_dir",
+           "load_state", "unit_key", "MIN_SLICE_S", "DEFAULT_EVERY_S"]
 
 DEFAULT_EVERY_S = 300.0  # seconds between saves of a running unit
 MIN_SLICE_S = 60.0  # a budgeted run starts a checkpointed unit if at least this much is left
+
+
+class BudgetExhausted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
+    """The run's time budget ends before the next unit of a sweep would: the finished units
+    are stored, the rest of the notebook does not run, and no verdict is recorded (see
+    :mod:`attnbook.book.notebook`, which exports it)."""
+
+
+class UnsafeCheckpoint(Exception):
+    """A checkpoint holds something beyond the data a trainer saves: it is not unpickled."""
+
+
+def _safe_globals() -> list:
+    """What a checkpoint may hold beyond torch's own weights-only types: numeric numpy arrays
+    and scalars (a trainer's measured curves). Object arrays stay refused."""
+    import numpy as np
+
+    try:
+        from numpy._core.multiarray import _reconstruct, scalar
+    except ImportError:  # numpy 1.x
+        from numpy.core.multiarray import _reconstruct, scalar
+    kinds = ("Bool", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
+             "Float16", "Float32", "Float64")
+    dtypes = [getattr(np.dtypes, f"{k}DType") for k in kinds if hasattr(np.dtypes, f"{k}DType")]
+    return [_reconstruct, scalar, np.ndarray, np.dtype, *dtypes]
+
+
+def load_state(f, map_location=None):
+    """``torch.load`` of a checkpoint (a path or a binary file) as data only: with
+    ``weights_only=True`` and :func:`_safe_globals` allowed. Raises :class:`UnsafeCheckpoint`
+    (one line naming what the file holds) before unpickling anything else."""
+    with torch.serialization.safe_globals(_safe_globals()):
+        try:
+            unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(f)
+        except (ValueError, RuntimeError, OSError, KeyError):
+            unsafe = []  # not a torch.save file: torch.load below says so
+        if hasattr(f, "seek"):
+            f.seek(0)
+        if unsafe:
+            raise UnsafeCheckpoint(f"holds {', '.join(sorted(unsafe)[:5])}"
+                                   + (f" and {len(unsafe) - 5} more" if len(unsafe) > 5 else "")
+                                   + ", which a checkpoint may not (tensors, numbers, strings, "
+                                   "lists, dicts and numeric numpy arrays only)")
+        try:
+            return torch.load(f, map_location=map_location, weights_only=True)
+        except pickle.UnpicklingError as e:  # a type built inside the pickle (an object array)
+            import re
+
+            found = re.findall(r"(?:GLOBAL|but got) <?(?:class )?'?([\w.]+)", str(e))
+            if not found:
+                raise  # not a refusal: a damaged file
+            raise UnsafeCheckpoint(f"holds {found[0]}, which a checkpoint may not (tensors, "
+                                   "numbers, strings, lists, dicts and numeric numpy arrays "
+                                   "only)") from None
 
 
 def checkpoint_dir(results_dir: Path, name: str) -> Path:
@@ -102,7 +163,14 @@ class Checkpoint:
         if self.path is None or not self.path.exists():
             return None
         try:
-            saved = torch.load(self.path, map_location=device, weights_only=False)
+            saved = load_state(self.path, device)
+            if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict):
+                raise ValueError("not a checkpoint of this book")
+        except UnsafeCheckpoint as e:  # never unpickled: discarded, so it is not tried again
+            warnings.warn(f"checkpoint {self.path} {e}: discarded unread; {self.label} starts "
+                          "over", stacklevel=2)
+            self.path.unlink(missing_ok=True)
+            return None
         except Exception as e:  # noqa: BLE001 - a damaged checkpoint is only lost time
             warnings.warn(f"checkpoint {self.path} unreadable ({type(e).__name__}); {self.label}"
                           " starts over", stacklevel=2)
@@ -135,8 +203,6 @@ class Checkpoint:
         if self.path is not None and (stop or now - self._last_save >= self.every_s):
             self.save(step, state())
         if stop:
-            from .notebook import BudgetExhausted
-
             raise BudgetExhausted(f"time budget: {self.label} checkpointed at step {step}"
                                   + (f" ({self.path.name})" if self.path is not None else ""))
 

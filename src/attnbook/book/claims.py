@@ -12,6 +12,13 @@ the modules changed since, and :func:`status_table` marks such an entry stale. I
 carries ``criterion``, the fingerprint of the criterion that decided it (:func:`criterion_sha`:
 the row's criterion and thresholds, and the code of its function in ``attnbook.criteria``); an entry
 decided by a criterion that has changed since is stale too.
+
+Each entry carries the sha256 of its content (:func:`entry_sha`, over everything but the hash
+itself), checked on every read like a stored result's: an entry that does not parse or whose
+content does not match its hash (edited by hand, cut short) is **damaged**. Its verdict is not
+used: :func:`status_table` reports it for its own claim and profile alone (column ``damaged``),
+every other claim goes on, and ``python -m attnbook stale`` lists the file. An entry recorded
+before entries carried a hash counts as stale (:data:`UNHASHED`) until its chapter runs again.
 """
 
 import hashlib
@@ -24,11 +31,11 @@ import pandas as pd
 
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
-from .store import atomic_write, dumps, jsonable
+from .store import atomic_write, dumps, finite_json, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "criterion_sha",
-           "load_ledger", "record", "recorded_ids", "stale_modules", "status_table",
-           "verdict_line"]
+__all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "check_entry",
+           "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "record",
+           "recorded_ids", "stale_modules", "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "not reproduced", "not testable", "partly run", "not run",
@@ -37,6 +44,7 @@ NOT_TESTABLE = "not testable"  # a verdict: the measurement does not meet the cr
 LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
                   "thresholds"]
 CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
+UNHASHED = "(no sha256: recorded before ledger entries carried one)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
 
 
@@ -52,11 +60,41 @@ def _stamp(claims_dir: Path) -> tuple:
                  for p in sorted(claims_dir.glob("*.csv")))
 
 
+def _check_csv(path: Path) -> None:
+    """Raise one line naming the file and line of the first malformed record of a ledger CSV
+    (a quote never closed, a field too many or too few), before pandas reads it."""
+    import csv
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise AttnbookError(f"{path}: cannot be read as UTF-8 text ({type(e).__name__})") from None
+    reader = csv.reader(text.splitlines(keepends=True), strict=True)
+    start, header = 1, None
+    try:
+        for row in reader:
+            if row and header is None:
+                header = row
+            elif row and len(row) != len(header):
+                raise AttnbookError(f"{path}: line {start}: {len(row)} fields where the header "
+                                    f"has {len(header)} (a comma outside quotes?)")
+            start = reader.line_num + 1
+    except csv.Error as e:
+        why = ("a quoted field opened here is never closed" if "end of data" in str(e)
+               else f"malformed ({e})")
+        raise AttnbookError(f"{path}: line {start}: {why}") from None
+
+
 @lru_cache(maxsize=4)
 def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
     frames = []
     for csv in sorted(claims_dir.glob("*.csv")):
-        df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        _check_csv(csv)
+        try:
+            df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        except (ValueError, pd.errors.ParserError) as e:
+            raise AttnbookError(f"{csv}: cannot be read as CSV "
+                                f"({str(e).strip().splitlines()[-1][:120]})") from None
         if list(df.columns) != LEDGER_COLUMNS:
             raise AttnbookError(f"{csv}: columns must be {LEDGER_COLUMNS}, got {list(df.columns)}")
         frames.append(df.assign(work=csv.stem))
@@ -148,15 +186,54 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     name = claim_id + (f"__{_slug(part)}" if part else "")
     path = claims_dir / "results" / profile / f"{name}.json"
     if path.exists():  # a re-draw with the same verdict keeps the run that established it
-        try:  # ... unless that run's code has changed since (or the file is damaged)
-            old = json.loads(path.read_text())
-        except ValueError:
-            old = {}
-        if all(old.get(k) == entry[k] for k in ("status", "measured", "details", "notebook")) \
-                and not stale_modules(old, claims_dir):
-            return old
+        # ... unless that run's code has changed since, or the file is damaged
+        old, problem = check_entry(path)
+        if old is not None and not problem and \
+                all(old.get(k) == entry[k] for k in ("status", "measured", "details",
+                                                     "notebook")) \
+                and not set(stale_modules(old, claims_dir)) - {UNHASHED}:
+            if "sha256" in old:
+                return old
+            entry = {k: v for k, v in old.items() if k != "sha256"}  # confirmed: now hashed
+    entry = finite_json(entry)
+    entry["sha256"] = entry_sha(entry)
     atomic_write(path, dumps(entry, indent=1, sort_keys=True))
     return entry
+
+
+def entry_sha(entry: dict) -> str:
+    """sha256 of a ledger entry's content: its canonical JSON without the ``sha256`` key."""
+    body = {k: v for k, v in entry.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(finite_json(body), sort_keys=True, separators=(",", ":"),
+                                     allow_nan=False).encode()).hexdigest()
+
+
+def check_entry(path: Path) -> tuple[dict | None, str | None]:
+    """Read and check one ledger entry: ``(entry, problem)``; ``problem`` is None or one line
+    saying why the file cannot be used (it does not parse, is no ledger entry, or its content
+    does not match its recorded sha256). An entry without a hash is returned as it is
+    (:func:`stale_modules` marks it stale)."""
+    try:
+        entry = json.loads(path.read_text())
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) \
+                or entry.get("status") not in STATUSES or not isinstance(entry.get("run"), dict) \
+                or not isinstance(entry.get("measured"), str):
+            raise ValueError("not a ledger entry")
+    except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
+        return None, f"cannot be read as a ledger entry ({type(e).__name__}: {_short(e)})"
+    if "sha256" in entry:
+        try:
+            ok = entry_sha(entry) == entry["sha256"]
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            return None, "content does not match its recorded sha256 (damaged or edited)"
+    return entry, None
+
+
+def _short(e: Exception, limit: int = 80) -> str:
+    text = str(e).splitlines()[0] if str(e) else ""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _device(run: dict) -> str:
@@ -178,6 +255,8 @@ def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
             changed.add(CRITERION_CHANGED)
     except (KeyError, IndexError):  # an id no longer in the ledger
         changed.add(CRITERION_CHANGED)
+    if "sha256" not in entry:
+        changed.add(UNHASHED)
     return sorted(changed)
 
 
@@ -188,19 +267,29 @@ def _dirty(run: dict) -> str:
     return ""
 
 
-def _results(claims_dir: Path, profiles) -> list[dict]:
-    out = []
+def _results(claims_dir: Path, profiles) -> tuple[list[dict], list[dict]]:
+    """The intact entries of ``profiles``, and the damaged ones (:func:`damaged_entries`)."""
+    out, damaged = [], []
     for profile in profiles:
         for f in sorted((claims_dir / "results" / profile).glob("*.json")):
-            try:
-                entry = json.loads(f.read_text())
-                if not isinstance(entry, dict) or "id" not in entry:
-                    raise ValueError("not a ledger entry")
-            except ValueError as e:
-                raise AttnbookError(f"{f}: damaged ledger entry ({type(e).__name__}: {e}); "
-                                    f"delete it and re-run its notebook") from e
-            out.append(entry)
-    return out
+            entry, problem = check_entry(f)
+            if problem:
+                damaged.append({"id": f.stem.split("__")[0], "profile": profile, "path": f,
+                                "problem": problem})
+            elif entry.get("id") != f.stem.split("__")[0] or entry.get("profile") != profile:
+                damaged.append({"id": f.stem.split("__")[0], "profile": profile, "path": f,
+                                "problem": f"holds the entry of {entry.get('id')!r} at "
+                                           f"{entry.get('profile')!r} (moved or renamed)"})
+            else:
+                out.append(entry)
+    return out, damaged
+
+
+def damaged_entries(profile: str | None = None, claims_dir: Path | None = None) -> list[dict]:
+    """The ledger entries that cannot be used: {id (from the file name), profile, path,
+    problem}, one per file."""
+    claims_dir = Path(claims_dir or _claims_dir())
+    return _results(claims_dir, [profile] if profile else list(PROFILES))[1]
 
 
 _RECORD = re.compile(r"""\.record\(""")
@@ -254,23 +343,27 @@ def status_table(profile: str | None = None, *, parts: bool = False,
         raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
     profiles = [profile] if profile else list(PROFILES)
     ledger = load_ledger(claims_dir)
-    results = _results(claims_dir, profiles)
+    results, damaged = _results(claims_dir, profiles)
     checked = chapter_claims(notebooks_dir)
     rows = []
     for _, c in ledger.iterrows():
         for p in profiles:
             mine = [r for r in results if r["id"] == c["id"] and r["profile"] == p]
+            bad = "; ".join(f"{d['path'].name}: {d['problem']}" for d in damaged
+                            if d["id"] == c["id"] and d["profile"] == p)
             base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "type": c["type"],
                     "source": c["source"],
-                    "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"]}
+                    "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"],
+                    "damaged": bad}
             if not mine:
                 rows.append({**base, "part": None,
                              "status": "not run" if c["id"] in checked else "no chapter yet",
-                             "measured": "",
+                             "measured": "damaged ledger entry" if bad else "",
                              "notebook": "", "commit": "", "device": "", "time": "",
                              "stale": "", "dirty": ""})
                 continue
-            statuses = [r["status"] for r in mine]
+            n_bad = sum(d["id"] == c["id"] and d["profile"] == p for d in damaged)
+            statuses = [r["status"] for r in mine] + ["not run"] * n_bad  # damaged: unknown
             ran = [s for s in statuses if s != "not run"]
             if not ran:
                 status = "not run"
@@ -290,6 +383,8 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                 measured = f"{k}/{len(statuses)} parts reproduced"
                 if len(ran) < len(statuses):
                     measured += f", {len(statuses) - len(ran)} not run"
+                if n_bad:
+                    measured += f" ({n_bad} damaged)"
             last = max(mine, key=lambda r: r["run"].get("time", ""))
             stale = sorted({m for r in mine for m in stale_modules(r, claims_dir)})
             dirty = next((_dirty(r["run"]) for r in mine if _dirty(r["run"])), "")
@@ -307,5 +402,5 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                                      "device": _device(r["run"]),
                                      "time": r["run"].get("time", ""),
                                      "stale": ", ".join(stale_modules(r, claims_dir)),
-                                     "dirty": _dirty(r["run"])})
+                                     "dirty": _dirty(r["run"]), "damaged": ""})
     return pd.DataFrame(rows)

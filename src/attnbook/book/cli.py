@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 1 a notebook failed; 2 bad input (nothing ran) or a notebook rejected its
 parameters; 75 (``run --time-budget``) the budget ran out first: what finished is stored, the
-same command resumes; 130 interrupted.
+same command resumes; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM), cleaned up as an
+interruption.
 """
 
 import argparse
@@ -37,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
                         "would not finish in time, finished ones are kept, a notebook stopped "
                         "so is 'partly run' (no verdict), and the exit code is 75; the same "
                         "command then resumes")
+    r.add_argument("--no-cost-check", action="store_true",
+                   help="run even where the .yml's estimate of a run with changed parameters "
+                        "exceeds the machine's memory, or an hour at a profile meant to take "
+                        "minutes")
 
     pl = sub.add_parser("plan", help="per chapter at a profile: sweep configurations, stored "
                                      "results, estimated cost and where it runs (cpu or gpu)")
@@ -64,13 +69,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from .runner import UsageError, execute, exit_code, plan
+    from .runner import UsageError, check_environment, execute, exit_code, plan
 
+    check_environment()
     budget = _time_budget(args.time_budget)
     deadline = time.time() + budget if budget is not None else None
     jobs = plan(args.notebooks, args.profile, args.parameter)
     if args.recompute and args.cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
+    if not args.no_cost_check and not args.cache_only:  # --cache-only computes nothing
+        from .plan import check_costs
+
+        check_costs(jobs, device=_device() if any(j.overrides for j in jobs) else "cpu",
+                    budgeted=budget is not None)
     # chapters whose .yml says their full profile runs on a CPU (cost: full: where: cpu) get no
     # warning; the others, and those that say nothing, are sized for a GPU
     gpu = [j.spec.stem for j in jobs if not j.overrides
@@ -127,15 +138,20 @@ def _time_budget(text: str | None) -> float | None:
     """``--time-budget`` in seconds (a finite number > 0), or None."""
     if text is None:
         return None
-    from .runner import UsageError
+    from .runner import UsageError, shown
 
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"--time-budget {text!r}: allowed a number of seconds > 0")
+    if not math.isfinite(value) or not MIN_BUDGET_S <= value <= MAX_BUDGET_S:
+        raise UsageError(f"--time-budget {shown(text)}: allowed a number of seconds "
+                         f"{MIN_BUDGET_S:g} <= SECONDS <= {MAX_BUDGET_S:g} (a kernel takes "
+                         "seconds to start: a shorter budget can never fit a unit)")
     return value
+
+
+MIN_BUDGET_S, MAX_BUDGET_S = 1.0, 1e7  # --time-budget: a second to about four months
 
 
 def _plan(args) -> int:
@@ -162,27 +178,35 @@ def _claims(args) -> int:
 
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
     cols = ["id", "part", "profile", "status", "paper_value", "measured", "notebook", "commit",
-            "kind", "type", "source", "device", "time"]
-    if args.json:
-        print(json.dumps(table[cols].to_dict(orient="records"), indent=1))
+            "kind", "type", "source", "device", "time", "stale", "damaged"]
+    ran = ~table["status"].isin(["not run", "no chapter yet"])
+    stale = ran & (table["stale"].fillna("") != "")
+    damaged = table["damaged"].fillna("") != ""
+    if args.json:  # "stale": the changed modules ('' when current); "damaged": the bad files
+        print(json.dumps(table[cols].fillna("").to_dict(orient="records"), indent=1))
     else:
         import pandas as pd
 
+        shown = table.assign(status=table["status"]
+                             + stale.map({True: " (stale)", False: ""})
+                             + damaged.map({True: " (damaged entry)", False: ""}))
         with pd.option_context("display.max_rows", None, "display.max_colwidth", 60,
                                "display.width", 200):
-            print(table[["id", "part", "profile", "status", "paper_value", "measured"]]
+            print(shown[["id", "part", "profile", "status", "paper_value", "measured"]]
                   .fillna("").to_string(index=False))
+    if stale.any() or damaged.any():
+        print(f"{int(stale.sum())} verdicts are stale (computed by code or decided by a criterion "
+              f"that has changed since), {int(damaged.sum())} have a damaged ledger entry: "
+              "python -m attnbook stale lists them", file=sys.stderr)
     return 0
 
 
 def _params(args) -> int:
     from .profiles import load_spec
-    from .runner import UsageError, available_notebooks
+    from .runner import available_notebooks, resolve_notebook
 
     available = available_notebooks()
-    stem = args.notebook.removesuffix(".ipynb").split("/")[-1]
-    if stem not in available:
-        raise UsageError(f"unknown notebook {args.notebook!r}: available {', '.join(available)}")
+    stem = resolve_notebook(args.notebook, available)
     spec = load_spec(available[stem])
     print(f"{stem}: parameter = default (cpu) | allowed | " + " | ".join(PROFILES))
     for name, default in spec.defaults.items():
@@ -219,16 +243,77 @@ def _stale(args) -> int:
         n += 1
         print(f"{row['notebook']}\t{row['profile']}\tledger {row['id']}\t"
               f"stale (changed: {row['stale']})")
+    from .claims import damaged_entries
+
+    chapters = _claim_chapters()
+    for d in damaged_entries(args.profile):
+        n += 1
+        rel = d["path"].relative_to(paths.ROOT) if d["path"].is_relative_to(paths.ROOT) \
+            else d["path"]
+        print(f"{chapters.get(d['id'], '?')}\t{d['profile']}\t{rel}\tdamaged ledger entry: "
+              f"{d['problem']}")
     print(f"{n} stale or damaged" + (f" at profile {args.profile}" if args.profile else ""),
           file=sys.stderr)
     return 0
 
 
+def _claim_chapters() -> dict:
+    """claim id -> the stem of the chapter that records it."""
+    from .. import paths
+    from .claims import recorded_ids
+
+    out = {}
+    for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        try:
+            cells = json.loads(nb.read_text()).get("cells", [])
+        except ValueError:
+            continue
+        for c in cells:
+            if c.get("cell_type") == "code":
+                for cid in recorded_ids("".join(c.get("source", ""))):
+                    out.setdefault(cid, nb.stem)
+    return out
+
+
+def _split_values(argv: list[str]) -> tuple[list[str], list[tuple[str, str]] | None]:
+    """``run``'s arguments with every ``-p NAME VALUE`` taken out (argparse reads a VALUE
+    such as ``-1e-3`` or ``-inf`` as an option), and ``--profile``/``--time-budget`` joined
+    to a value that starts with ``-``; the pairs taken out (None: not ``run``)."""
+    if not argv or argv[0] != "run":
+        return argv, None
+    out, pairs, i = [], [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out += argv[i:]
+            break
+        if a in ("-p", "--parameter") and i + 2 < len(argv):
+            pairs.append((argv[i + 1], argv[i + 2]))
+            i += 3
+            continue
+        if a in ("--profile", "--time-budget") and i + 1 < len(argv) \
+                and argv[i + 1].startswith("-") and argv[i + 1] not in ("-p", "--parameter"):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out, pairs
+
+
+def _one_line(message: str, limit: int = 1000) -> str:
+    text = " ".join(str(message).split("\n"))
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
 def main(argv=None) -> int:
+    argv, pairs = _split_values(list(sys.argv[1:] if argv is None else argv))
     args = _parser().parse_args(argv)
+    if pairs is not None:
+        args.parameter = [list(p) for p in pairs] + list(args.parameter or [])
     try:
         if args.command == "run":
-            return _run(args)
+            return _guarded_run(args)
         if args.command == "plan":
             return _plan(args)
         if args.command == "claims":
@@ -246,11 +331,34 @@ def main(argv=None) -> int:
             print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
             return 0
     except AttnbookError as e:
-        print(f"attnbook: error: {e}", file=sys.stderr)
+        print(f"attnbook: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("attnbook: interrupted: the kernel was shut down and the run recorded as "
+    except KeyboardInterrupt as e:
+        from .runner import Terminated
+
+        what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"attnbook: {what}: the kernel was shut down and the run recorded as "
               "interrupted in build/manifest.jsonl; finished sweep configurations are kept",
               file=sys.stderr)
-        return 130
+        return 143 if isinstance(e, Terminated) else 130
     return 0
+
+
+def _guarded_run(args) -> int:
+    """:func:`_run` with SIGTERM turned into :class:`~attnbook.book.runner.Terminated` (an
+    interruption): the kernel is shut down, scratch files removed, the manifest written."""
+    import signal
+
+    from .runner import Terminated
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    try:
+        before = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        return _run(args)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -37,6 +37,7 @@ from docutils import nodes
 from .. import paths
 from .claims import recorded_ids
 from .plotting import FIGURE_KEY
+from .provenance import short_device
 
 __all__ = ["rewrite_notebook", "claim_label", "check_label", "verdict_class", "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
@@ -69,8 +70,11 @@ def verdict_class(status: str) -> str:
 
 
 def badge_status(row) -> str:
-    """A ledger row's badge: its status, or ``stale`` when a result that ran is stale."""
+    """A ledger row's badge: its status, or ``stale`` when a result that ran is stale or its
+    ledger entry is damaged (its verdict unknown)."""
     status = row["status"]
+    if str(row.get("damaged") or ""):
+        return "stale"
     if status not in ("not run", "no chapter yet") and str(row.get("stale") or ""):
         return "stale"
     return status
@@ -81,8 +85,6 @@ def _fmt(value) -> str:
 
 
 def _short_device(device: str) -> str:
-    from .report import short_device
-
     return short_device(device)
 
 

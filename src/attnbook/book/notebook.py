@@ -43,7 +43,14 @@ from .. import paths
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
-from .checkpoints import MIN_SLICE_S, Checkpoint, Finished, checkpoint_dir, unit_key
+from .checkpoints import (
+    MIN_SLICE_S,
+    BudgetExhausted,
+    Checkpoint,
+    Finished,
+    checkpoint_dir,
+    unit_key,
+)
 from .executors import default_executor
 from .provenance import function_modules, provenance
 from .store import ResultStore, config_key, total_wall
@@ -62,11 +69,6 @@ ENV_DEADLINE = "ATTNBOOK_DEADLINE"  # seconds since the epoch: no sweep unit sta
 ENV_BUDGET_REPORT = "ATTNBOOK_BUDGET_REPORT"  # file a stopped sweep appends what is missing to
 ENV_SOURCE = "ATTNBOOK_SOURCE"  # JSON {commit, dirty, diff_sha256}: the commit of a copy of the
 # tree that has no git (a machine the tree was copied to, checked against its file hashes)
-
-
-class BudgetExhausted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
-    """The run's time budget ends before the next unit of a sweep would: the finished units
-    are stored, the rest of the notebook does not run, and no verdict is recorded."""
 
 
 def deadline() -> float | None:

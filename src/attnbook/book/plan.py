@@ -7,14 +7,29 @@ chapter's ``.yml`` (see :mod:`attnbook.book.profiles`; ``unknown`` where it has 
 many results of that profile are already stored and current under ``data/results/`` (a run
 computes only the others). A notebook stopped by its time budget in the last budgeted run
 (``build/time-budget.json``) shows what it still lacks.
+
+Before a run with parameters changed from its profile's (``-p``), :func:`check_costs` estimates
+its memory and time from the chapter's ``estimate`` section (:mod:`attnbook.book.profiles`):
+the minutes of a profile whose ``cost`` says it runs where this run does, scaled by the ratio
+of ``work`` at the run's parameters to ``work`` at that profile's, and ``memory_gb`` as it is.
+A run that needs more memory than the machine has, or more than an hour at a profile meant
+to take minutes (``ci``, ``cpu``; not under ``--time-budget``, which stops it in time), is
+refused in one line with the estimate, before any kernel starts; ``--no-cost-check`` runs it
+anyway. The estimates are orders of magnitude, not measurements.
 """
 
 import json
+import math
+import os
 
 from .. import paths
 from .store import stored_counts
 
-__all__ = ["cost_table", "format_table"]
+__all__ = ["cost_table", "format_table", "estimate", "check_costs", "machine_memory_gb",
+           "MINUTES_PROFILES", "MAX_MINUTES"]
+
+MINUTES_PROFILES = ("ci", "cpu")  # profiles meant to take seconds or minutes
+MAX_MINUTES = 60.0  # what such a profile may be stretched to with -p before it is refused
 
 UNKNOWN = "unknown"
 
@@ -96,3 +111,93 @@ def format_table(rows: list[dict], profile: str) -> str:
     unknown = sum(r["where"] == UNKNOWN for r in rows)
     lines.append("; ".join(totals) + f"; unknown: {unknown}")
     return "\n".join(lines)
+
+
+def _work(spec, params: dict) -> float | None:
+    from .profiles import evaluate
+
+    expr = spec.estimate.get("work")
+    if not expr:
+        return None
+    try:
+        value = float(evaluate(expr, {**spec.defaults, **params}))
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def estimate(job, where: str = "cpu") -> dict:
+    """What ``job`` (:func:`attnbook.book.runner.plan`) is estimated to cost on a ``where``
+    (``cpu`` or ``gpu``) machine: ``{"minutes", "memory_gb", "basis"}``, each None where the
+    chapter's .yml cannot tell (no ``estimate`` section, no ``cost`` of that kind)."""
+    from .profiles import evaluate
+
+    spec = job.spec
+    out = {"minutes": None, "memory_gb": None, "basis": ""}
+    if spec.estimate.get("memory_gb"):
+        try:
+            gb = float(evaluate(spec.estimate["memory_gb"], {**spec.defaults, **job.parameters}))
+            out["memory_gb"] = gb if math.isfinite(gb) else None
+        except (ArithmeticError, ValueError, TypeError):
+            pass
+    work = _work(spec, job.parameters)
+    for ref in dict.fromkeys([job.profile, "cpu", "long", "full", "ci"]):
+        cost = spec.cost.get(ref) or {}
+        if cost.get("where") != where or not cost.get("minutes") or work is None:
+            continue
+        ref_work = _work(spec, spec.parameters(ref))
+        if ref_work:
+            out["minutes"] = cost["minutes"] * work / ref_work
+            out["basis"] = f"profile {ref}'s {cost['minutes']:g} minutes"
+            break
+    return out
+
+
+def machine_memory_gb(device: str = "cpu") -> float | None:
+    """The memory a run may use: the GPU's on ``cuda``, else the machine's RAM (None if
+    unknown)."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_properties(0).total_memory / 1e9
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _amount(minutes: float) -> str:
+    if minutes < 120:
+        return f"{minutes:.3g} minutes"
+    if minutes < 60 * 48:
+        return f"{minutes / 60:.3g} hours"
+    return f"{minutes / 1440:.3g} days"
+
+
+def check_costs(jobs, *, device: str = "cpu", budgeted: bool = False,
+                memory_gb: float | None = None) -> None:
+    """Refuse (:class:`~attnbook.book.runner.UsageError`, one line) the first job with changed
+    parameters whose estimate exceeds the machine's memory, or an hour at a profile meant to
+    take minutes (unless ``budgeted``: a time budget stops it in time)."""
+    from .runner import UsageError
+
+    memory_gb = machine_memory_gb(device) if memory_gb is None else memory_gb
+    where = "gpu" if device == "cuda" else "cpu"
+    for job in jobs:
+        if not job.overrides:  # a profile as defined: its cost is the .yml's own promise
+            continue
+        est = estimate(job, where)
+        changed = ", ".join(f"{k} {v!r}"[:40] for k, v in sorted(job.overrides.items()))
+        if est["memory_gb"] is not None and memory_gb and est["memory_gb"] > memory_gb:
+            raise UsageError(
+                f"{job.spec.stem}: at {changed} the run needs about {est['memory_gb']:.3g} GB "
+                f"(estimated from {job.spec.stem}.yml), more than this machine's "
+                f"{memory_gb:.3g} GB: choose smaller values, or add --no-cost-check to run it "
+                "anyway")
+        if not budgeted and job.profile in MINUTES_PROFILES and est["minutes"] is not None \
+                and est["minutes"] > MAX_MINUTES:
+            raise UsageError(
+                f"{job.spec.stem}: at {changed} the run takes about {_amount(est['minutes'])} "
+                f"on this {where} (estimated from {est['basis']} and {job.spec.stem}.yml), "
+                f"and profile {job.profile} is meant to take minutes: choose smaller values, "
+                "give a --time-budget, or add --no-cost-check to run it anyway")

@@ -18,6 +18,12 @@ the default (``cpu``) profile, and a sibling ``notebooks/<stem>.yml``::
       full: {where: gpu, minutes: 60, units: 30, flop: 5.0e17, measured: false,
              note: "6 x parameters x tokens"}
 
+A text parameter that names a file or folder says so with ``{path: directory}`` (or ``file``),
+optionally with ``suffixes: [.png, .jpg]`` (a directory must hold such a file, a file must
+end in one): a value that is not empty must exist, checked before any kernel starts, and a
+relative path given with ``-p`` is made absolute from the current directory (the kernel runs
+in ``notebooks/``). The empty string means none.
+
 A ``cost`` entry says where the profile is meant to run (``where``: ``cpu`` or ``gpu``), its
 wall time there in minutes, the number of sweep configurations or models it trains
 (``units``), its floating-point operations (``flop``), whether these were ``measured`` or
@@ -40,6 +46,18 @@ displays, comprehensions and generator expressions, and the functions
 ``threshold("W-F7", "low_divisor")`` reads a number of a claim's criterion from the ledger
 (:func:`attnbook.criteria.thresholds`), so a rule that keeps a profile able to decide a claim
 does not repeat the criterion's numbers.
+
+An optional ``estimate`` section says how a run's cost follows its parameters, as two such
+expressions (``**`` and ``log2`` allowed too)::
+
+    estimate:
+      work: "steps * batch * N * N * d"   # proportional to the run's time
+      memory_gb: "12 * batch * N * N * d / 1e9 + 0.5"   # the most memory it holds at once
+
+``python -m attnbook run`` scales a profile's ``cost`` minutes by the ratio of ``work`` at the
+run's parameters to ``work`` at that profile's, and refuses a run with changed parameters that
+needs more memory than the machine has, or more than an hour at a profile meant to take
+minutes (``ci``, ``cpu``), before any kernel starts (:mod:`attnbook.book.plan`).
 """
 
 import ast
@@ -57,9 +75,10 @@ from .claims import PROFILES
 OPTIONAL_PROFILES = ("long",)
 
 __all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value",
-           "COST_KEYS"]
+           "evaluate", "COST_KEYS", "ESTIMATE_KEYS"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
+ESTIMATE_KEYS = ("work", "memory_gb")  # the .yml's estimate section: expressions
 COST_KEYS = {"where": "cpu or gpu", "minutes": "a number > 0", "units": "an integer >= 1",
              "flop": "a number > 0", "measured": "true or false", "note": "text"}
 
@@ -75,9 +94,10 @@ def _threshold(claim_id: str, name: str) -> float:
 
 
 _FUNCS = {"min": min, "max": max, "len": len, "all": all, "any": any, "sum": sum, "abs": abs,
-          "range": range, "comb": math.comb, "threshold": _threshold}
+          "range": range, "comb": math.comb, "threshold": _threshold, "log2": math.log2}
 _NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-          ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare,
+          ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+          ast.Compare,
           ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Name,
           ast.Load, ast.Store, ast.Constant, ast.Call, ast.List, ast.Tuple, ast.IfExp,
           ast.GeneratorExp, ast.ListComp, ast.comprehension)
@@ -121,6 +141,11 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
     return tuple(names)
 
 
+def evaluate(expr: str, params: dict):
+    """The value of an expression of the .yml (a rule, an estimate) at ``params``."""
+    return _evaluate(expr, params)
+
+
 def _evaluate(expr: str, params: dict):
     # the expression passed _compile_rule: no attributes, subscripts, lambdas or imports
     return eval(compile(ast.parse(expr, mode="eval"), "<rule>", "eval"),  # noqa: S307
@@ -137,6 +162,7 @@ class NotebookSpec:
     profiles: dict = field(default_factory=dict)
     rules: list = field(default_factory=list)
     cost: dict = field(default_factory=dict)  # profile -> {where, minutes, units, flop, ...}
+    estimate: dict = field(default_factory=dict)  # work, memory_gb: expressions of parameters
 
     @property
     def stem(self) -> str:
@@ -188,6 +214,13 @@ class NotebookSpec:
             raise _rule_error(rule, full, overrides)
         params["profile"] = profile
         return params
+
+    def absolute(self, name: str, value):
+        """``value`` of a ``path`` parameter as an absolute path (from the current directory);
+        any other value as it is."""
+        if isinstance(value, str) and value and "path" in (self.allowed.get(name) or {}):
+            return str(Path(value).expanduser().absolute())
+        return value
 
     def check(self, name: str, value):
         if name in RESERVED:
@@ -337,6 +370,8 @@ def check_value(name: str, value, default, rule: dict):
         what = ("a non-empty " if isinstance(default, (list, tuple)) and default else "a ") \
             + f"value of type {_type_name(default)}"
         raise ParameterError(name, value, what, problem="has the wrong type")
+    if "path" in rule:
+        return _check_path(name, value, rule)
     lo, hi, choices = rule.get("min"), rule.get("max"), rule.get("choices")
     rng = (f"{lo} <= {name} <= {hi}" if lo is not None and hi is not None
            else f"{name} >= {lo}" if lo is not None else f"{name} <= {hi}")
@@ -348,6 +383,36 @@ def check_value(name: str, value, default, rule: dict):
             raise ParameterError(name, value, "one of " + ", ".join(map(str, choices)))
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise ParameterError(name, value, rng)
+    return value
+
+
+def _check_path(name: str, value, rule: dict):
+    """A ``{path: directory|file, suffixes: [...]}`` parameter: empty, or an existing path."""
+    kind, suffixes = rule["path"], [str(x).lower() for x in rule.get("suffixes") or []]
+    what = ("a directory" + (f" holding {'/'.join(suffixes)} files" if suffixes else "")
+            if kind == "directory" else
+            "a file" + (f" ending in {'/'.join(suffixes)}" if suffixes else ""))
+    allowed = f"'' (none) or {what}"
+    if not isinstance(value, str) or "\0" in value:
+        raise ParameterError(name, value, allowed, problem="has the wrong type")
+    if not value:
+        return value
+    path = Path(value).expanduser()
+    try:
+        exists = path.is_dir() if kind == "directory" else path.is_file()
+        if exists and suffixes:
+            exists = any(p.suffix.lower() in suffixes for p in path.iterdir()) \
+                if kind == "directory" else path.suffix.lower() in suffixes
+            if not exists:
+                raise ParameterError(name, value, allowed,
+                                     problem=f"holds no {'/'.join(suffixes)} files"
+                                     if kind == "directory" else "has another suffix")
+    except OSError as e:
+        raise ParameterError(name, value, allowed,
+                             problem=f"cannot be read ({type(e).__name__})") from None
+    if not exists:
+        raise ParameterError(name, value, allowed, problem=f"is not a {kind}"
+                             if path.exists() else "does not exist")
     return value
 
 
@@ -421,10 +486,10 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     yml = nb_path.with_suffix(".yml")
     raw = yaml.safe_load(yml.read_text()) if yml.exists() else {}
     raw = raw or {}
-    extra = set(raw) - {"allowed", "profiles", "rules", "cost"}
+    extra = set(raw) - {"allowed", "profiles", "rules", "cost", "estimate"}
     if extra:
         raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
-                            f"rules, profiles, cost")
+                            f"rules, profiles, cost, estimate")
     allowed = raw.get("allowed") or {}
     profiles = raw.get("profiles") or {}
     for name in allowed:
@@ -437,6 +502,11 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                             f"{', '.join(PROFILES)}")
     for name, default in defaults.items():
         rule = allowed.get(name) or {}
+        if "path" in rule and (rule["path"] not in ("directory", "file")
+                               or not isinstance(default, str)
+                               or set(rule) - {"path", "suffixes"}):
+            raise AttnbookError(f"{yml}: parameter {name!r}: a path rule is {{path: directory "
+                                f"or file, suffixes: [...]}} on a text parameter")
         if name not in RESERVED and _needs_bounds(default) and not (
                 "min" in rule and "max" in rule or "choices" in rule):
             raise AttnbookError(f"{yml}: numeric parameter {name!r} needs both a min and a "
@@ -455,8 +525,15 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                 raise AttnbookError(f"{where}: follow names {k!r}, which the check does not")
             _compile_rule(str(e), where, defaults)
         rules.append(Rule(r["check"], str(r.get("message") or ""), follow, names))
+    estimate = raw.get("estimate") or {}
+    if not isinstance(estimate, dict) or set(estimate) - set(ESTIMATE_KEYS) \
+            or not all(isinstance(e, str) for e in estimate.values()):
+        raise AttnbookError(f"{yml}: estimate must map {' and '.join(ESTIMATE_KEYS)} to "
+                            "expressions of the parameters")
+    for key, expr in estimate.items():
+        _compile_rule(expr, f"{yml}: estimate {key}", defaults)
     spec = NotebookSpec(nb_path, defaults, allowed, profiles, rules,
-                        _check_cost(raw.get("cost"), yml))
+                        _check_cost(raw.get("cost"), yml), estimate)
     for name, value in defaults.items():
         if name not in RESERVED:
             check_value(name, value, value, allowed.get(name) or {})

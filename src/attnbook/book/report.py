@@ -25,6 +25,7 @@ import pandas as pd
 from .. import paths
 from .claims import PROFILES, STATUSES, recorded_ids, status_table
 from .figures import badge_status, check_label
+from .provenance import short_device
 from .publish import chapter_doc
 from .store import stored_counts
 
@@ -53,17 +54,6 @@ def _link(notebook: str, executed: Path) -> str:
     if notebook and (executed / f"{notebook}.ipynb").exists():
         return f"[{notebook}](../{chapter_doc(notebook)}.ipynb)"  # status/ -> chapters/
     return _cell(notebook)
-
-
-def short_device(device: str) -> str:
-    """'cuda: NVIDIA H100 80GB' -> 'NVIDIA H100 80GB'; any CPU -> 'CPU'.
-
-    >>> short_device("cpu: AMD EPYC (2 cores, 1 threads); cuda: NVIDIA H100 80GB HBM3")
-    'CPU, NVIDIA H100 80GB HBM3'
-    """
-    parts = [d.strip() for d in str(device).split(";") if d.strip()]
-    return ", ".join("CPU" if d.startswith("cpu") else d.removeprefix("cuda:").strip()
-                     for d in parts)
 
 
 # -- the paper's values as math ----------------------------------------------------------------
@@ -336,6 +326,8 @@ def _verdict_cell(r, unfinished: list | None = None) -> str:
         txt += f" <br>`{r['commit']}`{dirty}, {short_device(r['device'])}"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += f"; changed since: {_cell(r['stale'])}"
+    if r.get("damaged"):  # its verdict is not used: python -m attnbook stale lists the file
+        txt += f" {{verdict}}`stale` {_cell(r['damaged'])}"
     return txt
 
 

@@ -69,6 +69,32 @@ class UsageError(AttnbookError):
     """Bad command-line input: exit code 2, one line, nothing run."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the kernel shut down, scratch files removed, the run
+    recorded as interrupted (``python -m attnbook run`` then exits 143)."""
+
+
+def check_environment() -> None:
+    """Check the variables a kernel reads (``ATTNBOOK_THREADS``, ``ATTNBOOK_WORKERS``,
+    ``ATTNBOOK_DEVICE``) before any starts: one line and :class:`UsageError` if one is bad."""
+    for name in ("ATTNBOOK_THREADS", "ATTNBOOK_WORKERS"):
+        text = os.environ.get(name, "").strip()
+        if text and (not text.isdigit() or not 1 <= int(text) <= 4096):
+            raise UsageError(f"environment variable {name} = {shown(text)}: allowed an "
+                             "integer 1 <= value <= 4096 (or unset)")
+    device = os.environ.get("ATTNBOOK_DEVICE", "").strip()
+    if device:
+        from ..device import pick_device
+
+        try:
+            pick_device(device)
+        except (AttnbookError, RuntimeError) as e:
+            why = f"allowed {e.allowed}" if isinstance(e, ParameterError) else \
+                (str(e).splitlines() or ["not a device here"])[0]
+            raise UsageError(f"environment variable ATTNBOOK_DEVICE = {shown(device)}: {why}") \
+                from None
+
+
 @dataclass
 class Job:
     spec: NotebookSpec
@@ -104,6 +130,46 @@ def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
     return {s: found[s] for s in order}
 
 
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a one-line message: its first line, at most ``limit`` characters.
+
+    >>> shown("x" * 100, 10), shown("a\\nb")
+    ("'xxxxxxxxxx... (100 characters)", "'a... (2 lines)")
+    """
+    text = str(value)
+    lines = text.splitlines() or [""]
+    out = repr(lines[0][:limit])[:-1] if len(lines[0]) > limit or len(lines) > 1 \
+        else repr(text)
+    if len(lines[0]) > limit:
+        return out + f"... ({len(text)} characters)"
+    if len(lines) > 1:
+        return out + f"... ({len(lines)} lines)"
+    return out
+
+
+def resolve_notebook(name: str, available: dict[str, Path]) -> str:
+    """The stem of the book's notebook ``name`` names: a stem (``levine2020_lemma1``, with or
+    without ``.ipynb``), or a path (with a ``/``) that resolves to one of ``available``'s
+    files. Anything else is a :class:`UsageError`: a path is never cut down to its stem."""
+    listing = f"available {', '.join(available)}"
+    if "/" not in name and os.sep not in name:
+        stem = name.removesuffix(".ipynb")
+        if stem not in available:
+            raise UsageError(f"unknown notebook {shown(name)}: {listing}")
+        return stem
+    path = Path(name)
+    if path.suffix != ".ipynb":
+        path = path.with_name(path.name + ".ipynb")
+    stem = path.stem
+    if not path.is_file():
+        raise UsageError(f"notebook path {shown(name)}: no such file ({path}); give a stem "
+                         f"or the path of a notebook of the book: {listing}")
+    if stem not in available or path.resolve() != available[stem].resolve():
+        raise UsageError(f"notebook path {shown(name)} is not a notebook of the book (those "
+                         f"are under {Path(next(iter(available.values()))).parent}): {listing}")
+    return stem
+
+
 def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = None) -> list[Job]:
     """Resolve and check everything before running anything; raise UsageError if bad."""
     from .claims import PROFILES
@@ -115,9 +181,7 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
         raise UsageError(f"no notebooks found in {notebooks_dir or paths.NOTEBOOKS}")
     chosen = []
     for name in names or list(available):
-        stem = Path(name).stem if name.endswith(".ipynb") else Path(name).name
-        if stem not in available:
-            raise UsageError(f"unknown notebook {name!r}: available {', '.join(available)}")
+        stem = resolve_notebook(name, available)
         if stem not in chosen:
             chosen.append(stem)
     seen = set()
@@ -141,7 +205,8 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
             for pname, text in raw_overrides:
                 if pname not in spec.defaults:
                     spec.check(pname, text)  # raises: names the notebook and its parameters
-                overrides[pname] = parse_value(pname, text, spec.defaults[pname])
+                overrides[pname] = spec.absolute(pname, parse_value(pname, text,
+                                                                    spec.defaults[pname]))
             defined = {**spec.defaults, **spec.parameters(profile)}
             notes = []
             params = spec.parameters(profile, overrides, notes)
@@ -149,34 +214,62 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
                        if k != "profile" and v != defined[k]}
             jobs.append(Job(spec, profile, params, changed, notes))
         except ParameterError as e:
-            raise UsageError(f"{stem}: {e}") from e
+            message = str(e)
+            if isinstance(getattr(e, "value", None), (str, list, tuple)):  # the value, cut
+                message = message.replace(repr(e.value), shown(e.value), 1)
+            raise UsageError(f"{stem}: {message}") from e
     return jobs
 
 
-def _error_summary(exc: Exception) -> tuple[str, str]:
-    """(exception name, one-line message) of a notebook failure."""
+def _error_summary(exc: Exception, limit: int = 500) -> tuple[str, str]:
+    """(exception name, one-line message) of a notebook failure: a message of several lines
+    (a value with a newline in it) keeps them all, in order, joined by a visible ``\\n``."""
     ename = getattr(exc, "ename", type(exc).__name__)
-    evalue = str(getattr(exc, "evalue", exc)).strip().splitlines()
-    return ename, (evalue[-1] if evalue else "")
+    text = "\\n".join(x.rstrip() for x in str(getattr(exc, "evalue", exc)).strip().splitlines())
+    return ename, (text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)")
 
 
 _WARNING = re.compile(r"^(?:(\S+?):(\d+): )?(\w*Warning): (.*)$")
 
 
+def _cell_files(cells) -> dict[str, str]:
+    """The file name ipykernel gives each code cell's source (``<hash>.py``, the hash of the
+    source) -> ``cell N`` (N counting the source notebook's cells, markdown included; the
+    cell papermill injects is not one of them)."""
+    try:
+        from ipykernel.compiler import get_tmp_hash_seed, murmur2_x86
+    except ImportError:
+        return {}
+    out, n = {}, 0
+    for cell in cells:
+        injected = "injected-parameters" in cell.get("metadata", {}).get("tags", [])
+        n += not injected
+        if cell.get("cell_type") == "code":
+            name = f"{murmur2_x86(cell.get('source', ''), get_tmp_hash_seed())}.py"
+            out[name] = "injected parameters" if injected else f"cell {n}"
+    return out
+
+
 def printed_warnings(nb_path: Path) -> list[str]:
     """The Python warnings an executed notebook printed on stderr, as ``Category: message
-    (file:line)``, in order, without repeats."""
+    (where)``, in order, without repeats: ``where`` is ``cell N, line L`` for code of the
+    notebook's own cells (ipykernel runs them from files named by a hash), else
+    ``file:line``."""
     import nbformat
 
     found = []
-    for cell in nbformat.read(nb_path, as_version=4).cells:
+    cells = nbformat.read(nb_path, as_version=4).cells
+    files = _cell_files(cells)
+    for cell in cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") != "stream" or out.get("name") != "stderr":
                 continue
             for line in out.get("text", "").splitlines():
                 m = _WARNING.match(line.strip())
                 if m:
-                    where = f" ({Path(m[1]).name}:{m[2]})" if m[1] else ""
+                    name = Path(m[1]).name if m[1] else ""
+                    where = (f" ({files[name]}, line {m[2]})" if name in files else
+                             f" ({name}:{m[2]})" if name else "")
                     text = f"{m[3]}: {m[4]}{where}"
                     if text not in found:
                         found.append(text)
@@ -200,10 +293,14 @@ def hide_injected_parameters(nb_path: Path) -> None:
         nbformat.write(nb, nb_path)
 
 
-def _ipc_kernel_manager():
+def _ipc_kernel_manager(stderr: Path | None = None):
     """A kernel manager on local sockets (IPC) rather than TCP ports: no port is opened, and
     the kernel has no reason to warn about unencrypted TCP. Each kernel gets its own socket
-    prefix in the temporary folder (short, so under the 107-byte socket path limit)."""
+    prefix in the temporary folder (short, so under the 107-byte socket path limit).
+
+    ``stderr``: the file the kernel process's own stderr goes to (its log: what a notebook
+    prints reaches the notebook, not this stream), so that a kernel shut down mid-reply by
+    Ctrl-C does not print its socket errors over the runner's one line."""
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -214,6 +311,12 @@ def _ipc_kernel_manager():
             kwargs.setdefault("ip", os.path.join(tempfile.gettempdir(),
                                                  f"attnbook-kernel-{uuid.uuid4().hex[:12]}"))
             super().__init__(**kwargs)
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            if stderr is None or "stderr" in kw:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(stderr, "ab") as log:  # the kernel keeps its own descriptor
+                return await super()._async_launch_kernel(kernel_cmd, stderr=log, **kw)
 
     return IPCKernelManager
 
@@ -230,6 +333,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     """
     if recompute and cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
+    check_environment()
     import papermill
 
     build = Path(build_dir or paths.BUILD)
@@ -238,7 +342,6 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         d.mkdir(parents=True, exist_ok=True)
     manifest = build / "manifest.jsonl"
     base = source_provenance(provenance())
-    kernel_manager = _ipc_kernel_manager()
     entries = []
     budget_file = build / "time-budget.json"
     if deadline is not None:
@@ -261,6 +364,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         figs_tmp = scratch / f"{stem}.{run_id}.figures"
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
         report = scratch / f"{stem}.{run_id}.budget.jsonl"
+        kernel_log = scratch / f"{stem}.{run_id}.kernel.log"  # the kernel process's stderr
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
             + (f" · exploratory, results and figures in {explore}" if explore else ""))
@@ -281,15 +385,17 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             papermill.execute_notebook(
                 str(job.spec.path), str(tmp), parameters=job.parameters, kernel_name="python3",
                 progress_bar=sys.stderr.isatty(), cwd=str(job.spec.path.parent),
-                kernel_manager_class=kernel_manager)
+                kernel_manager_class=_ipc_kernel_manager(kernel_log))
             hide_injected_parameters(tmp)
             out.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, out)
             _move_figures(figs_tmp, figs_dest)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             # papermill has shut the kernel down on its way out; nothing of this run is kept
-            # but the sweep configurations it finished (stored as they finished)
-            status, error, interrupted = "interrupted", "KeyboardInterrupt", True
+            # but the sweep configurations it finished (stored as they finished). A second
+            # Ctrl-C (or SIGTERM) waits until the manifest is written
+            held = _hold_stops()
+            status, error, interrupted = "interrupted", type(e).__name__, e
             tmp.unlink(missing_ok=True)
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
             ename, msg = _error_summary(e)
@@ -305,6 +411,10 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         finally:
             shutil.rmtree(figs_tmp, ignore_errors=True)  # a failed run's figures are not kept
             report.unlink(missing_ok=True)
+            if status not in ("ok", "interrupted", PARTLY_RUN) and kernel_log.exists() \
+                    and kernel_log.stat().st_size:  # a failure: what the kernel said is kept
+                os.replace(kernel_log, failed / f"{stem}.kernel.log")
+            kernel_log.unlink(missing_ok=True)
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -332,7 +442,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         entries.append(entry)
         if interrupted:
             log(f"      interrupted after {wall:.1f} s")
-            raise KeyboardInterrupt
+            _release_stops(held)
+            raise interrupted
         log(f"      {status} in {wall:.1f} s" + (f" · {error}" if error else "")
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
         for w in warned:
@@ -340,6 +451,26 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     if deadline is not None:
         _write_budget(budget_file, entries, deadline)
     return entries
+
+
+def _hold_stops() -> dict:
+    """Ignore SIGINT and SIGTERM (while an interrupted run is recorded); the handlers before."""
+    import signal
+
+    held = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            held[sig] = signal.signal(sig, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
+    return held
+
+
+def _release_stops(held: dict) -> None:
+    import signal
+
+    for sig, handler in held.items():
+        signal.signal(sig, handler)
 
 
 def _read_report(path: Path) -> list[dict]:

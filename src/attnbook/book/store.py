@@ -265,6 +265,10 @@ class ResultStore:
             record, problem, changed = check_record(
                 path, csv_text=self._memory.get(csv))
             if problem:
+                if self.cache_only:  # nothing may be recomputed: say which file, and why not
+                    raise CacheMiss(f"stored result {problem}; it cannot be recomputed under "
+                                    "--cache-only: restore the file (git checkout), or run "
+                                    "without --cache-only to recompute it")
                 if self.readonly:
                     from ..errors import AttnbookError
 
