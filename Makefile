@@ -25,7 +25,9 @@ help:
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "  WORKERS=2                   a sweep's units in 2 worker processes of one thread each"
 	@echo "make claims PROFILE=..        print the claims ledger"
-	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since"
+	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since,"
+	@echo "                              or that are damaged"
+	@echo "make extremes                 the consistency chapters at the ends of their parameters' ranges"
 
 venv: $(STAMP)
 $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml

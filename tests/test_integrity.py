@@ -421,11 +421,12 @@ def test_8_a_damaged_ledger_entry_or_manifest_line_is_named_not_a_traceback(cli_
     entry = cli_sandbox / "data" / "claims" / "results" / "cpu" / "L-Lem1.json"
     entry.parent.mkdir(parents=True)
     entry.write_text('{"id": "L-Lem1", "status": "repro')
-    # reported for its own claim alone: the others are listed, the command goes on
+    # named for its own claim alone: the ledger is still printed, and stale lists the file
     assert main(["claims", "--profile", "cpu"]) == 0
     out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    assert "L-Lem1" in out and "damaged" in out and "1 have a damaged ledger entry" in err
+    assert "L-Lem1" in out and "1 have a damaged ledger entry" in err and "Traceback" not in err
+    assert main(["stale", "--profile", "cpu"]) == 0
+    assert "L-Lem1.json\tdamaged ledger entry: cannot be read" in capsys.readouterr().out
     manifest = cli_sandbox / "manifest.jsonl"
     good = {"notebook": "a_ok", "profile": "ci", "status": "ok", "wall_s": 1, "device": "cpu",
             "commit": "abc", "start": "s"}
