@@ -451,7 +451,12 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
         sub = whole[whole["work"] == work]
         if sub.empty:
             continue
+        share = 66 // len(profiles)  # the profiles' columns share what claim and paper leave
         lines += ["", f"## {title}", "",
+                  # column widths (a LaTeX table of long cells; the PDF): a longtable, which
+                  # breaks across pages, rather than tabulary, which overflows TeX's dimensions
+                  "::::{table}", f":widths: 14 20 {' '.join([str(share)] * len(profiles))}",
+                  ":class: longtable attnbook-status-table", "",
                   "| claim | paper | " + " | ".join(f"`{p}`" for p in profiles) + " |",
                   "|---|---|" + "---|" * len(profiles)]
         criteria = []
@@ -472,7 +477,7 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
             lines.append(f"| {claim} | {_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
             criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
-        lines += ["", "Criteria:", ""] + [f"- {c}" for c in criteria]
+        lines += ["::::", "", "Criteria:", ""] + [f"- {c}" for c in criteria]
     return "\n".join(lines) + "\n"
 
 
@@ -684,11 +689,13 @@ def _chapter_link(notebook: str) -> str:
 
 
 # -- the home page's summary ------------------------------------------------------------------
-def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OVERVIEW}") -> str:
+def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OVERVIEW}",
+                     pdf: str | None = None) -> str:
     """What the book found, for its home page (``book/intro.md`` includes it): the overview
     figure, the verdicts counted per profile, the effects that reproduced at the largest
     scale run, and every effect that did not reproduce or could not be tested, each a badge
-    linking to its row of the status page. Links are relative to ``book/``."""
+    linking to its row of the status page; ``pdf``: the book as one PDF, offered for download
+    (built by ``make pdf`` before the HTML). Links are relative to ``book/``."""
     from .display import shown_profiles
 
     whole = _whole(table)
@@ -706,6 +713,9 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
         lines.append(f"| `{p}` | {_count_cell(at[at['type'] == 'effect'])} | "
                      f"{_count_cell(at[at['type'] == 'consistency'])} |")
     lines.append("")
+    if pdf:
+        lines += [f"The whole book is also one PDF: {{download}}`attnbook.pdf <{pdf}>` (from "
+                  "jupyter-book's LaTeX builder).", ""]
     effects = whole[whole["type"] == "effect"]
     ran = effects[~effects["status"].isin(["not run", "no chapter yet"])]
     order = {p: i for i, p in enumerate(PROFILES)}
@@ -768,5 +778,8 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts()))
     out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
                                          paths.COMMITTED_RESULTS))
-    out[2].write_text(summary_markdown(table))
+    pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
+    out[2].write_text(summary_markdown(table, pdf=f"../{pdf.relative_to(pages.parent).as_posix()}"
+                                       if pdf.exists() and pdf.is_relative_to(pages.parent)
+                                       else None))
     return out
