@@ -166,3 +166,12 @@ def test_verdict_words_and_profiles():
     assert shown_profiles(table) == ["cpu", "long", "full"]
     table.loc[0, "status"] = "reproduced"
     assert shown_profiles(table) == ["ci", "cpu", "long", "full"]
+
+
+def test_a_verdict_of_many_parts_shows_those_that_failed_and_folds_the_rest():
+    parts = [{"part": f"cell {i}", "status": "not reproduced" if i == 3 else "reproduced",
+              "measured": f"fraction 0.{i}"} for i in range(display.MANY_PARTS + 2)]
+    md = verdict_markdown("M-T1tab", "cpu", parts)
+    shown, folded = md.split(":::{dropdown}")
+    assert "**cell 3**: fraction 0.3" in shown and "**cell 2**" not in shown
+    assert f"All {len(parts)} parts" in folded and "**cell 2**: fraction 0.2" in folded

@@ -32,6 +32,7 @@ __all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_s
 DASH = "—"
 MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
                "undefined, such as a spread over a single seed)"
+MANY_PARTS = 6  # a verdict with more parts lists those that did not reproduce, the rest folded
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}])")
 _UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_min": "min", "_pct": "%", "_mb": "MB"}
 
@@ -385,11 +386,22 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
     else:
         k = sum(p["status"] == "reproduced" for p in parts)
         title += f", {k} of {len(parts)} parts reproduced"
-        body.append("**Measured**, part by part:")
-        body.append("\n".join(
-            f"- {{verdict}}`{p['status']} <{claim_id}>` "
-            f"**{escape(p['part'] if p.get('part') is not None else claim_id)}**: "
-            f"{escape(p['measured'])}" for p in parts))
+
+        def items(rows):
+            return "\n".join(
+                f"- {{verdict}}`{p['status']} <{claim_id}>` "
+                f"**{escape(p['part'] if p.get('part') is not None else claim_id)}**: "
+                f"{escape(p['measured'])}" for p in rows)
+
+        if len(parts) <= MANY_PARTS:
+            body += ["**Measured**, part by part:", items(parts)]
+        else:  # the parts that decide in view, every part one click away
+            other = [p for p in parts if p["status"] != "reproduced"]
+            body += [f"**Measured**: {len(parts) - len(other)} parts reproduced"
+                     + (", and these not:" if other else ".")]
+            if other:
+                body.append(items(other))
+            body.append(f":::{{dropdown}} All {len(parts)} parts\n{items(parts)}\n:::")
         if paper_text:
             body.append(paper_text)
     if criterion:
@@ -460,7 +472,12 @@ def ledger_markdown(table, claim_ids, profiles=None) -> str:
                 lines.append(item)
                 continue
             lines.append(item + f" ({escape(w['measured'])})")
-            for _, r in parts.iterrows():
+            shown = parts
+            if len(parts) > MANY_PARTS:  # those that did not reproduce; all on the status page
+                shown = parts[parts["status"] != "reproduced"]
+                lines[-1] += (f"; {len(parts) - len(shown)} parts reproduced"
+                              + (", and these not:" if len(shown) else ""))
+            for _, r in shown.iterrows():
                 lines.append(f"  - {_verdict_roles(r)} **{escape(r['part'])}**: "
                              f"{escape(r['measured'])}")
         blocks.append("\n".join(lines))

@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from .. import paths  # noqa: E402
 
-__all__ = ["save_figure", "add_footer", "figure_output", "figure_table", "style", "in_kernel",
-           "FIGURE_KEY"]
+__all__ = ["save_figure", "add_footer", "paper_trend", "figure_output", "figure_table", "style",
+           "in_kernel", "FIGURE_KEY"]
 
 FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
 
@@ -63,6 +63,19 @@ def save_figure(fig, name: str, footer: str = "", data=None):
     if table is not None:
         table.to_csv(paths.FIGURES / f"{name}.csv", index=False)
     return png
+
+
+def paper_trend(ax, text: str, direction: str = "up", span=(0.08, 0.62)) -> None:
+    """Draw the paper's finding on a redrawn figure as its shape: a grey dashed arrow across
+    the panel, rising (``"up"``), falling (``"down"``) or level (``"flat"``), with ``text``
+    ("paper: linear in H until saturation") beside it, in axes coordinates (``span``: where the
+    arrow starts and ends along x), over the data."""
+    x0, x1 = span
+    y0, y1 = {"up": (0.18, 0.62), "down": (0.62, 0.18), "flat": (0.5, 0.5)}[direction]
+    ax.annotate("", xy=(x1, y1), xytext=(x0, y0), xycoords="axes fraction",
+                arrowprops=dict(arrowstyle="->", color="0.45", lw=1.2, ls="--"), zorder=5)
+    ax.text(x0, max(y0, y1) + 0.06, text, transform=ax.transAxes, fontsize=8, color="0.3",
+            zorder=5, bbox=dict(facecolor="white", edgecolor="none", alpha=0.7, pad=1))
 
 
 def add_footer(fig, text: str) -> None:
