@@ -159,11 +159,23 @@ def _frame_rows(df, formats=None, units=None):
                     shown = str(formats[i, j](values[i, j]))
                 except Exception:  # noqa: BLE001 - a format that does not apply: the plain value
                     shown = None
+                if shown is not None and _styler_default(values[i, j], shown):
+                    shown = None  # a column the chapter did not format: formatted as numbers are
             text, gap = _cell(values[i, j], shown)
             missing |= gap
             row.append(text)
         rows.append(row)
     return headers, rows, missing
+
+
+def _styler_default(value, shown: str) -> bool:
+    """Whether ``shown`` is a Styler's default rendering of ``value`` (no format given)."""
+    import pandas as pd
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return False
+    precision = pd.get_option("styler.format.precision")
+    return shown in (f"{value:.{precision}f}", str(value))
 
 
 def _styler_rows(styler, units=None):
@@ -188,12 +200,14 @@ def _styler_rows(styler, units=None):
 
 
 def _as_frame(obj):
-    """A dict or Series as a DataFrame (None: not a table)."""
+    """A dict, a list of row dicts or a Series as a DataFrame (None: not a table)."""
     import pandas as pd
 
     if isinstance(obj, pd.Series):
         name = obj.name if obj.name is not None else "value"
         return obj.to_frame(name=name)
+    if isinstance(obj, (list, tuple)) and obj and all(isinstance(r, dict) for r in obj):
+        return pd.DataFrame(list(obj))  # rows
     if isinstance(obj, dict) and obj:
         values = list(obj.values())
         if all(isinstance(v, dict) for v in values):
@@ -208,7 +222,8 @@ def _as_frame(obj):
 
 def table_markdown(obj, *, units: dict | None = None, missing: str | None = None,
                    note: str | None = None, max_rows: int = 200) -> str:
-    """A DataFrame, Styler, Series or dict as a MyST Markdown table (see the module).
+    """A DataFrame, Styler, Series, dict or list of row dicts as a MyST Markdown table (see the
+    module).
 
     ``units``: column name -> unit, shown as ``name (unit)``; ``missing``: what a dash means
     in this table (default :data:`MISSING_NOTE`); ``note``: a line under the table.
