@@ -242,3 +242,18 @@ def test_execution_report_says_where_and_how_long_each_stored_result_was_compute
     assert row.endswith("| ok in 9.1 s, from cache |")
     assert "| ok (from cache) | 9.1 |" in page
     assert report.work_text({"computed": 12, "total": 36}) == "computed 12 of 36 units"
+
+
+def test_the_paper_trend_and_the_source_stamp_sit_where_they_do_not_hide_data():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2, 3], [0.1, 0.5, 0.9])
+    ax.set_xlabel("heads $H$")
+    plotting.paper_trend(ax, "paper: linear in H", "up")
+    assert any(t.get_text() == "paper: linear in H" for t in ax.texts)
+    plotting.add_footer(fig, "stamp · profile cpu")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    stamp = next(t for t in fig.texts if t.get_text() == "stamp · profile cpu")
+    label = ax.xaxis.label.get_window_extent(renderer)
+    assert stamp.get_window_extent(renderer).y1 <= label.y0 + 1  # below the axis label
+    plt.close(fig)
