@@ -339,10 +339,10 @@ def _whole(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["part"].isna()]
 
 
-def _profile_label(profile: str) -> str:
-    """The profile's name at the head of a verdict cell, shown only where the table is
-    stacked into one column (a phone: ``_static/custom.css``)."""
-    return f'<span class="attnbook-profile-label">{profile}</span> '
+def _profile_label(profile: str, kind: str = "profile") -> str:
+    """A column's name at the head of a cell (a profile, or ``kind="column"``: words), shown
+    only where the table is stacked into one column (a phone: ``_static/custom.css``)."""
+    return f'<span class="attnbook-{kind}-label">{profile}</span> '
 
 
 def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None = None,
@@ -437,7 +437,9 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
               "| profile | effects | consistency checks |", "|---|---|---|"]
     for p in profiles:
         at = whole[whole["profile"] == p]
-        lines.append(f"| `{p}` | {_count_cell(at[at['type'] == 'effect'])} | "
+        lines.append(f"| `{p}` | {_profile_label('effects:', 'column')}"
+                     f"{_count_cell(at[at['type'] == 'effect'])} | "
+                     f"{_profile_label('consistency checks:', 'column')}"
                      f"{_count_cell(at[at['type'] == 'consistency'])} |")
     if "stale" in whole:
         stale = whole[(whole["stale"].fillna("") != "")
