@@ -411,7 +411,9 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
         if len(parts) <= MANY_PARTS:
             body += ["**Measured**, part by part:", items(parts)]
         else:  # the parts that decide in view, every part one click away
-            other = [p for p in parts if p["status"] != "reproduced"]
+            order = {"not reproduced": 0, "not testable": 1}  # what failed first
+            other = sorted((p for p in parts if p["status"] != "reproduced"),
+                           key=lambda p: order.get(p["status"], 2))
             body += [f"**Measured**: {len(parts) - len(other)} parts reproduced"
                      + (", and these not:" if other else ".")]
             if other:
@@ -489,7 +491,9 @@ def ledger_markdown(table, claim_ids, profiles=None) -> str:
             lines.append(item + f" ({escape(w['measured'])})")
             shown = parts
             if len(parts) > MANY_PARTS:  # those that did not reproduce; all on the status page
-                shown = parts[parts["status"] != "reproduced"]
+                shown = parts[parts["status"] != "reproduced"].sort_values(
+                    "status", key=lambda s: s.map({"not reproduced": 0, "not testable": 1})
+                    .fillna(2), kind="stable")
                 lines[-1] += (f"; {len(parts) - len(shown)} parts reproduced"
                               + (", and these not:" if len(shown) else ""))
             for _, r in shown.iterrows():
