@@ -100,8 +100,9 @@ nbval: venv
 
 book-ci: venv pages html
 
-# the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images,
-# links, width, console; screenshots in build/screenshots/
+# the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images and
+# their alt text, links, no sideways scroll at 1400 and 390 px, verdicts unclipped, no raw Python
+# output, the home page's summary, console; screenshots at both widths in build/screenshots/
 browser: venv
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
 
