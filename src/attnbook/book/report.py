@@ -630,7 +630,9 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
                 _toc_rank(kv[0][0]), PROFILES.index(kv[0][1]) if kv[0][1] in PROFILES else 9)):
             when = info["first"] + ("" if info["last"] == info["first"] else
                                     f" to {info['last']}")
-            what = (f"{info['results']} results, computed on {_cell(', '.join(info['devices']))}"
+            n = info["results"]
+            what = (f"{n} result{'s' if n != 1 else ''}, computed on "
+                    f"{_cell(', '.join(info['devices']))}"
                     f" at commit " + ", ".join(f"`{c}`" for c in info["commits"])
                     + (f", {when}" if when else "")
                     + f"; compute time {_seconds(info['compute_s'])}")
