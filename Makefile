@@ -10,10 +10,11 @@ ARGS    ?=
 WORKERS ?=
 PORT    ?= 8000
 HTML    := build/book/_build/html
+PDF     := build/pdf/_build/latex/attnbook.pdf
 STAMP   := $(VENV)/.installed
 
 .PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
-	book-ci browser publish-check run claims stale lock clean extremes
+	book-ci browser publish-check pdf run claims stale lock clean extremes
 
 help:
 	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
@@ -21,7 +22,9 @@ help:
 	@echo "                              the book in a headless browser"
 	@echo "make serve [PORT=8000]        preview the built book on http://127.0.0.1:PORT/"
 	@echo "make publish-check            what the deployment workflow runs: the book from the committed"
-	@echo "                              cpu results (--cache-only: nothing computed), then the browser test"
+	@echo "                              cpu results (--cache-only: nothing computed), its PDF where TeX Live"
+	@echo "                              is installed, then the browser test"
+	@echo "make pdf                      the book as one PDF: build/pdf/_build/latex/attnbook.pdf"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "  WORKERS=2                   a sweep's units in 2 worker processes of one thread each"
 	@echo "make claims PROFILE=..        print the claims ledger"
@@ -107,8 +110,9 @@ nbval: venv
 
 book-ci: venv pages html
 
-# the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images,
-# links, width, console; screenshots in build/screenshots/
+# the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images and
+# their alt text, links, no sideways scroll at 1400 and 390 px, verdicts unclipped, no raw Python
+# output, the home page's summary, console; screenshots at both widths in build/screenshots/
 browser: venv
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
 
@@ -117,8 +121,21 @@ browser: venv
 # computed; committed full results show through the ledger), then the browser test
 publish-check: venv
 	$(MAKE) notebooks PROFILE=cpu ARGS=--cache-only
+	$(MAKE) pages
+	@if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) pdf; \
+	else echo "publish-check: no xelatex/latexmk (TeX Live): the book is built without its PDF"; fi
 	$(MAKE) book-ci
 	$(MAKE) browser
+
+# the book as one PDF, from jupyter-book's LaTeX builder and xelatex (Debian's TeX Live:
+# apt-get install texlive-xetex texlive-latex-recommended texlive-latex-extra
+# texlive-fonts-recommended texlive-plain-generic latexmk fonts-freefont-otf xindy), offline,
+# in a few minutes; an HTML book built after it links it from its home page
+pdf: venv
+	rm -f $(PDF)
+	$(PY) -m attnbook report
+	$(VENV)/bin/jupyter-book build . --builder pdflatex --path-output build/pdf --keep-going
+	@test -s $(PDF) && echo "pdf: $(PDF)"
 
 # ---- maintenance -----------------------------------------------------------------------
 # Re-resolve requirements.in into requirements-lock.txt and environment.yml.

@@ -167,3 +167,93 @@ def test_status_page_opens_with_the_overview_and_links_claims_to_their_checks(tm
     assert "{verdict}`" in md
     checks = report.claim_checks()
     assert checks["L-Lem1"][0][0] == "levine2020_lemma1"
+
+
+def test_code_is_folded_under_its_outputs_except_what_a_reader_learns_from(tmp_path):
+    """hide-input on plotting and setup cells; the parameters, the library's computations
+    and the claim checks stay open; a chapter's own tag wins."""
+    def cell(source, tags=()):
+        return {"cell_type": "code", "metadata": {"tags": list(tags)} if tags else {},
+                "source": source, "outputs": []}
+
+    cells = [cell("profile = 'cpu'", ["parameters"]),
+             cell("import attnbook as ab\nrun = ab.start('x')"),
+             cell("table = run.cached('t', {}, f)\ntable.round(2)"),
+             cell("runs = train_sweep(run.sweep('models'), configs)"),
+             cell("fig, ax = plt.subplots()\nrun.savefig(fig, 'x')"),
+             cell("glue('a', 1, display=False)", ["remove-input"]),
+             cell("print(3)", ["show-input"]),
+             cell('run.record("L-Lem1", True, "ok")')]
+    nb = {"metadata": {}, "cells": cells}
+    out, changed = rewrite_notebook(copy.deepcopy(nb), "levine2020_lemma1", root=tmp_path)
+    code = [c for c in out["cells"] if c["cell_type"] == "code"]
+    folded = ["hide-input" in c["metadata"].get("tags", []) for c in code]
+    assert changed and folded == [False, True, False, False, True, False, False, False]
+    assert code[5]["metadata"]["tags"] == ["remove-input"]
+
+
+def test_figure_images_take_their_caption_as_alt_text():
+    from docutils import nodes
+
+    figure = nodes.figure()
+    figure += nodes.image(uri="a/b.png", alt="a/b.png")
+    caption = nodes.caption()
+    caption += nodes.Text("Accuracy against ")
+    caption += nodes.math(text="d_h")
+    figure += caption
+    doctree = nodes.document(None, None)
+    doctree += figure
+    figures._alt_from_caption(None, doctree, "x")
+    assert next(iter(doctree.findall(nodes.image)))["alt"] == "Accuracy against d_h"
+
+
+def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
+    table = status_table(parts=True)
+    md = report.summary_markdown(table)
+    assert md.startswith(":::{figure} ../status/overview.png\n:name: home-overview")
+    assert "| profile | effects | consistency checks |" in md and "| `ci` |" not in md
+    assert "**What did not reproduce**" in md and "{claim}`M-F3@cpu`" in md
+    strong = md.split("**The papers' findings that reproduced**")[1].split("**What did not")[0]
+    assert "{claim}`" in strong
+    assert "{claim}`M-F3@full`, part H=8 reproduced: largest T memorized perfectly 1295" in md
+
+
+def test_execution_report_says_where_and_how_long_each_stored_result_was_computed(tmp_path):
+    from attnbook.book.store import ResultStore
+
+    root = tmp_path / "results"
+    store = ResultStore("levine2020_lemma1", "full", root=root,
+                        provenance={"commit": "abc", "device": "cuda: NVIDIA H100 80GB HBM3",
+                                    "run_id": "r1"})
+    store.put("s", {"x": 1}, {"y": 1}, wall_s=100.0)
+    store.put("s", {"x": 2}, {"y": 4}, wall_s=100.0)  # one group of two: counted once
+    store.put("s", {"x": 3}, {"y": 9}, wall_s=20.0)
+    info = report.stored_provenance(root)[("levine2020_lemma1", "full")]
+    assert info["results"] == 3 and info["devices"] == ["NVIDIA H100 80GB HBM3"]
+    assert info["commits"] == ["abc"] and info["compute_s"] == 120.0
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps({"notebook": "levine2020_lemma1", "profile": "full",
+                                    "status": "ok", "wall_s": 9.1, "device": "cpu",
+                                    "commit": "def", "start": "s", "overrides": {},
+                                    "work": {"computed": 0, "total": 3}}) + "\n")
+    page = report.execution_markdown(manifest, None, root)
+    row = next(line for line in page.splitlines() if "`full`" in line and "3 results" in line)
+    assert "NVIDIA H100 80GB HBM3" in row and "`abc`" in row and "compute time 2.0 min" in row
+    assert row.endswith("| ok in 9.1 s, from cache |")
+    assert "| ok (from cache) | 9.1 |" in page
+    assert report.work_text({"computed": 12, "total": 36}) == "computed 12 of 36 units"
+
+
+def test_the_paper_trend_and_the_source_stamp_sit_where_they_do_not_hide_data():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2, 3], [0.1, 0.5, 0.9])
+    ax.set_xlabel("heads $H$")
+    plotting.paper_trend(ax, "paper: linear in H", "up")
+    assert any(t.get_text() == "paper: linear in H" for t in ax.texts)
+    plotting.add_footer(fig, "stamp · profile cpu")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    stamp = next(t for t in fig.texts if t.get_text() == "stamp · profile cpu")
+    label = ax.xaxis.label.get_window_extent(renderer)
+    assert stamp.get_window_extent(renderer).y1 <= label.y0 + 1  # below the axis label
+    plt.close(fig)

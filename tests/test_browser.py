@@ -1,15 +1,20 @@
 """The built book in a real browser: Debian's chromium, headless, driven by Playwright.
 
-For the home page, the reproduction status page and every chapter: MathJax typeset every
-formula without an error, every image loaded, every local link (and its ``#anchor``)
-resolves, the page does not scroll sideways at 1400 px (and the status tables show every
-column), and the console shows no error. The status page opens with its overview figure
-and shows each verdict as a coloured badge, one anchored row per claim of the ledger, the
-paper's formulas typeset. Every figure a chapter saved is a numbered, captioned figure with
-its provenance (notebook, profile, commit) beneath, and every claim badge names a verdict.
-Chapters leave out the cell papermill injects and are published under ``chapters/<work>/``,
-not under the build folder. A full-page screenshot of each page goes to
-``build/screenshots/``.
+For the home page, the reproduction status page, the execution report and every chapter:
+MathJax typeset every formula without an error, every image loaded and its alt text is its
+figure's caption, every local link (and its ``#anchor``) resolves, the page does not scroll
+sideways at 1400 px (and the status tables show every column) nor on a 390 px phone, and the
+console shows no error. The home page summarizes what the book found (the overview figure,
+the verdicts per profile, links to the claims' rows). The status page opens with its overview
+figure and shows each verdict as a coloured badge, one anchored row per claim of the ledger,
+the paper's formulas typeset; on the phone every verdict is on the screen, with no sideways
+scroll. Every verdict's text shows whole (no badge or verdict box clips it). Every figure a
+chapter saved is a numbered, captioned figure with its provenance (notebook, profile, commit)
+beneath, and every claim badge names a verdict. No output block is raw Python: a dict's repr
+or a pandas table with its index. Chapters leave out the cell papermill injects and are
+published under ``chapters/<work>/``, not under the build folder. A full-page screenshot of
+each page at both widths goes to ``build/screenshots/`` (``<page>.png`` at 1400 px,
+``<page>-phone.png`` at 390 px).
 
 Run after the book is built (``make browser``, the last step of ``make test``); skipped when
 ``build/book/_build/html`` does not exist. Playwright drives the system chromium
@@ -34,12 +39,14 @@ HTML = paths.BUILD / "book" / "_build" / "html"
 SHOTS = paths.BUILD / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 WIDTH, HEIGHT = 1400, 900
+PHONE = (390, 844)  # a phone's viewport (CSS pixels)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # name -> (path in the built book, kind)
 PAGES = {
     "home": ("index.html", "page"),
     "status": ("status/reproduction_status.html", "status"),
+    "execution": ("status/execution_report.html", "page"),
     "theorem": ("chapters/levine2020/levine2020_lemma1.html", "theorem"),
     "figure": ("chapters/mahdavi2024/mahdavi2024_fig3_saturation.html", "figure"),
 }
@@ -47,7 +54,8 @@ PAGES = {
 PAGES.update({f"chapter-{p.stem}": (p.relative_to(HTML).as_posix(), "chapter")
               for p in sorted(HTML.glob("chapters/*/*.html"))
               if p.relative_to(HTML).as_posix() not in {v[0] for v in PAGES.values()}})
-VERDICTS = {"reproduced", "not-reproduced", "partly-run", "stale", "not-run", "no-chapter-yet"}
+VERDICTS = {"reproduced", "not-reproduced", "not-testable", "partly-run", "stale", "not-run",
+            "no-chapter-yet"}
 
 pytestmark = [
     pytest.mark.browser,
@@ -153,6 +161,102 @@ _BADGES = """() => [...document.querySelectorAll('.attnbook-badge')].map(b => ({
   href: b.closest('a') ? b.closest('a').href : ''}))"""
 
 
+# every figure's images: their alt text, and their caption's text with each formula as the TeX
+# MathJax typeset it from (the alt text is the caption as Sphinx reads it: math as TeX)
+_ALTS = """() => {
+  const tex = new Map();
+  if (window.MathJax && MathJax.startup && MathJax.startup.document) {
+    for (const item of MathJax.startup.document.math) tex.set(item.typesetRoot, item.math);
+  }
+  const text = n => tex.has(n) ? tex.get(n) : n.nodeType === 3 ? n.textContent
+      : [...n.childNodes].map(text).join('');
+  return [...document.querySelectorAll('article figure')].filter(f => f.querySelector('img'))
+    .map(f => { const c = f.querySelector('.caption-text');
+                return {id: f.id, caption: c ? text(c) : null,
+                        alts: [...f.querySelectorAll('img')].map(i => i.getAttribute('alt'))}; });
+}"""
+
+# what no chapter shows: a dict's repr, a pandas table with its index column (HTML, or the
+# text repr that starts rows with 0, 1, 2 ...)
+_RAW_OUTPUTS = r"""() => {
+  const out = [];
+  for (const o of document.querySelectorAll('.cell_output')) {
+    for (const t of o.querySelectorAll('table')) {
+      if (t.classList.contains('dataframe') || t.querySelector('tbody th'))
+        out.push('an indexed pandas table: ' + t.innerText.slice(0, 80));
+    }
+    for (const pre of o.querySelectorAll('pre')) {
+      const txt = pre.innerText;
+      if (/\{\s*(['"][^'"]*['"]|-?\d+(\.\d+)?)\s*:\s*/.test(txt))
+        out.push('a dict printed raw: ' + txt.slice(0, 80));
+      if (/^\s*\S.*\n0\s{2,}\S.*\n1\s{2,}\S/m.test(txt))
+        out.push('a pandas table printed with its index: ' + txt.slice(0, 80));
+    }
+  }
+  return out;
+}"""
+
+# verdicts whose text a box cuts (badges, verdict admonitions and what they hold), and, on the
+# status page at a phone's width, verdict badges outside the screen
+_CLIPPED = """(width) => {
+  const out = [];
+  const els = [...document.querySelectorAll(
+      '.attnbook-badge, div.attnbook-verdict, div.attnbook-verdict p, div.attnbook-verdict li')];
+  for (const e of els) {
+    if (e.scrollWidth > e.clientWidth + 1)
+      out.push(`clipped (${e.scrollWidth} > ${e.clientWidth}): ${e.textContent.slice(0, 60)}`);
+    const r = e.getBoundingClientRect();
+    if (width && r.width && (r.right > width + 1 || r.left < -1))
+      out.push(`off the screen (${Math.round(r.left)}..${Math.round(r.right)} of ${width}): `
+               + e.textContent.slice(0, 60));
+  }
+  return out;
+}"""
+
+
+def _check_phone(page, name, kind) -> list[str]:
+    """The page at a phone's width: no sideways scroll; on the status page, every verdict
+    badge on the screen; a full-page screenshot ``<name>-phone.png``."""
+    width, height = PHONE
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(400)  # the layout, and MathJax's, settle at the new width
+    problems = []
+    scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    if scroll_width > width + 1:
+        wide = page.evaluate(f"""() => [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > {width + 1})
+            .slice(0, 5).map(e => e.tagName + '.' + e.className)""")
+        problems.append(f"scrolls sideways at {width} px: scrollWidth {scroll_width} ({wide})")
+    problems += [f"at {width} px: {p}" for p in page.evaluate(
+        _CLIPPED, width if kind == "status" else 0)]
+    page.screenshot(path=str(SHOTS / f"{name}-phone.png"), full_page=True)
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    return problems
+
+
+def _check_home(page) -> list[str]:
+    """The home page says what the book found: the overview figure, the verdicts counted per
+    profile, and links to the claims' rows of the status page."""
+    problems = []
+    overview = page.evaluate("""() => { const i = document.querySelector('#home-overview img');
+        return i ? i.naturalWidth : -1; }""")
+    if overview <= 0:
+        problems.append("the home page has no overview figure (#home-overview img)")
+    counts = page.evaluate("""() => [...document.querySelectorAll('article table')].filter(
+        t => /effects/.test(t.innerText) && t.querySelector('.attnbook-badge')).length""")
+    if not counts:
+        problems.append("the home page counts no verdicts per profile (a table of badges)")
+    links = page.eval_on_selector_all(
+        "a[href*='reproduction_status.html#claim-'] .attnbook-badge", "bs => bs.length")
+    if links < 3:
+        problems.append(f"the home page links {links} claims to their status rows")
+    text = page.inner_text("article")
+    for words in ("reproduced", "did not reproduce"):
+        if words not in text:
+            problems.append(f"the home page summary does not say what {words!r}")
+    return problems
+
+
 def _check_badges_and_figures(page, kind) -> list[str]:
     """Saved figures numbered, captioned, with provenance; badges naming a verdict; the
     status page's overview figure and one anchored row per claim."""
@@ -172,7 +276,8 @@ def _check_badges_and_figures(page, kind) -> list[str]:
         verdicts = [c.removeprefix("verdict-") for c in b["classes"] if c.startswith("verdict-")]
         if len(verdicts) != 1 or verdicts[0] not in VERDICTS:
             problems.append(f"badge {b['text']!r} names no verdict ({b['classes']})")
-        if kind != "status" and "status/reproduction_status.html#claim-" not in b["href"]:
+        if kind != "status" and "attnbook-plain" not in b["classes"] \
+                and "status/reproduction_status.html#claim-" not in b["href"]:
             problems.append(f"badge {b['text']!r} does not link to its status row")
     if kind == "theorem" and not badges:
         problems.append("a chapter with no claim badge (its claim check links to the ledger)")
@@ -232,6 +337,16 @@ def _check_page(context, server, name, path, kind):
     if kind in ("theorem", "status") and not mj.get("containers"):
         problems.append(f"a {kind} page with no typeset formula (mjx-container)")
 
+    # every figure's image: its caption as alt text (not the file's path)
+    for f in page.evaluate(_ALTS):
+        if f["caption"] is None:
+            continue
+        caption = " ".join(f["caption"].split())
+        for alt in f["alts"]:
+            if " ".join((alt or "").split()) != caption:
+                problems.append(f"figure {f['id']}: alt text {alt!r:.80} is not its caption "
+                                f"{caption!r:.80}")
+
     # images: every one loaded
     images = page.evaluate(_IMAGES)
     problems += [f"image not loaded: {i['src']}" for i in images if not i["w"]]
@@ -269,6 +384,12 @@ def _check_page(context, server, name, path, kind):
         if cut:
             problems.append(f"status tables wider than the page (client, scroll widths): {cut}")
 
+    problems += [f"verdict {c}" for c in page.evaluate(_CLIPPED, 0)]
+    if kind in ("theorem", "figure", "chapter"):
+        problems += page.evaluate(_RAW_OUTPUTS)
+    if name == "home":
+        problems += _check_home(page)
+
     if "build/" in url:  # no page's address shows the build folder
         problems.append(f"page address contains the build folder: {url}")
     # chapters: the injected-parameters cell left out, the parameters kept
@@ -282,6 +403,7 @@ def _check_page(context, server, name, path, kind):
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    problems += _check_phone(page, name, kind)
     page.close()
     problems += console
     return url, problems

@@ -100,7 +100,8 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     for cid in MAP_IDS:
         assert f"**{cid}**" in page
     row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
-    assert row.count("{verdict}`not run`") == 3  # ci, long, full
+    assert row.count("{verdict}`not run`") == 2  # long, full: ci, never run, is left out
+    assert "| claim | paper | `cpu` | `long` | `full` |" in page
     assert "{verdict}`reproduced` error 3e-9 at c = 64" in row
     ledger = claims.load_ledger().set_index("id")
     assert ledger.loc["B-FR", "type"] == "consistency" and "{claim-row}`B-FR` *consistency*" in row
@@ -108,10 +109,16 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
     n_eff, n_con = len(ids["effect"]), len(ids["consistency"])
     assert claims.STATUSES[:4] == ("reproduced", "not reproduced", "not testable", "partly run")
-    assert (f"| `cpu` | effects | 0 | 0 | 0 | 0 | {n_eff - unchecked['effect']} | "
-            f"{unchecked['effect']} |") in page
-    assert (f"| `cpu` | consistency checks | 1 | 0 | 0 | 0 | "
-            f"{n_con - 1 - unchecked['consistency']} | {unchecked['consistency']} |") in page
+    effects = f"{{verdict}}`not run` {n_eff - unchecked['effect']}" + (
+        f" · {{verdict}}`no chapter yet` {unchecked['effect']}" if unchecked["effect"] else "")
+    checks = (f"{{verdict}}`reproduced` 1 · {{verdict}}`not run` "
+              f"{n_con - 1 - unchecked['consistency']}")
+    counts = next(line for line in page.splitlines() if line.startswith("| `cpu` | "))
+    assert f"{effects} | " in counts and counts.endswith(f"{checks} |")
+    # a ci result brings the ci column back
+    claims.record("B-FR", True, "error 1e-8", profile="ci", notebook="nb", run={}, claims_dir=d)
+    page = status_markdown(claims.status_table(claims_dir=d), tmp_path)
+    assert "| claim | paper | `ci` | `cpu` | `long` | `full` |" in page
     assert "No notebook has been run yet" in execution_markdown(tmp_path / "none.jsonl")
 
 
@@ -152,9 +159,9 @@ def test_a_claim_not_run_says_what_an_unfinished_run_has_stored(sandbox, tmp_pat
     page = status_markdown(table, tmp_path, overview=None, checks=checks,
                            stored={("nb_a", "full"): 12, ("nb_b", "full"): 3})
     row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
-    ci, cpu, long, full = row.split(" | ")[-4:]
+    cpu, long, full = row.split(" | ")[-3:]
     assert "12 results of `nb_a` stored by a run that recorded no verdict" in full
-    assert "stored" not in ci + cpu + long and "nb_b" not in row
+    assert "stored" not in cpu + long and "nb_b" not in row
 
 
 def _cli_on(sandbox, monkeypatch):

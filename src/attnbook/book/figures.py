@@ -17,7 +17,9 @@ Markdown cell after its code cell::
 so the figure is numbered, captioned and labelled ``fig-<name>`` (``{numref}`fig-<name>```
 in prose), with its provenance as the figure's legend. Before each code cell that records a
 claim (``run.record("ID", ...)``) it adds the label ``check-<notebook>-<id>`` (the status
-page links there) and a badge per claim linking back to its status row.
+page links there) and a badge per claim linking back to its status row. It folds the code of
+every cell a reader does not learn from under its outputs (:func:`fold_input`: jupyter-book's
+``hide-input``), and every figure's image takes its caption as alt text.
 
 Roles, usable in any page:
 
@@ -25,7 +27,8 @@ Roles, usable in any page:
   (``reproduced``, ``not reproduced``, ``partly run``, ``not run``, ``stale``; without a
   profile, the best-established one), read from the ledger when the page is written, linking
   to the claim's row ``#claim-<id>`` of ``status/reproduction_status``;
-- ``{verdict}`STATUS```: a coloured badge for a verdict, no link;
+- ``{verdict}`STATUS```: a coloured badge for a verdict, no link; ``{verdict}`STATUS <ID>```:
+  the same badge linked to claim ID's row of the status page (a part's or a profile's verdict);
 - ``{claim-row}`ID```: the claim id in bold, with the anchor ``claim-<id>`` (the status page).
 """
 
@@ -39,7 +42,8 @@ from .claims import recorded_ids
 from .plotting import FIGURE_KEY
 from .provenance import short_device
 
-__all__ = ["rewrite_notebook", "claim_label", "check_label", "verdict_class", "badge_status",
+__all__ = ["rewrite_notebook", "fold_input", "claim_label", "check_label", "verdict_class",
+           "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
@@ -164,6 +168,38 @@ def _check_cell(notebook: str, claim_ids: list, profile: str) -> dict:
                     "(each badge links to its row of the reproduction status page).\n")
 
 
+# a code cell stays open when it calls one of these (the library computing a result) or
+# records a claim (the criterion); every other code cell is folded under its outputs
+_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep)\(")
+_SHOWN_TAGS = {"parameters", "show-input"}  # open whatever they hold
+_FOLD_TAGS = {"hide-input", "remove-input", "hide-cell", "remove-cell", "hide-output",
+              "remove-output", "injected-parameters"}  # the chapter's own choice: kept
+
+
+def fold_input(cell: dict) -> bool:
+    """Whether the book folds this code cell's code under its outputs (jupyter-book's
+    ``hide-input``: a "Show code cell source" toggle; the outputs stay in view).
+
+    Open: the parameters cell (and a cell tagged ``show-input``), a cell that computes through
+    the library (``run.cached``, ``run.sweep``, ``run.stored_sweep``) and a claim check (a
+    cell that calls ``run.record``). Folded: the rest (imports and start, plotting, tables,
+    glue). A cell that already carries a tag of its own (hide-input, remove-cell, ...) is left
+    as it is.
+
+    >>> fold_input({"cell_type": "code", "source": "fig, ax = plt.subplots()"})
+    True
+    >>> fold_input({"cell_type": "code", "source": "t = run.cached('x', {}, f)"})
+    False
+    """
+    if cell.get("cell_type") != "code":
+        return False
+    tags = set(cell.get("metadata", {}).get("tags", []))
+    if tags & (_SHOWN_TAGS | _FOLD_TAGS):
+        return False
+    code = "".join(cell.get("source", ""))
+    return not (_COMPUTES.search(code) or recorded_ids(code))
+
+
 def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = None,
                      root=None) -> tuple[dict, bool]:
     """The notebook as the book shows it: each figure output a captioned, labelled figure
@@ -187,6 +223,10 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
             continue
         code = "".join(cell.get("source", ""))
         tags = cell.get("metadata", {}).get("tags", [])
+        if fold_input(cell):
+            cell = {**cell, "metadata": {**cell.get("metadata", {}),
+                                         "tags": [*tags, "hide-input"]}}
+            changed = True
         ids = [] if "remove-cell" in tags else recorded_ids(code)
         ids = [c for c in ids if c not in labelled]
         added = []
@@ -271,8 +311,16 @@ def _claim_role(name, rawtext, text, lineno, inliner, options=None, content=None
 
 
 def _verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{verdict}`STATUS``` (a badge, no link) or ``{verdict}`STATUS <ID>``` (the badge
+    linked to claim ID's row of the status page: a part's verdict, a profile's)."""
+    m = re.fullmatch(r"\s*(.*?)\s*<([^<>]+)>\s*", text)
+    if m:
+        node = claim_badge(rawtext, claim_id=m.group(2).strip(), profile=None,
+                           status=m.group(1).strip())
+        return [node], []
     status = text.strip()
-    return [nodes.inline(rawtext, status, classes=["attnbook-badge", verdict_class(status)])], []
+    return [nodes.inline(rawtext, status, classes=["attnbook-badge", "attnbook-plain",
+                                                   verdict_class(status)])], []
 
 
 def _claim_row_role(name, rawtext, text, lineno, inliner, options=None, content=None):
@@ -297,9 +345,24 @@ def _source_read(app, docname, source):
         app.env.attnbook_badge_docs = getattr(app.env, "attnbook_badge_docs", set()) | {docname}
 
 
+def _alt_from_caption(app, doctree, fromdocname):
+    """Every figure's image gets its caption as alt text (the caption's words, its math as
+    TeX), not the file's path: what a screen reader reads and what shows if it fails."""
+    for figure in doctree.findall(nodes.figure):
+        caption = next(iter(figure.findall(nodes.caption)), None)
+        if caption is None:
+            continue
+        text = " ".join(caption.astext().split())
+        for image in figure.findall(nodes.image):
+            image["alt"] = text
+
+
 def _resolve(app, doctree, fromdocname):
     for node in list(doctree.findall(claim_badge)):
-        text, status = _badge_text(node["claim_id"], node["profile"])
+        if node.get("status"):  # a verdict given as it is, linked to its claim
+            text = status = node["status"]
+        else:
+            text, status = _badge_text(node["claim_id"], node["profile"])
         badge = nodes.inline("", text, classes=["attnbook-badge", verdict_class(status)])
         try:
             uri = app.builder.get_relative_uri(fromdocname, STATUS_DOC)
@@ -349,6 +412,7 @@ def setup(app):
     app.connect("source-read", _source_read)
     app.connect("doctree-read", _badge_docs)
     app.connect("doctree-resolved", _resolve)
+    app.connect("doctree-resolved", _alt_from_caption)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

@@ -43,6 +43,7 @@ from .. import paths
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
+from . import display as _display
 from .checkpoints import (
     MIN_SLICE_S,
     BudgetExhausted,
@@ -67,6 +68,9 @@ ENV_CACHE_ONLY = "ATTNBOOK_CACHE_ONLY"  # compute nothing: a result not stored i
 ENV_DEADLINE = "ATTNBOOK_DEADLINE"  # seconds since the epoch: no sweep unit starts that would
 # not finish by then (attnbook run --time-budget)
 ENV_BUDGET_REPORT = "ATTNBOOK_BUDGET_REPORT"  # file a stopped sweep appends what is missing to
+ENV_WORK_REPORT = "ATTNBOOK_WORK_REPORT"  # file each cached table and sweep appends what it
+# computed to ({"kind", "name", "computed", "total"}): the runner's log says "from cache" or
+# "computed k of n units"
 ENV_SOURCE = "ATTNBOOK_SOURCE"  # JSON {commit, dirty, diff_sha256}: the commit of a copy of the
 # tree that has no git (a machine the tree was copied to, checked against its file hashes)
 
@@ -93,6 +97,16 @@ def _stop(store: ResultStore, message: str, report: dict | None = None):
         with open(path, "a") as f:
             f.write(json.dumps(report, sort_keys=True) + "\n")
     raise BudgetExhausted(message)
+
+
+def report_work(kind: str, name: str, computed: int, total: int) -> None:
+    """Append what a table or sweep computed (``computed`` of its ``total`` units; the others
+    were read from the cache) to the file ``ATTNBOOK_WORK_REPORT`` names, if any."""
+    path = os.environ.get(ENV_WORK_REPORT, "")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"kind": kind, "name": name, "computed": int(computed),
+                                "total": int(total)}, sort_keys=True) + "\n")
 
 
 def source_provenance(info: dict) -> dict:
@@ -138,6 +152,7 @@ class Run:
     readonly: bool = False
     overrides: dict = field(default_factory=dict)  # parameters changed from the profile's
     cache_only: bool = False  # draw every result from the cache; computing one is an error
+    _verdicts: list = field(default_factory=list, repr=False)  # shown when the cell ends
 
     def __post_init__(self):
         self._t0 = time.monotonic()  # a figure's provenance says how long into the run it came
@@ -165,12 +180,26 @@ class Run:
         compute = _within_budget(self.store, compute, f"table {name!r}",
                                  checkpointed=checkpoint)
         earlier = (lambda: ckpt.earlier) if ckpt is not None else None
-        if isinstance(name, str):
-            out = self.store.cached(name, params, compute, earlier)
-            if ckpt is not None:
-                ckpt.clear()
-            return out
-        names, computed = tuple(name), {}
+        label = name if isinstance(name, str) else "+".join(name)
+        ran = []
+
+        def counted(compute=compute):
+            ran.append(True)
+            return compute()
+
+        try:
+            if isinstance(name, str):
+                out = self.store.cached(name, params, counted, earlier)
+                if ckpt is not None:
+                    ckpt.clear()
+                return out
+            return self._cached_tables(tuple(name), params, counted, earlier, ckpt)
+        finally:
+            report_work("table", label, 1 if ran else 0, 1)
+
+    def _cached_tables(self, names, params, compute, earlier, ckpt):
+        """:meth:`cached` for a tuple of names: one computation that yields several tables."""
+        computed = {}
 
         def table(n):
             def one():
@@ -248,29 +277,67 @@ class Run:
         if self.overrides:
             line += (f" [not recorded in the ledger: parameters changed from profile "
                      f"{self.profile}: {self.changed()}]")
-        print(line)
+        if not self._show_verdict_later(claim_id, part, reproduced, measured, line):
+            print(line)
         return line
+
+    def _show_verdict_later(self, claim_id, part, reproduced, measured, line) -> bool:
+        """In a kernel: keep the verdict to show when the cell ends (:meth:`show_verdicts`,
+        one admonition per claim, its parts together). Outside one: False (it is printed)."""
+        from IPython import get_ipython
+
+        from .plotting import in_kernel
+
+        if not in_kernel():
+            return False
+        shell = get_ipython()
+        if not getattr(self, "_verdict_hook", False):
+            shell.events.register("post_run_cell", self.show_verdicts)
+            self._verdict_hook = True
+        self._verdicts.append({"id": claim_id, "part": part, "line": line,
+                               "status": _display.status_of(reproduced),
+                               "measured": str(measured)})
+        return True
+
+    def show_verdicts(self, result=None) -> None:
+        """Show the verdicts recorded since the last call: per claim, a coloured admonition
+        (:func:`attnbook.book.display.verdict_markdown`) whose plain text is the verdict lines
+        (what nbval compares). Called when a cell ends (IPython's ``post_run_cell``)."""
+        from IPython.display import display
+
+        pending, self._verdicts[:] = list(self._verdicts), []
+        if not pending:
+            return
+        ledger = _claims.load_ledger().set_index("id")
+        note = ""
+        if self.overrides:
+            note = (f"*Not recorded in the ledger: parameters changed from profile "
+                    f"`{self.profile}`: {_display.escape(self.changed())}.*")
+        for claim_id in dict.fromkeys(v["id"] for v in pending):
+            mine = [v for v in pending if v["id"] == claim_id]
+            row = ledger.loc[claim_id]
+            text = _display.verdict_markdown(
+                claim_id, self.profile, mine, paper=row["paper_value"],
+                criterion=row["criterion"], source=row["source"], note=note)
+            display({"text/plain": "\n".join(v["line"] for v in mine), "text/markdown": text},
+                    raw=True)
 
     def changed(self) -> str:
         """The parameters changed from the profile's, as ``name=value, ...`` ('' if none)."""
         return ", ".join(f"{k}={v!r}" for k, v in sorted(self.overrides.items()))
 
     def ledger(self, *claim_ids: str):
-        """This chapter's claims: the paper's value beside the verdict at every profile.
+        """This chapter's claims: the paper's value beside the verdict at every profile, each
+        part of a claim of several parts with its own value.
 
         Reads the ledger as it stands, so it shows other profiles' committed results too (a
-        `cpu` build shows the `full` results computed on a GPU).
+        `cpu` build shows the `full` results computed on a GPU). Shown as a cell's result, one
+        block per claim (:func:`attnbook.book.display.ledger_markdown`); ``.frame`` holds the
+        rows (one per claim, part and profile).
         """
-        import pandas as pd
-
-        table = _claims.status_table()
-        table = table[table["id"].isin(claim_ids)]
-        cell = table["status"] + (": " + table["measured"]).where(table["measured"] != "", "")
-        wide = (table.assign(cell=cell)
-                .pivot(index="id", columns="profile", values="cell")
-                .reindex(index=list(claim_ids), columns=list(_claims.PROFILES)))
-        paper = table.drop_duplicates("id").set_index("id")["paper_value"]
-        return pd.concat([paper.rename("paper"), wide], axis=1).rename_axis("claim")
+        table = _claims.status_table(parts=True)
+        return _display.LedgerView(table[table["id"].isin(claim_ids)], list(claim_ids),
+                                   _display.shown_profiles(table))
 
     # -- figures ---------------------------------------------------------------------------
     def savefig(self, fig, name: str, source: str = "", *, caption: str | None = None,
@@ -359,6 +426,7 @@ class Sweep:
                                  "distinct configurations (duplicates found)")
         todo = self.missing(configs)
         if not todo:
+            report_work("sweep", self.name, 0, len(configs))
             return self.frame(configs)
         self.store.refuse_to_compute(f"sweep {self.name!r} ({len(todo)} of {len(configs)} "
                                      "configurations)")
@@ -400,6 +468,7 @@ class Sweep:
             close = getattr(work, "close", None)
             if close is not None:
                 close()  # a generator stopped by the budget computes nothing more
+            report_work("sweep", self.name, len(todo) - budget.missing, len(configs))
         return self.frame(configs)
 
     def missing(self, configs):
@@ -514,6 +583,7 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     seed_everything(seed)
+    _display.install()  # tables and dicts left as a cell's result show as tables in the book
     # libraries (transformers, datasets) draw their bars with tqdm.auto; without ipywidgets it
     # falls back to text after a warning that would otherwise end up in every executed notebook
     warnings.filterwarnings("ignore", message="IProgress not found", module="tqdm")

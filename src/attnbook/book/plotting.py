@@ -13,7 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from .. import paths  # noqa: E402
 
-__all__ = ["save_figure", "figure_output", "figure_table", "style", "FIGURE_KEY"]
+__all__ = ["save_figure", "add_footer", "paper_trend", "figure_output", "figure_table", "style",
+           "in_kernel", "FIGURE_KEY"]
 
 FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
 
@@ -54,7 +55,7 @@ def save_figure(fig, name: str, footer: str = "", data=None):
     numbers, when ``data`` is given: see :func:`figure_table`); return the PNG path."""
     table = figure_table(data) if data is not None else None
     if footer:
-        fig.text(0.995, 0.005, footer, ha="right", va="bottom", fontsize=7, color="0.45")
+        add_footer(fig, footer)
     paths.FIGURES.mkdir(parents=True, exist_ok=True)
     png = paths.FIGURES / f"{name}.png"
     fig.savefig(png, bbox_inches="tight")
@@ -64,7 +65,31 @@ def save_figure(fig, name: str, footer: str = "", data=None):
     return png
 
 
-def _in_kernel() -> bool:
+def paper_trend(ax, text: str, direction: str = "up", span=(0.08, 0.62)) -> None:
+    """Draw the paper's finding on a redrawn figure as its shape: a grey dashed arrow across
+    the panel, rising (``"up"``), falling (``"down"``) or level (``"flat"``), with ``text``
+    ("paper: linear in H until saturation") beside it, in axes coordinates (``span``: where the
+    arrow starts and ends along x), over the data."""
+    x0, x1 = span
+    y0, y1 = {"up": (0.18, 0.62), "down": (0.62, 0.18), "flat": (0.5, 0.5)}[direction]
+    ax.annotate("", xy=(x1, y1), xytext=(x0, y0), xycoords="axes fraction",
+                arrowprops=dict(arrowstyle="->", color="0.45", lw=1.2, ls="--"), zorder=5)
+    ax.text(x0, max(y0, y1) + 0.06, text, transform=ax.transAxes, fontsize=8, color="0.3",
+            zorder=5, bbox=dict(facecolor="white", edgecolor="none", alpha=0.7, pad=1))
+
+
+def add_footer(fig, text: str) -> None:
+    """Write ``text`` small under everything the figure draws (its axes' labels and tick
+    labels, a legend below them), right-aligned, so that it never overlaps an axis label."""
+    fig.canvas.draw()  # the layout as it will be saved
+    box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+    width, height = fig.get_size_inches()
+    fig.text(min(box.x1 / width, 1.0), box.y0 / height - 0.02 / height, text, ha="right",
+             va="top", fontsize=7, color="0.45")
+
+
+def in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (a notebook), where outputs are displayed."""
     if "ipykernel" not in sys.modules:
         return False
     from IPython import get_ipython
@@ -79,7 +104,7 @@ def figure_output(fig, png, info: dict) -> bool:
     that the inline backend does not show it a second time. The book
     (:mod:`attnbook.book.figures`) turns that output into a numbered, captioned figure with its
     provenance. Outside a kernel it does nothing and returns False."""
-    if not _in_kernel():
+    if not in_kernel():
         return False
     import base64
 

@@ -1,14 +1,22 @@
-"""Generated book pages: the reproduction status (from the ledger) and the execution report
-(from the manifest). Written to ``status/`` (git-ignored, at the repository root) before the
-book is built, so they are published as ``status/reproduction_status.html`` and
-``status/execution_report.html``, next to the ``chapters/`` they link to.
+"""Generated book pages: the reproduction status (from the ledger), the execution report
+(from the stored results' provenance and the manifest) and the home page's summary. Written to
+``status/`` (git-ignored, at the repository root) before the book is built, so they are
+published as ``status/reproduction_status.html`` and ``status/execution_report.html``, next to
+the ``chapters/`` they link to; ``book/intro.md`` includes ``status/summary.md``.
 
 The status page opens with an overview figure (``status/overview.png``: claims per profile,
-coloured by verdict, effects apart from consistency checks), then gives per work one table
-row per claim: its anchor ``#claim-<id>`` (chapters' badges link there), a link to each
-chapter cell that checks it (:func:`claim_checks`), the paper's value with its formulas as
-math (:func:`paper_math`), and a verdict badge per profile (the ``{verdict}`` and
-``{claim-row}`` roles of :mod:`attnbook.book.figures`).
+coloured by verdict, effects above consistency checks), then gives per work one table row per
+claim: its anchor ``#claim-<id>`` (chapters' badges link there), a link to each chapter cell
+that checks it (:func:`claim_checks`), the paper's value with its formulas as math
+(:func:`paper_math`), and a verdict badge per profile (the ``{verdict}`` and ``{claim-row}``
+roles of :mod:`attnbook.book.figures`), a claim of several parts with each part's verdict and
+value. The ``ci`` column shows only where some claim has a ``ci`` result (never in a book
+built from committed results). On a phone the table is stacked, each verdict under its
+profile's name (``_static/custom.css``).
+
+The execution report gives, per chapter and profile, where and how long its stored results
+were computed (commit, device, compute time: :func:`stored_provenance`) beside this build's
+run of it (redrawn from the cache, or what it computed), then this build's runs.
 
 Both mark what no longer stands for the code as it is: a ledger entry or stored result whose
 library modules changed since it was computed is **stale** (with the modules), never shown
@@ -29,7 +37,8 @@ from .provenance import short_device
 from .publish import chapter_doc
 from .store import stored_counts
 
-__all__ = ["write_pages", "status_markdown", "execution_markdown", "overview_figure",
+__all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
+           "stored_provenance", "work_text", "overview_figure",
            "paper_math", "claim_checks", "short_device"]
 
 _WORK_TITLES = {
@@ -260,13 +269,17 @@ def _verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 
 def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     """The status page's overview: claims per profile as bars coloured by verdict (hatched
-    where stale), effects and consistency checks side by side."""
+    where stale), effects above consistency checks, so that it reads on a phone's width too;
+    the profiles of :func:`~attnbook.book.display.shown_profiles`."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
+    from .display import shown_profiles
     from .plotting import style
 
     style()
+    table = _whole(table)
+    profiles = shown_profiles(table)
     counts = _verdict_counts(table)
 
     def count(p, kind, status, stale):
@@ -274,52 +287,72 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
         return int(counts.loc[(p, kind), key]) if (p, kind) in counts.index \
             and key in counts.columns else 0
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 2.6))
+    fig, axes = plt.subplots(2, 1, figsize=(6.4, 1.2 + 0.95 * len(profiles) * 2))
     for ax, kind, label in zip(axes, ("effect", "consistency"),
                                ("effects (the papers' findings)",
                                 "consistency checks (proven bounds)"), strict=True):
-        left = [0] * len(PROFILES)
+        left = [0] * len(profiles)
         for status in STATUSES:
             for stale in (False, True):
-                n = [count(p, kind, status, stale) for p in PROFILES]
-                bars = ax.barh(list(PROFILES), n, left=left, color=COLOURS[status],
+                n = [count(p, kind, status, stale) for p in profiles]
+                bars = ax.barh(list(profiles), n, left=left, color=COLOURS[status],
                                edgecolor="white", linewidth=0.8, hatch="///" if stale else None,
                                alpha=0.55 if stale else 1.0)
                 for bar, k in zip(bars, n, strict=True):
                     if k:
                         ax.text(bar.get_x() + bar.get_width() / 2,
                                 bar.get_y() + bar.get_height() / 2, str(k), ha="center",
-                                va="center", fontsize=8, fontweight="bold",
+                                va="center", fontsize=10, fontweight="bold",
                                 color="0.15" if stale or status == "no chapter yet" else "white")
                 left = [a + b for a, b in zip(left, n, strict=True)]
         ax.invert_yaxis()
-        ax.set(title=label, xlabel="claims")
+        ax.set_title(label, fontsize=11, loc="left")
+        ax.set_xlabel("claims", fontsize=10)
         ax.grid(False)
-        ax.tick_params(axis="y", length=0)
-    axes[0].set_ylabel("profile")
+        ax.tick_params(axis="y", length=0, labelsize=11)
     handles = [Patch(color=COLOURS[s], label=s) for s in STATUSES]
     handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="///",
                          label="stale (code changed since)"))
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
-               bbox_to_anchor=(0.5, -0.02))
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9,
+               bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=130)
     plt.close(fig)
     return path
 
 
-def _verdict_cell(r, unfinished: list | None = None) -> str:
+def _whole(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of whole claims (a table from ``status_table(parts=True)`` also has parts)."""
+    if "part" not in table:
+        return table
+    return table[table["part"].isna()]
+
+
+def _profile_label(profile: str, kind: str = "profile") -> str:
+    """A column's name at the head of a cell (a profile, or ``kind="column"``: words), shown
+    only where the table is stacked into one column (a phone: ``_static/custom.css``)."""
+    return f'<span class="attnbook-{kind}-label">{profile}</span> '
+
+
+def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None = None,
+                  profile: str = "") -> str:
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
-    it and have current results of that profile stored (said where the claim is not run)."""
-    txt = f"{{verdict}}`{r['status']}`"
+    it and have current results of that profile stored (said where the claim is not run);
+    ``parts``: the rows of its parts at that profile, each listed with its verdict and value."""
+    txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
     if r["status"] == "not run" and unfinished:
         txt += " (" + ", ".join(f"{n} results of `{nb}`" for nb, n in unfinished) + " stored "
         txt += "by a run that recorded no verdict, such as one stopped by its time budget; "
         txt += "the next run resumes from them)"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += " {verdict}`stale`"
-    if r["measured"]:
+    if parts is not None and len(parts):
+        txt += f" {_cell(r['measured'])}:"
+        for _, part in parts.iterrows():
+            txt += (f"<br>{{verdict}}`{part['status']}` **{_cell(part['part'])}**: "
+                    f"{_cell(part['measured'])}")
+    elif r["measured"]:
         txt += f" {_cell(r['measured'])}"
     if r["notebook"]:
         dirty = f" {r['dirty']}" if r.get("dirty") else ""  # 'dirty (diff <hash>)'
@@ -331,27 +364,44 @@ def _verdict_cell(r, unfinished: list | None = None) -> str:
     return txt
 
 
+def _count_cell(sub: pd.DataFrame) -> str:
+    """The verdicts of some claims as counted badges: ``{verdict}`reproduced` 5 · ...``."""
+    n = sub["status"].value_counts()
+    return " · ".join(f"{{verdict}}`{s}` {int(n[s])}" for s in STATUSES if n.get(s, 0)) or "none"
+
+
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
                     checks: dict | None = None, stored: dict | None = None) -> str:
     """The reproduction status page: the overview figure, then per work each claim's paper
-    value beside its verdict at every profile, each claim linked to where a chapter checks it.
+    value beside its verdict at every profile shown (:func:`~attnbook.book.display.
+    shown_profiles`: ``ci`` only where it has results), each claim linked to where a chapter
+    checks it, a claim of several parts with each part's verdict and value.
 
-    ``stored``: (notebook, profile) -> current results stored (:func:`.store.stored_counts`);
-    a claim not run at a profile says what an unfinished run of its chapter has stored.
+    ``table``: :func:`~attnbook.book.claims.status_table`, with its parts (``parts=True``) or
+    without. ``stored``: (notebook, profile) -> current results stored
+    (:func:`.store.stored_counts`); a claim not run at a profile says what an unfinished run
+    of its chapter has stored.
     """
+    from .display import shown_profiles
+
     checks = claim_checks() if checks is None else checks
     stored = stored or {}
+    whole = _whole(table)
+    profiles = shown_profiles(whole)
     lines = ["# Reproduction status", ""]
     if overview:
+        caption = ("Claims per profile, coloured by verdict: the papers' findings (*effects*, "
+                   "top) and the proven bounds checked as *consistency checks* (bottom). "
+                   "Hatched: *stale*, computed by code that has changed since.")
         lines += [f":::{{figure}} {overview}", ":name: status-overview",
-                  ":alt: bars of claims per profile, coloured by verdict", ":width: 100%", "",
-                  "Claims per profile, coloured by verdict: the papers' findings (*effects*, "
-                  "left) and the proven bounds checked as *consistency checks* (right). "
-                  "Hatched: *stale*, computed by code that has changed since.", ":::", ""]
+                  f":alt: {_alt(caption)}", ":width: 100%", ":class: attnbook-overview", "",
+                  caption, ":::", ""]
+    words = {"ci": "`ci`: seconds on a CPU, a smoke test", "cpu": "`cpu`: minutes on a laptop",
+             "long": "`long`: hours on a laptop, in the paper's regime",
+             "full": "`full`: one GPU"}
     lines += ["Every figure, table and theorem of the four works, with the paper's value and "
-              "what this book measured at each profile (`ci`: seconds on a CPU, a smoke test; "
-              "`cpu`: minutes on a laptop; `long`: hours on a laptop, in the paper's regime; "
-              "`full`: one GPU). "
+              "what this book measured at each profile ("
+              + "; ".join(words[p] for p in profiles) + "). "
               "A claim is {verdict}`reproduced` only when the criterion listed under its table "
               "holds for the measured value; {verdict}`not reproduced` gives the value "
               "measured; {verdict}`not testable` means the measurement does not meet the "
@@ -360,40 +410,49 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
               "{verdict}`partly run` means every part that ran reproduced but some "
               "parts could not run at that profile (their reasons are in the chapter); "
               "{verdict}`not run` means a chapter checks it but no run at that profile has; "
-              "{verdict}`no chapter yet` means no chapter checks it. "
+              "{verdict}`no chapter yet` means no chapter checks it. A claim of several parts "
+              "(the cells of a table, the values of a parameter) lists each part with its "
+              "verdict and value. "
               "{verdict}`stale` marks an entry computed by library code that has changed since "
               "(the changed modules are listed): the next build of its profile recomputes it, "
               "and it does not count as current; `dirty` marks a result computed from "
               "uncommitted changes. Each claim links to the cell of the chapter that checks "
               "it, and that cell links back here. Generated from `data/claims/` by "
               "`python -m attnbook report`.", ""]
+    if "ci" not in profiles:
+        lines += ["The `ci` profile (a smoke test run by `make test`) is left out: its results "
+                  "are never committed, and this book has none.", ""]
     lines += ["Each claim is an *effect* (the paper's finding, which could be false at this "
               "book's scale) or a *consistency* check (a proven bound: a correct computation "
               "cannot violate it, so it tests the code more than the paper). They are counted "
               "apart.", "",
-              "| profile | claims | " + " | ".join(STATUSES) + " |",
-              "|---|---|" + "---|" * len(STATUSES)]
-    for p in PROFILES:
-        for kind in ("effect", "consistency"):
-            sub = table[(table["profile"] == p) & (table["type"] == kind)]
-            n = sub["status"].value_counts()
-            label = "effects" if kind == "effect" else "consistency checks"
-            lines.append(f"| `{p}` | {label} | " + " | ".join(str(int(n.get(s, 0))) for s in
-                                                          STATUSES) + " |")
-    if "stale" in table:
-        stale = table[(table["stale"].fillna("") != "")
-                      & ~table["status"].isin(["not run", "no chapter yet"])]
+              "| profile | effects | consistency checks |", "|---|---|---|"]
+    for p in profiles:
+        at = whole[whole["profile"] == p]
+        lines.append(f"| `{p}` | {_profile_label('effects:', 'column')}"
+                     f"{_count_cell(at[at['type'] == 'effect'])} | "
+                     f"{_profile_label('consistency checks:', 'column')}"
+                     f"{_count_cell(at[at['type'] == 'consistency'])} |")
+    if "stale" in whole:
+        stale = whole[(whole["stale"].fillna("") != "")
+                      & ~whole["status"].isin(["not run", "no chapter yet"])]
         if len(stale):
             per = stale.groupby("profile").size()
             lines += ["", "**Stale** (code changed since): " + ", ".join(
                 f"{int(per[p])} at `{p}`" for p in PROFILES if p in per.index) + "."]
+    part_rows = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
     for work, title in _WORK_TITLES.items():
-        sub = table[table["work"] == work]
+        sub = whole[whole["work"] == work]
         if sub.empty:
             continue
+        share = 66 // len(profiles)  # the profiles' columns share what claim and paper leave
         lines += ["", f"## {title}", "",
-                  "| claim | paper | " + " | ".join(f"`{p}`" for p in PROFILES) + " |",
-                  "|---|---|" + "---|" * len(PROFILES)]
+                  # column widths (a LaTeX table of long cells; the PDF): a longtable, which
+                  # breaks across pages, rather than tabulary, which overflows TeX's dimensions
+                  "::::{table}", f":widths: 14 20 {' '.join([str(share)] * len(profiles))}",
+                  ":class: longtable attnbook-status-table", "",
+                  "| claim | paper | " + " | ".join(f"`{p}`" for p in profiles) + " |",
+                  "|---|---|" + "---|" * len(profiles)]
         criteria = []
         for cid, rows in sub.groupby("id", sort=False):
             first = rows.iloc[0]
@@ -402,14 +461,23 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                      if (executed / f"{nb}.ipynb").exists()]
             claim = (f"{{claim-row}}`{cid}` *{first['type']}* ({_cell(first['source'])})"
                      + (" <br>checked in " + ", ".join(where) if where else ""))
-            cells = [_verdict_cell(rows[rows["profile"] == p].iloc[0],
-                                   [(nb, stored[nb, p]) for nb, _ in checks.get(cid, [])
-                                    if stored.get((nb, p))]) for p in PROFILES]
+            cells = []
+            for p in profiles:
+                parts = part_rows[(part_rows["id"] == cid) & (part_rows["profile"] == p)]
+                cells.append(_verdict_cell(
+                    rows[rows["profile"] == p].iloc[0],
+                    [(nb, stored[nb, p]) for nb, _ in checks.get(cid, []) if stored.get((nb, p))],
+                    parts, profile=p))
             lines.append(f"| {claim} | {_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
             criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
-        lines += ["", "Criteria:", ""] + [f"- {c}" for c in criteria]
+        lines += ["::::", "", "Criteria:", ""] + [f"- {c}" for c in criteria]
     return "\n".join(lines) + "\n"
+
+
+def _alt(caption: str) -> str:
+    """A caption as plain text for an image's alt text (no emphasis marks, no math signs)."""
+    return " ".join(re.sub(r"[*`$]", "", caption).split())
 
 
 def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
@@ -430,16 +498,93 @@ def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
     return out
 
 
-def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
-                       results: Path | None = None) -> str:
-    """The execution report: the latest run of each notebook at each profile."""
-    lines = ["# Execution report", "",
-             "The latest run of each notebook at each profile on the machine that built this "
-             "book, from `build/manifest.jsonl` (every run appends one line: parameters, "
-             "commit, device, library versions, start and wall time, status).", ""]
-    if not manifest.exists():
-        return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
+def _seconds(s: float) -> str:
+    s = float(s)
+    return (f"{s:.1f} s" if s < 100 else f"{s / 60:.1f} min" if s < 6000
+            else f"{s / 3600:.1f} h")
+
+
+def _device_name(device: str) -> str:
+    """'cpu: AMD EPYC (2 cores, 1 threads)' -> 'CPU AMD EPYC (2 cores)'; a GPU by its name."""
+    out = []
+    for d in (x.strip() for x in str(device).split(";") if x.strip()):
+        if d.startswith("cpu"):
+            d = "CPU " + re.sub(r",\s*\d+ threads?", "", d.removeprefix("cpu").lstrip(": "))
+        out.append(d.removeprefix("cuda:").strip())
+    return ", ".join(dict.fromkeys(out))
+
+
+def stored_provenance(results: Path | None = None) -> dict:
+    """(notebook, profile) -> where and how long its stored results were computed, from each
+    record's provenance: ``results`` (count), ``devices``, ``commits`` (with ``dirty``),
+    ``compute_s`` (the wall times of its units, each unit once: the configurations of a group
+    and the tables of one computation share theirs), ``first`` and ``last`` (dates),
+    ``stale`` and ``damaged`` (counts)."""
+    from .store import check_record
+
+    root = Path(results or paths.COMMITTED_RESULTS)
+    out: dict = {}
+    if not root.exists():
+        return out
+    for nb_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for prof_dir in sorted(p for p in nb_dir.iterdir() if p.is_dir()):
+            info = {"results": 0, "devices": [], "commits": [], "compute_s": 0.0,
+                    "first": "", "last": "", "stale": 0, "damaged": 0}
+            units = set()
+            for f in sorted(prof_dir.rglob("*.json")):
+                if any(part.startswith(".") for part in f.relative_to(prof_dir).parts):
+                    continue  # checkpoints and scratch files
+                record, problem, changed = check_record(f)
+                info["results"] += 1
+                if problem or record is None:
+                    info["damaged"] += 1
+                    continue
+                info["stale"] += bool(changed)
+                devices = [record.get("device", "")] + [
+                    s.get("device", "") for s in record.get("earlier_sittings") or []]
+                for d in devices:
+                    name = _device_name(d)
+                    if name and name not in info["devices"]:
+                        info["devices"].append(name)
+                commit = str(record.get("commit", "") or "unknown") + (
+                    " dirty" if record.get("dirty") else "")
+                if commit not in info["commits"]:
+                    info["commits"].append(commit)
+                wall = record.get("wall_s")
+                if isinstance(wall, (int, float)) and (record.get("run_id"), wall) not in units:
+                    units.add((record.get("run_id"), wall))
+                    info["compute_s"] += float(wall)
+                day = str(record.get("time", ""))[:10]
+                if day:
+                    info["first"] = min(info["first"] or day, day)
+                    info["last"] = max(info["last"], day)
+            if info["results"]:
+                out[nb_dir.name, prof_dir.name] = info
+    return out
+
+
+def work_text(work: dict | None) -> str:
+    """What a run computed (its manifest entry's ``work``): 'from cache', 'computed 12 of 36
+    units', or '' (no cached table or sweep, or a run from before this was recorded).
+
+    >>> work_text({"computed": 0, "total": 36}), work_text({"computed": 12, "total": 36})
+    ('from cache', 'computed 12 of 36 units')
+    """
+    if not isinstance(work, dict) or not work.get("total"):
+        return ""
+    if not work.get("computed"):
+        return "from cache"
+    return f"computed {work['computed']} of {work['total']} units"
+
+
+def _work_text(entry: dict) -> str:
+    return work_text(entry.get("work"))
+
+
+def _read_manifest(manifest: Path) -> tuple[list, int]:
     entries, damaged = [], 0
+    if not manifest.exists():
+        return entries, damaged
     for line in manifest.read_text().splitlines():
         try:
             entry = json.loads(line) if line.strip() else None
@@ -447,17 +592,70 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
             entry, damaged = None, damaged + 1
         if isinstance(entry, dict) and {"notebook", "profile", "status"} <= set(entry):
             entries.append(entry)
-    if not entries:
-        return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
+    return entries, damaged
+
+
+def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
+                       results: Path | None = None) -> str:
+    """The execution report: per chapter and profile, where and how long its stored results
+    were computed (their provenance) beside this build's run of it, then the latest run of
+    each notebook at each profile in this build's manifest."""
+    lines = ["# Execution report", ""]
+    entries, damaged = _read_manifest(manifest)
     latest = {}
     for e in entries:
         if not e.get("overrides"):  # exploratory runs stand for no profile
             latest[(e["notebook"], e["profile"])] = e
+    stored = stored_provenance(results) if results is not None else {}
+    if stored:
+        lines += ["## Where the results were computed", "",
+                  "Each chapter draws its numbers from results stored under "
+                  "`data/results/<notebook>/<profile>/`, each with the commit, device and wall "
+                  "time of the run that computed it. A build that finds them stored only "
+                  "redraws the chapter (*this build*); the expensive part is the computation, "
+                  "listed here per chapter and profile (compute time: the sum of the wall times "
+                  "of its units, a unit being one configuration, one group of stacked models "
+                  "or one table computation).", "",
+                  "| chapter | profile | stored results: where, when, how long | this build |",
+                  "|---|---|---|---|"]
+        for (nb, prof), info in sorted(stored.items(), key=lambda kv: (
+                _toc_rank(kv[0][0]), PROFILES.index(kv[0][1]) if kv[0][1] in PROFILES else 9)):
+            when = info["first"] + ("" if info["last"] == info["first"] else
+                                    f" to {info['last']}")
+            n = info["results"]
+            what = (f"{n} result{'s' if n != 1 else ''}, computed on "
+                    f"{_cell(', '.join(info['devices']))}"
+                    f" at commit " + ", ".join(f"`{c}`" for c in info["commits"])
+                    + (f", {when}" if when else "")
+                    + f"; compute time {_seconds(info['compute_s'])}")
+            if info["stale"]:
+                what += f"; **{info['stale']} stale** (code changed since)"
+            if info["damaged"]:
+                what += f"; **{info['damaged']} damaged**"
+            e = latest.get((nb, prof))
+            if e is None:
+                build = "not run in this build"
+            else:
+                build = f"{e['status']} in {_seconds(e['wall_s'])}"
+                work = _work_text(e)
+                build += f", {work}" if work else ""
+            lines.append(f"| {_chapter_link(nb)} | `{prof}` | {what} | {build} |")
+        lines.append("")
+    lines += ["## This build's runs", "",
+              "The latest run of each notebook at each profile on the machine that built this "
+              "book, from `build/manifest.jsonl` (every run appends one line: parameters, "
+              "commit, device, library versions, start and wall time, status, and what it "
+              "computed against what it read from the cache).", ""]
+    if not entries:
+        return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
     stale = _stale_by_run(table, results)
     lines += ["| notebook | profile | status | wall time (s) | device | commit | started |",
               "|---|---|---|---|---|---|---|"]
     for (nb, prof), e in sorted(latest.items()):
         status = e["status"] + (f": {_cell(e['error'])}" if e.get("error") else "")
+        work = _work_text(e)
+        if work:
+            status += f" ({work})"
         if (nb, prof) in stale:
             status += f"; results **stale** (changed: {_cell(', '.join(sorted(stale[nb, prof])))})"
         commit = e["commit"] + (" dirty" + (f" (diff {e['diff_sha256']})"
@@ -473,17 +671,111 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
     return "\n".join(lines) + "\n"
 
 
+def _toc_rank(notebook: str) -> int:
+    """A chapter's place in the book (``_toc.yml``), for listing chapters in book order."""
+    toc = paths.ROOT / "_toc.yml"
+    text = toc.read_text() if toc.exists() else ""
+    i = text.find(f"/{notebook}\n")
+    return i if i >= 0 else len(text) + 1
+
+
+def _chapter_link(notebook: str) -> str:
+    return f"{{doc}}`{notebook} <../{chapter_doc(notebook)}>`" if (
+        paths.ROOT / f"{chapter_doc(notebook)}.ipynb").exists() else _cell(notebook)
+
+
+# -- the home page's summary ------------------------------------------------------------------
+def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OVERVIEW}",
+                     pdf: str | None = None) -> str:
+    """What the book found, for its home page (``book/intro.md`` includes it): the overview
+    figure, the verdicts counted per profile, the effects that reproduced at the largest
+    scale run, and every effect that did not reproduce or could not be tested, each a badge
+    linking to its row of the status page; ``pdf``: the book as one PDF, offered for download
+    (built by ``make pdf`` before the HTML). Links are relative to ``book/``."""
+    from .display import shown_profiles
+
+    whole = _whole(table)
+    profiles = shown_profiles(whole)
+    lines = []
+    if overview:
+        caption = ("What this book found: the claims of the four works per profile, coloured "
+                   "by verdict, the papers' findings (effects, top) apart from the proven "
+                   "bounds checked as consistency checks (bottom).")
+        lines += [f":::{{figure}} {overview}", ":name: home-overview", f":alt: {_alt(caption)}",
+                  ":width: 100%", ":class: attnbook-overview", "", caption, ":::", ""]
+    lines += ["| profile | effects | consistency checks |", "|---|---|---|"]
+    for p in profiles:
+        at = whole[whole["profile"] == p]
+        lines.append(f"| `{p}` | {_count_cell(at[at['type'] == 'effect'])} | "
+                     f"{_count_cell(at[at['type'] == 'consistency'])} |")
+    lines.append("")
+    if pdf:
+        lines += [f"The whole book is also one PDF: {{download}}`attnbook.pdf <{pdf}>` (from "
+                  "jupyter-book's LaTeX builder).", ""]
+    effects = whole[whole["type"] == "effect"]
+    ran = effects[~effects["status"].isin(["not run", "no chapter yet"])]
+    order = {p: i for i, p in enumerate(PROFILES)}
+    best = {}  # the largest profile at which each effect has a verdict
+    for _, r in ran.iterrows():
+        if r["id"] not in best or order[r["profile"]] > order[best[r["id"]]["profile"]]:
+            best[r["id"]] = r
+
+    def grouped(rows) -> str:
+        """One line per claim: a badge per profile, then where the claim comes from."""
+        by_id: dict = {}
+        for r in rows:
+            by_id.setdefault(r["id"], []).append(r)
+        return "\n".join("- " + " ".join(f"{{claim}}`{r['id']}@{r['profile']}`" for r in rs)
+                         + f" {_cell(rs[0]['source'])}" for rs in by_id.values())
+
+    strongest = [r for r in best.values() if r["status"] == "reproduced"]
+    strongest.sort(key=lambda r: (-order[r["profile"]], r["id"]))
+    # a claim that did not reproduce as a whole at its largest scale, but some of whose few
+    # parts did (the values of a parameter, not the many cells of a table)
+    parts = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
+    part_lines = []
+    for cid, r in best.items():
+        mine = parts[(parts["id"] == cid) & (parts["profile"] == r["profile"])]
+        if r["status"] == "reproduced" or len(mine) > 4:
+            continue
+        part_lines += [f"- {{claim}}`{cid}@{r['profile']}`, part {_cell(q['part'])} "
+                       f"reproduced: {_cell(q['measured'])}"
+                       for _, q in mine.iterrows() if q["status"] == "reproduced"]
+    if strongest or part_lines:
+        lines += ["**The papers' findings that reproduced**, each at the largest scale this "
+                  "book ran it (a badge links to the claim's row of the status page, with the "
+                  "value measured and the chapter that checks it):", "", grouped(strongest)]
+        lines += part_lines + [""]
+    failed = [r for _, r in ran.iterrows() if r["status"] == "not reproduced"]
+    failed.sort(key=lambda r: (r["id"], order[r["profile"]]))
+    if failed:
+        lines += ["**What did not reproduce**, at each profile where it did not:", "",
+                  grouped(failed), ""]
+    untestable = [r for _, r in ran.iterrows() if r["status"] == "not testable"]
+    if untestable:
+        lines += ["**What this book's runs could not test** (the measurement does not meet the "
+                  "premise of the claim's criterion):", "", grouped(untestable), ""]
+    return "\n".join(lines) + "\n"
+
+
 STATUS = "status"  # the generated pages' folder, at the repository root (git-ignored)
+SUMMARY = "summary.md"  # the home page's generated part (status/summary.md)
 
 
 def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list[Path]:
-    """Write status/reproduction_status.md and status/execution_report.md."""
+    """Write status/reproduction_status.md, status/execution_report.md and status/summary.md
+    (the home page's summary, included by book/intro.md)."""
     build = Path(build_dir or paths.BUILD)
     pages = Path(root or paths.ROOT) / STATUS
     pages.mkdir(parents=True, exist_ok=True)
-    out = [pages / "reproduction_status.md", pages / "execution_report.md"]
-    table = status_table()
+    out = [pages / "reproduction_status.md", pages / "execution_report.md", pages / SUMMARY]
+    table = status_table(parts=True)
     overview_figure(table, pages / OVERVIEW)
     out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts()))
-    out[1].write_text(execution_markdown(build / "manifest.jsonl", table, paths.COMMITTED_RESULTS))
+    out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
+                                         paths.COMMITTED_RESULTS))
+    pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
+    out[2].write_text(summary_markdown(table, pdf=f"../{pdf.relative_to(pages.parent).as_posix()}"
+                                       if pdf.exists() and pdf.is_relative_to(pages.parent)
+                                       else None))
     return out

@@ -52,10 +52,12 @@ from .notebook import (
     ENV_OVERRIDES,
     ENV_RECOMPUTE,
     ENV_RUN_ID,
+    ENV_WORK_REPORT,
     source_provenance,
 )
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
+from .report import work_text
 from .store import dumps
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError", "EXIT_BUDGET", "exit_code"]
@@ -365,6 +367,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
         report = scratch / f"{stem}.{run_id}.budget.jsonl"
         kernel_log = scratch / f"{stem}.{run_id}.kernel.log"  # the kernel process's stderr
+        work_report = scratch / f"{stem}.{run_id}.work.jsonl"
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
             + (f" · exploratory, results and figures in {explore}" if explore else ""))
@@ -376,7 +379,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                paths.ENV_FIGURES: str(figs_tmp),
                paths.ENV_RESULTS: str(explore / "results") if explore else "",
                ENV_DEADLINE: repr(deadline) if deadline is not None else "",
-               ENV_BUDGET_REPORT: str(report)}
+               ENV_BUDGET_REPORT: str(report), ENV_WORK_REPORT: str(work_report)}
         env_before = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         start, t0 = now_iso(), time.perf_counter()
@@ -415,6 +418,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                     and kernel_log.stat().st_size:  # a failure: what the kernel said is kept
                 os.replace(kernel_log, failed / f"{stem}.kernel.log")
             kernel_log.unlink(missing_ok=True)
+            work = work_done(work_report)
+            work_report.unlink(missing_ok=True)
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -431,6 +436,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                  "commit": base["commit"], "dirty": base.get("dirty", False),
                  "diff_sha256": base.get("diff_sha256"), "device": base["device"],
                  "versions": base["versions"]}
+        if work is not None:
+            entry["work"] = work
         if explore:
             entry["explore_dir"] = str(explore)
         if deadline is not None:
@@ -444,7 +451,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             log(f"      interrupted after {wall:.1f} s")
             _release_stops(held)
             raise interrupted
-        log(f"      {status} in {wall:.1f} s" + (f" · {error}" if error else "")
+        log(f"      {status} in {wall:.1f} s" + (f" · {work_text(work)}" if work else "")
+            + (f" · {error}" if error else "")
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
         for w in warned:
             log(f"      warning: {w}")
@@ -471,6 +479,17 @@ def _release_stops(held: dict) -> None:
 
     for sig, handler in held.items():
         signal.signal(sig, handler)
+
+
+def work_done(path: Path) -> dict | None:
+    """What a run computed, from the lines its tables and sweeps appended to ``path``
+    (``ATTNBOOK_WORK_REPORT``): ``{"computed": k, "total": n}`` units (a table is one unit, a
+    sweep one per configuration), None when it used none."""
+    lines = _read_report(path)
+    if not lines:
+        return None
+    return {"computed": sum(int(x.get("computed", 0)) for x in lines),
+            "total": sum(int(x.get("total", 0)) for x in lines)}
 
 
 def _read_report(path: Path) -> list[dict]:

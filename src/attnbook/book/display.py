@@ -1,0 +1,520 @@
+"""How a chapter's results read in the book: tables as tables, verdicts as sentences.
+
+A notebook's outputs are what a reader sees under each cell. This module keeps raw Python out
+of them:
+
+* :func:`table_markdown` writes a table (a DataFrame, a pandas ``Styler`` with its number
+  formats, a Series, or a dict of values or of rows) as a MyST Markdown table: named columns,
+  no pandas index column (a meaningful index, one with a name or labels of its own, becomes
+  the first columns), numbers to four significant digits, and a dash where a value does not
+  exist (NaN, None), explained in a note under the table. :class:`Table` (``ab.table(df,
+  units=...)``) is the same with units and notes chosen by the chapter;
+* :func:`install` registers that rendering with the notebook's IPython, so a DataFrame, a
+  Styler or a dict left as a cell's last expression shows as such a table (``ab.start`` calls
+  it): a chapter needs no change to leave its raw pandas output behind;
+* :func:`verdict_markdown` is a claim check's verdict as a coloured admonition: the verdict,
+  what was measured against what the paper says, and the criterion that decided it. ``run.
+  record`` collects the verdicts a cell records and shows them when the cell ends (one
+  admonition per claim, its parts listed with their values), their plain-text lines kept as
+  the output's ``text/plain`` (what nbval compares).
+
+The book renders ``text/markdown`` outputs as MyST (``nb_render_markdown_format: myst`` in
+``_config.yml``), so the roles of :mod:`attnbook.book.figures` work inside them.
+"""
+
+import math
+import numbers
+import re
+
+__all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_status",
+           "escape", "DASH", "MISSING_NOTE"]
+
+DASH = "—"
+MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
+               "undefined, such as a spread over a single seed)"
+MANY_PARTS = 6  # a verdict with more parts lists those that did not reproduce, the rest folded
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}])")
+_UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_min": "min", "_pct": "%", "_mb": "MB"}
+
+
+def escape(text) -> str:
+    """Plain text as Markdown that renders as the same text (no emphasis, math, links).
+
+    >>> escape("H(n-1)+1 <= 3^L, r_e = 1 | 2")
+    'H(n-1)+1 \\\\<= 3\\\\^L, r\\\\_e = 1 \\\\| 2'
+    """
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _header(name, units: dict | None = None) -> str:
+    """A column name for a reader: ``d_h`` -> ``$d_h$``, ``wall_s`` -> ``wall (s)``,
+    ``fitted_min`` -> ``fitted min``; ``units`` adds ``(unit)``."""
+    if isinstance(name, tuple):
+        name = " · ".join(str(n) for n in name if str(n))
+    name = str(name)
+    unit = (units or {}).get(name)
+    label = name
+    if unit is None:
+        for suffix, u in _UNIT_SUFFIXES.items():
+            if label.endswith(suffix) and len(label) > len(suffix):
+                label, unit = label[: -len(suffix)], u
+                break
+    if re.fullmatch(r"[A-Za-z]_\{?[A-Za-z0-9]{1,3}\}?", label):
+        text = f"${label}$"
+    elif "$" in label:
+        text = label  # the chapter wrote math
+    else:
+        text = escape(label.replace("_", " "))
+    return text + (f" ({escape(unit)})" if unit else "")
+
+
+def _missing(value) -> bool:
+    """None, NaN, pd.NA or NaT (a list or an array is a value)."""
+    if value is None:
+        return True
+    if isinstance(value, (list, tuple, dict, set)) or hasattr(value, "shape") and \
+            getattr(value, "shape", ()) != ():
+        return False
+    import pandas as pd
+
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt_number(value) -> str:
+    """A number as a reader reads it: integers whole, others to four significant digits.
+
+    >>> [fmt_number(v) for v in (3, 50000.0, 0.98765, 1.5e-7, 1969, True)]
+    ['3', '50,000', '0.9877', '1.5e-07', '1969', 'yes']
+    """
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return _whole(int(value))
+    v = float(value)
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if v.is_integer() and abs(v) < 1e15:
+        return _whole(int(v))
+    return f"{v:.4g}"
+
+
+def _whole(n: int) -> str:
+    """An integer, in groups of three digits from 10,000 on."""
+    return f"{n:,}" if abs(n) >= 10_000 else str(n)
+
+
+def _cell(value, shown: str | None = None) -> tuple[str, bool]:
+    """(Markdown of one cell, whether it is a missing value)."""
+    if _missing(value):
+        return DASH, True
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return fmt_number(value), False  # yes / no, whatever format the column has
+    if shown is not None:
+        return escape(shown), False
+    if isinstance(value, numbers.Number) or type(value).__name__ in ("bool_",):
+        return fmt_number(value), False
+    if isinstance(value, (list, tuple)):
+        return escape(", ".join(fmt_number(v) if isinstance(v, numbers.Number) else str(v)
+                                for v in value)), False
+    return escape(value), False
+
+
+def _index_columns(df):
+    """The frame with a meaningful index moved into columns, and a default one dropped."""
+    import pandas as pd
+
+    index = df.index
+    default = (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+               and index.name is None)
+    if default:
+        return df.reset_index(drop=True), 0
+    names = [n if n is not None else "" for n in index.names]
+    if all(n == "" for n in names) and index.nlevels == 1 and \
+            list(index) == list(range(len(index))):
+        return df.reset_index(drop=True), 0  # 0..N-1 in another guise
+    flat = df.copy()
+    flat.index = index.set_names([n or f"level_{i}" for i, n in enumerate(names)])
+    return flat.reset_index(), index.nlevels
+
+
+def _frame_rows(df, formats=None, units=None):
+    """(headers, rows, any missing) of a DataFrame; ``formats``: (row, col) -> formatter."""
+    headers = []
+    for c in df.columns:
+        label = str(c) if not isinstance(c, tuple) else c
+        if isinstance(label, str) and re.fullmatch(r"level_\d+", label):
+            label = ""
+        headers.append(_header(label, units) if label != "" else "")
+    rows, missing = [], False
+    values = df.to_numpy(dtype=object)
+    for i in range(values.shape[0]):
+        row = []
+        for j in range(values.shape[1]):
+            shown = None
+            if formats is not None and (i, j) in formats:
+                try:
+                    shown = str(formats[i, j](values[i, j]))
+                except Exception:  # noqa: BLE001 - a format that does not apply: the plain value
+                    shown = None
+                if shown is not None and _styler_default(values[i, j], shown):
+                    shown = None  # a column the chapter did not format: formatted as numbers are
+            text, gap = _cell(values[i, j], shown)
+            missing |= gap
+            row.append(text)
+        rows.append(row)
+    return headers, rows, missing
+
+
+def _styler_default(value, shown: str) -> bool:
+    """Whether ``shown`` is a Styler's default rendering of ``value`` (no format given)."""
+    import pandas as pd
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return False
+    precision = pd.get_option("styler.format.precision")
+    return shown in (f"{value:.{precision}f}", str(value))
+
+
+def _styler_rows(styler, units=None):
+    import pandas as pd
+
+    data = styler.data
+    hidden_cols = set(getattr(styler, "hidden_columns", []) or [])
+    keep = [j for j in range(data.shape[1]) if j not in hidden_cols]
+    formats = {}
+    for (i, j), f in getattr(styler, "_display_funcs", {}).items():
+        if int(j) in keep:
+            formats[int(i), keep.index(int(j))] = f
+    frame = data.iloc[:, keep]
+    hide_index = all(getattr(styler, "hide_index_", [False]) or [False])
+    if hide_index:
+        frame = frame.reset_index(drop=True)
+        return _frame_rows(frame, formats, units)
+    flat, levels = _index_columns(frame)
+    shifted = {(i, j + levels): f for (i, j), f in formats.items()}
+    del pd
+    return _frame_rows(flat, shifted, units)
+
+
+def _as_frame(obj):
+    """A dict, a list of row dicts or a Series as a DataFrame (None: not a table)."""
+    import pandas as pd
+
+    if isinstance(obj, pd.Series):
+        name = obj.name if obj.name is not None else "value"
+        return obj.to_frame(name=name)
+    if isinstance(obj, (list, tuple)) and obj and all(isinstance(r, dict) for r in obj):
+        return pd.DataFrame(list(obj))  # rows
+    if isinstance(obj, dict) and obj:
+        values = list(obj.values())
+        if all(isinstance(v, dict) for v in values):
+            frame = pd.DataFrame.from_dict(obj, orient="index")
+            frame.index.name = frame.index.name or ""
+            return frame
+        frame = pd.DataFrame({"quantity": [str(k) for k in obj], "value": [
+            ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v for v in values]})
+        return frame
+    return None
+
+
+def table_markdown(obj, *, units: dict | None = None, missing: str | None = None,
+                   note: str | None = None, max_rows: int = 200) -> str:
+    """A DataFrame, Styler, Series, dict or list of row dicts as a MyST Markdown table (see the
+    module).
+
+    ``units``: column name -> unit, shown as ``name (unit)``; ``missing``: what a dash means
+    in this table (default :data:`MISSING_NOTE`); ``note``: a line under the table.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"d_h": [1, 2], "wall_s": [0.5, float("nan")]})
+    >>> print(table_markdown(frame, missing="not computed"))
+    | $d_h$ | wall (s) |
+    |---:|---:|
+    | 1 | 0.5 |
+    | 2 | — |
+    <BLANKLINE>
+    <small>— not computed</small>
+    <BLANKLINE>
+    """
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
+    if isinstance(obj, Styler):
+        headers, rows, gap = _styler_rows(obj, units)
+        numeric = obj.data
+    else:
+        frame = obj if isinstance(obj, pd.DataFrame) else _as_frame(obj)
+        if frame is None:
+            raise TypeError(f"not a table: {type(obj).__name__}")
+        frame, _ = _index_columns(frame)
+        headers, rows, gap = _frame_rows(frame, None, units)
+        numeric = frame
+    shown = rows[:max_rows]
+    cols = list(numeric.columns) if not isinstance(obj, Styler) else None
+    align = []
+    for j in range(len(headers)):
+        is_num = False
+        if cols is not None and j < len(cols):
+            is_num = pd.api.types.is_numeric_dtype(numeric[cols[j]]) and \
+                not pd.api.types.is_bool_dtype(numeric[cols[j]])
+        else:
+            texts = [r[j] for r in shown if r[j] != DASH]
+            is_num = bool(texts) and all(re.fullmatch(r"[−+-]?[\d.,]+(e[+-]?\d+)?%?|∞|−∞", t)
+                                         for t in texts)
+        align.append("---:" if is_num else "---")
+    lines = ["| " + " | ".join(h or " " for h in headers) + " |",
+             "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in shown]
+    notes = []
+    if len(rows) > len(shown):
+        notes.append(f"the first {len(shown)} of {len(rows)} rows")
+    if gap:
+        notes.append(f"{DASH} {missing or MISSING_NOTE}")
+    if note:
+        notes.append(note)
+    text = "\n".join(lines) + "\n"
+    if notes:
+        text += "\n" + "\n\n".join(f"<small>{n}</small>" for n in notes) + "\n"
+    return text
+
+
+class Table:
+    """A table as the book shows it: ``ab.table(df, units={"wall_s": "s"}, missing="...")``
+    as a cell's last expression (the rendering of :func:`table_markdown`)."""
+
+    def __init__(self, data, *, units: dict | None = None, missing: str | None = None,
+                 note: str | None = None):
+        self.data, self.units, self.missing, self.note = data, units, missing, note
+
+    def _repr_markdown_(self) -> str:
+        return table_markdown(self.data, units=self.units, missing=self.missing,
+                              note=self.note)
+
+    def __repr__(self) -> str:
+        data = getattr(self.data, "data", self.data)  # a Styler's frame
+        return repr(data)
+
+
+def install(shell=None) -> bool:
+    """Show DataFrames, Stylers, Series and dicts left as a cell's result as Markdown tables
+    (and leave out their HTML), in the running IPython (``shell``, default: the current one).
+    Returns whether there was one."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+    if shell is None or getattr(shell, "display_formatter", None) is None:
+        return False
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
+    formatters = shell.display_formatter.formatters
+    md, html = formatters["text/markdown"], formatters["text/html"]
+
+    def as_table(obj):
+        try:
+            return table_markdown(obj)
+        except Exception:  # noqa: BLE001 - a display must never fail a chapter
+            return None
+
+    def dict_table(obj):
+        if not obj or not all(isinstance(k, (str, int, float, tuple)) for k in obj):
+            return None
+        return as_table(obj)
+
+    for kind in (pd.DataFrame, Styler, pd.Series):
+        md.for_type(kind, as_table)
+        html.for_type(kind, lambda obj: None)  # the Markdown table stands for it
+    md.for_type(dict, dict_table)
+    formatters["text/latex"].for_type(Styler, lambda obj: None)
+    return True
+
+
+# -- verdicts -------------------------------------------------------------------------------------
+def combined_status(statuses: list[str]) -> str:
+    """The verdict of a claim from those of its parts, as the ledger combines them
+    (:func:`attnbook.book.claims.status_table`): any part not reproduced decides; then any
+    not testable; every part that ran reproduced but some did not run: ``partly run``.
+
+    >>> combined_status(["reproduced", "not reproduced"])
+    'not reproduced'
+    >>> combined_status(["reproduced", "not run"])
+    'partly run'
+    """
+    ran = [s for s in statuses if s != "not run"]
+    if not ran:
+        return "not run"
+    if "not reproduced" in ran:
+        return "not reproduced"
+    if "not testable" in ran:
+        return "not testable"
+    return "partly run" if len(ran) < len(statuses) else "reproduced"
+
+
+_WHY = {"reproduced": "holds",
+        "not reproduced": "does not hold",
+        "not testable": "its premise does not hold here, so the measurement neither confirms "
+                        "nor refutes the claim",
+        "partly run": "holds for every part that ran",
+        "not run": "not checked at this profile"}
+
+
+def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: str = "",
+                     criterion: str = "", source: str = "", note: str = "") -> str:
+    """One claim's verdict as a MyST admonition coloured by its verdict.
+
+    ``parts``: ``{"part", "status", "measured"}`` for each part recorded (``part`` None for a
+    claim of one part). The title gives the claim, profile and verdict; the body what was
+    measured (each part with its verdict and value), what the paper says, and the criterion
+    with whether it holds.
+
+    >>> print(verdict_markdown("X-1", "cpu", [{"part": None, "status": "reproduced",
+    ...                                        "measured": "rank 5"}], paper="rank 5",
+    ...                        criterion="equal ranks", source="Thm 1"))
+    ::::{admonition} X-1 at cpu: reproduced
+    :class: attnbook-verdict verdict-reproduced
+    <BLANKLINE>
+    **Measured:** rank 5. **The paper** (Thm 1): rank 5.
+    <BLANKLINE>
+    **Criterion** (holds): equal ranks.
+    ::::
+    <BLANKLINE>
+    """
+    from .figures import verdict_class
+    from .report import paper_math
+
+    status = combined_status([p["status"] for p in parts])
+    title = f"{claim_id} at {profile}: {status}"
+    paper_text = ""
+    if paper:
+        paper_text = (f"**The paper** ({escape(source)}): {paper_math(paper)}." if source
+                      else f"**The paper:** {paper_math(paper)}.")
+    body = []
+    if len(parts) == 1 and parts[0].get("part") is None:
+        body.append(f"**Measured:** {escape(parts[0]['measured']).rstrip('.')}. {paper_text}"
+                    .strip())
+    else:
+        k = sum(p["status"] == "reproduced" for p in parts)
+        title += f", {k} of {len(parts)} parts reproduced"
+
+        def items(rows):
+            return "\n".join(
+                f"- {{verdict}}`{p['status']} <{claim_id}>` "
+                f"**{escape(p['part'] if p.get('part') is not None else claim_id)}**: "
+                f"{escape(p['measured'])}" for p in rows)
+
+        if len(parts) <= MANY_PARTS:
+            body += ["**Measured**, part by part:", items(parts)]
+        else:  # the parts that decide in view, every part one click away
+            order = {"not reproduced": 0, "not testable": 1}  # what failed first
+            other = sorted((p for p in parts if p["status"] != "reproduced"),
+                           key=lambda p: order.get(p["status"], 2))
+            body += [f"**Measured**: {len(parts) - len(other)} parts reproduced"
+                     + (", and these not:" if other else ".")]
+            if other:
+                body.append(items(other))
+            body.append(f":::{{dropdown}} All {len(parts)} parts\n{items(parts)}\n:::")
+        if paper_text:
+            body.append(paper_text)
+    if criterion:
+        body.append(f"**Criterion** ({_WHY.get(status, status)}): "
+                    f"{escape(criterion).rstrip('.')}.")
+    if note:
+        body.append(note)
+    return (f"::::{{admonition}} {escape(title)}\n"
+            f":class: attnbook-verdict {verdict_class(status)}\n\n"
+            + "\n\n".join(body) + "\n::::\n")
+
+
+def status_of(reproduced) -> str:
+    """A criterion's answer as the ledger's word for it.
+
+    >>> status_of(True), status_of(False), status_of(None), status_of("not testable")
+    ('reproduced', 'not reproduced', 'not run', 'not testable')
+    """
+    if isinstance(reproduced, str) and reproduced == "not testable":
+        return "not testable"
+    return {True: "reproduced", False: "not reproduced", None: "not run"}[
+        None if reproduced is None else bool(reproduced)]
+
+
+def shown_profiles(table) -> list[str]:
+    """The profiles a page shows: every one, but ``ci`` only where some claim has a ``ci``
+    result (``ci`` results are never committed, so a published book leaves it out)."""
+    from .claims import PROFILES
+
+    ran = table[~table["status"].isin(["not run", "no chapter yet"])]
+    return [p for p in PROFILES if p != "ci" or (ran["profile"] == "ci").any()]
+
+
+def _verdict_roles(row) -> str:
+    """A ledger row's verdict badge (and a ``stale`` one), linked to the claim's status row."""
+    text = f"{{verdict}}`{row['status']} <{row['id']}>`"
+    if str(row.get("stale") or "") and row["status"] not in ("not run", "no chapter yet"):
+        text += f" {{verdict}}`stale <{row['id']}>`"
+    return text
+
+
+def ledger_markdown(table, claim_ids, profiles=None) -> str:
+    """A chapter's claims, one block each: the paper's value, then per profile the verdict
+    and the measured value, a claim of several parts with each part and its value.
+    ``table``: :func:`attnbook.book.claims.status_table` rows (``parts=True``)."""
+    from .report import paper_math
+
+    profiles = list(profiles or shown_profiles(table))
+    blocks = []
+    for cid in claim_ids:
+        rows = table[table["id"] == cid]
+        if rows.empty:
+            continue
+        first = rows.iloc[0]
+        lines = [f"**{escape(cid)}** ({escape(first['type'])}, {escape(first['source'])}). "
+                 f"The paper: {paper_math(first['paper_value'])}", ""]
+        for p in profiles:
+            at = rows[rows["profile"] == p]
+            whole = at[at["part"].isna()]
+            if whole.empty:
+                continue
+            w = whole.iloc[0]
+            parts = at[at["part"].notna()]
+            item = f"- `{p}`: {_verdict_roles(w)}"
+            if parts.empty:
+                if w["measured"]:
+                    item += f" {escape(w['measured'])}"
+                lines.append(item)
+                continue
+            lines.append(item + f" ({escape(w['measured'])})")
+            shown = parts
+            if len(parts) > MANY_PARTS:  # those that did not reproduce; all on the status page
+                shown = parts[parts["status"] != "reproduced"].sort_values(
+                    "status", key=lambda s: s.map({"not reproduced": 0, "not testable": 1})
+                    .fillna(2), kind="stable")
+                lines[-1] += (f"; {len(parts) - len(shown)} parts reproduced"
+                              + (", and these not:" if len(shown) else ""))
+            for _, r in shown.iterrows():
+                lines.append(f"  - {_verdict_roles(r)} **{escape(r['part'])}**: "
+                             f"{escape(r['measured'])}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+class LedgerView:
+    """``run.ledger(...)`` as a cell's result: :func:`ledger_markdown`; ``.frame``: the rows."""
+
+    def __init__(self, frame, claim_ids, profiles=None):
+        self.frame, self.claim_ids = frame, list(claim_ids)
+        self.profiles = profiles
+
+    def _repr_markdown_(self) -> str:
+        return ledger_markdown(self.frame, self.claim_ids, self.profiles)
+
+    def __repr__(self) -> str:
+        rows = self.frame[self.frame["part"].isna()]
+        return "\n".join(f"{r['id']} [{r['profile']}] {r['status']}"
+                         + (f": {r['measured']}" if r["measured"] else "")
+                         for _, r in rows.iterrows())
