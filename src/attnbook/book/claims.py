@@ -35,7 +35,7 @@ from .store import atomic_write, dumps, finite_json, jsonable
 
 __all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "check_entry",
            "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "record",
-           "recorded_ids", "stale_modules", "status_table", "verdict_line"]
+           "recorded_ids", "shown_profiles", "stale_modules", "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "not reproduced", "not testable", "partly run", "not run",
@@ -404,3 +404,10 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                                      "stale": ", ".join(stale_modules(r, claims_dir)),
                                      "dirty": _dirty(r["run"]), "damaged": ""})
     return pd.DataFrame(rows)
+
+
+def shown_profiles(table) -> list[str]:
+    """The profiles a page shows: every one, but ``ci`` only where some claim has a ``ci``
+    result (``ci`` results are never committed, so a published book leaves it out)."""
+    ran = table[~table["status"].isin(["not run", "no chapter yet"])]
+    return [p for p in PROFILES if p != "ci" or (ran["profile"] == "ci").any()]

@@ -26,6 +26,8 @@ import math
 import numbers
 import re
 
+from .claims import shown_profiles  # noqa: F401 - a page of this module shows them
+
 __all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_status",
            "escape", "DASH", "MISSING_NOTE"]
 
@@ -441,15 +443,6 @@ def status_of(reproduced) -> str:
         return "not testable"
     return {True: "reproduced", False: "not reproduced", None: "not run"}[
         None if reproduced is None else bool(reproduced)]
-
-
-def shown_profiles(table) -> list[str]:
-    """The profiles a page shows: every one, but ``ci`` only where some claim has a ``ci``
-    result (``ci`` results are never committed, so a published book leaves it out)."""
-    from .claims import PROFILES
-
-    ran = table[~table["status"].isin(["not run", "no chapter yet"])]
-    return [p for p in PROFILES if p != "ci" or (ran["profile"] == "ci").any()]
 
 
 def _verdict_roles(row) -> str:

@@ -270,11 +270,11 @@ def _verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     """The status page's overview: claims per profile as bars coloured by verdict (hatched
     where stale), effects above consistency checks, so that it reads on a phone's width too;
-    the profiles of :func:`~attnbook.book.display.shown_profiles`."""
+    the profiles of :func:`~attnbook.book.claims.shown_profiles`."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from .display import shown_profiles
+    from .claims import shown_profiles
     from .plotting import style
 
     style()
@@ -373,7 +373,7 @@ def _count_cell(sub: pd.DataFrame) -> str:
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
                     checks: dict | None = None, stored: dict | None = None) -> str:
     """The reproduction status page: the overview figure, then per work each claim's paper
-    value beside its verdict at every profile shown (:func:`~attnbook.book.display.
+    value beside its verdict at every profile shown (:func:`~attnbook.book.claims.
     shown_profiles`: ``ci`` only where it has results), each claim linked to where a chapter
     checks it, a claim of several parts with each part's verdict and value.
 
@@ -382,7 +382,7 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     (:func:`.store.stored_counts`); a claim not run at a profile says what an unfinished run
     of its chapter has stored.
     """
-    from .display import shown_profiles
+    from .claims import shown_profiles
 
     checks = claim_checks() if checks is None else checks
     stored = stored or {}
@@ -692,7 +692,7 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
     scale run, and every effect that did not reproduce or could not be tested, each a badge
     linking to its row of the status page; ``pdf``: the book as one PDF, offered for download
     (built by ``make pdf`` before the HTML). Links are relative to ``book/``."""
-    from .display import shown_profiles
+    from .claims import shown_profiles
 
     whole = _whole(table)
     profiles = shown_profiles(whole)
