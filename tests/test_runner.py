@@ -273,17 +273,20 @@ def test_a_stopped_run_prints_one_line_and_leaves_no_scratch(sandbox, stop):
 
     from notebook_files import write_notebook
 
+    running = sandbox / "running"  # the cell touches it: the kernel is in the sleeping cell
     write_notebook(sandbox / "notebooks" / "f_sleeps.ipynb", 'profile = "cpu"',
-                   "import time\nfor _ in range(1200):\n    time.sleep(0.1)")
+                   f"import pathlib, time\npathlib.Path({str(running)!r}).touch()\n"
+                   "for _ in range(1200):\n    time.sleep(0.1)")
     proc = subprocess.Popen([sys.executable, "-m", "attnbook", "run", "f_sleeps", "--profile",
                              "ci"], cwd=sandbox, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
                             env={**os.environ, "ATTNBOOK_THREADS": "1"})
     scratch = sandbox / "build" / "tmp"
     t0 = time.time()
-    while not list(scratch.glob("f_sleeps.*.ipynb")) and time.time() - t0 < 300:
+    while not running.exists() and time.time() - t0 < 300:  # however slow a loaded machine
         time.sleep(0.2)
-    time.sleep(3)  # the kernel is in the cell
+    assert list(scratch.glob("f_sleeps.*.ipynb"))
+    time.sleep(0.5)
     if stop == "sigterm":
         proc.send_signal(signal.SIGTERM)
     else:
