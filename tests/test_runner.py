@@ -280,7 +280,11 @@ def test_a_stopped_run_prints_one_line_and_leaves_no_scratch(sandbox, stop):
     proc = subprocess.Popen([sys.executable, "-m", "attnbook", "run", "f_sleeps", "--profile",
                              "ci"], cwd=sandbox, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
-                            env={**os.environ, "ATTNBOOK_THREADS": "1"})
+                            env={**os.environ, "ATTNBOOK_THREADS": "1"},
+                            # a shell that starts jobs in the background (as a CI runner may)
+                            # makes them ignore SIGINT, and a child inherits that: restore the
+                            # default, as in a terminal (as the SIGINT test of test_integrity)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     scratch = sandbox / "build" / "tmp"
     t0 = time.time()
     while not running.exists() and time.time() - t0 < 300:  # however slow a loaded machine
