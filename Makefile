@@ -12,17 +12,22 @@ PORT    ?= 8000
 HTML    := build/book/_build/html
 PDF     := build/pdf/_build/latex/attnbook.pdf
 STAMP   := $(VENV)/.installed
+# make book / make notebooks: each chapter at the largest profile whose results are complete and
+# current (full, then long, drawn from data/; cpu otherwise), unless PROFILE is given
+BOOK_PROFILE := $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),largest)
 
 .PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
 	book-ci browser publish-check pdf run claims stale lock clean extremes
 
 help:
-	@echo "make book                     run every notebook (PROFILE=$(PROFILE)) and build the HTML book"
+	@echo "make book                     run every notebook and build the HTML book: each chapter at the"
+	@echo "                              largest profile whose results are complete and current (full,"
+	@echo "                              long: drawn from data/results; cpu otherwise), or at PROFILE=..."
 	@echo "make test                     lint, unit tests, notebooks at the ci profile + nbval, book build,"
 	@echo "                              the book in a headless browser"
 	@echo "make serve [PORT=8000]        preview the built book on http://127.0.0.1:PORT/"
 	@echo "make publish-check            what the deployment workflow runs: the book from the committed"
-	@echo "                              cpu results (--cache-only: nothing computed), its PDF where TeX Live"
+	@echo "                              results (--cache-only: nothing computed), its PDF where TeX Live"
 	@echo "                              is installed, then the browser test"
 	@echo "make pdf                      the book as one PDF: build/pdf/_build/latex/attnbook.pdf"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
@@ -53,7 +58,7 @@ book: venv notebooks pages html
 	@echo "book: build/book/_build/html/index.html"
 
 notebooks: venv
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile=$(PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile=$(BOOK_PROFILE) $(ARGS)
 
 pages: venv
 	$(PY) -m attnbook report
@@ -117,10 +122,11 @@ browser: venv
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
 
 # what .github/workflows/book.yml runs before it publishes: the book drawn from the committed
-# cpu results only (a result missing from data/results fails its notebook instead of being
-# computed; committed full results show through the ledger), then the browser test
+# committed results only, each chapter at the largest profile whose results are complete and
+# current (a result missing from data/results fails its notebook instead of being computed),
+# then the browser test
 publish-check: venv
-	$(MAKE) notebooks PROFILE=cpu ARGS=--cache-only
+	$(MAKE) notebooks PROFILE=largest ARGS=--cache-only
 	$(MAKE) pages
 	@if command -v xelatex >/dev/null && command -v latexmk >/dev/null; then $(MAKE) pdf; \
 	else echo "publish-check: no xelatex/latexmk (TeX Live): the book is built without its PDF"; fi

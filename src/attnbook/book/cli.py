@@ -25,7 +25,10 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="execute notebooks with papermill at a profile")
     r.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
                    help="notebook stems or paths (default: all, in book order)")
-    r.add_argument("--profile", default="cpu", help="ci, cpu (default) or full")
+    r.add_argument("--profile", default="cpu",
+                   help="ci, cpu (default), long, full, or largest: each chapter at the "
+                        "largest of full and long whose results are complete and current "
+                        "(drawn from data/results, nothing computed), cpu otherwise")
     r.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                    metavar=("NAME", "VALUE"), help="override one parameter for this run")
     r.add_argument("--recompute", action="store_true",

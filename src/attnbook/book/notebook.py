@@ -64,6 +64,7 @@ ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
 ENV_READONLY = "ATTNBOOK_READONLY"  # write nothing (cache, ledger): validation re-executions
 ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small models on a busy CPU
 ENV_OVERRIDES = "ATTNBOOK_OVERRIDES"  # JSON: parameters the runner changed from the profile's
+ENV_SHOWN = "ATTNBOOK_SHOWN"  # JSON: the profile `run --profile largest` chose, and why not larger
 ENV_CACHE_ONLY = "ATTNBOOK_CACHE_ONLY"  # compute nothing: a result not stored is an error
 ENV_DEADLINE = "ATTNBOOK_DEADLINE"  # seconds since the epoch: no sweep unit starts that would
 # not finish by then (attnbook run --time-budget)
@@ -605,7 +606,26 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
               source_provenance(provenance(dev)), readonly, overrides, cache_only)
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
+    _show_choice(profile)
     return run
+
+
+def _show_choice(profile: str) -> None:
+    """The note on which profile the book shows, when ``run --profile largest`` chose it."""
+    text = os.environ.get(ENV_SHOWN, "")
+    if not text:
+        return
+    try:
+        shown = json.loads(text)
+    except json.JSONDecodeError:
+        shown = None
+    if not isinstance(shown, dict) or shown.get("profile") != profile:
+        raise ParameterError(ENV_SHOWN, text, f"a JSON object whose profile is {profile!r}")
+    from IPython.display import Markdown, display
+
+    from .shown import banner
+
+    display(Markdown(banner(shown)))
 
 
 def _read_overrides() -> dict:

@@ -52,6 +52,7 @@ from .notebook import (
     ENV_OVERRIDES,
     ENV_RECOMPUTE,
     ENV_RUN_ID,
+    ENV_SHOWN,
     ENV_WORK_REPORT,
     source_provenance,
 )
@@ -104,6 +105,8 @@ class Job:
     parameters: dict
     overrides: dict = field(default_factory=dict)  # values that differ from the profile's
     notes: list = field(default_factory=list)  # parameters that followed a -p value (rules)
+    shown: dict | None = None  # --profile largest: the profile chosen and why not the larger
+    cache_only: bool = False  # draw every result, compute nothing (a chapter shown at long/full)
 
     def explore_dir(self, build: Path | None = None) -> Path | None:
         """Where an exploratory run keeps its results and figures (None: not exploratory):
@@ -173,11 +176,22 @@ def resolve_notebook(name: str, available: dict[str, Path]) -> str:
 
 
 def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = None) -> list[Job]:
-    """Resolve and check everything before running anything; raise UsageError if bad."""
-    from .claims import PROFILES
+    """Resolve and check everything before running anything; raise UsageError if bad.
 
+    ``profile`` :data:`attnbook.book.shown.LARGEST` runs each chapter at the largest profile
+    whose results are complete and current (:mod:`attnbook.book.shown`), drawn from the
+    committed results at ``long`` and ``full``."""
+    from .claims import PROFILES
+    from .shown import LARGEST
+
+    if profile == LARGEST:
+        if raw_overrides:
+            raise UsageError(f"-p {raw_overrides[0][0]}: parameters are changed for one named "
+                             f"profile; --profile {LARGEST} picks a profile per chapter")
+        return _plan_largest(names, notebooks_dir)
     if profile not in PROFILES:
-        raise UsageError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
+        raise UsageError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}, or "
+                         f"{LARGEST} (per chapter, the largest whose results are complete)")
     available = available_notebooks(notebooks_dir)
     if not available:
         raise UsageError(f"no notebooks found in {notebooks_dir or paths.NOTEBOOKS}")
@@ -323,6 +337,23 @@ def _ipc_kernel_manager(stderr: Path | None = None):
     return IPCKernelManager
 
 
+def _plan_largest(names, notebooks_dir: Path | None) -> list[Job]:
+    """One job per chapter at the profile :func:`attnbook.book.shown.choose` picks."""
+    from .shown import FALLBACK, choose
+
+    base = plan(names, FALLBACK, (), notebooks_dir)
+    choices = choose(j.spec for j in base)
+    jobs = []
+    for job in base:
+        shown = choices[job.spec.stem]
+        p = shown["profile"]
+        if p == FALLBACK:
+            jobs.append(Job(job.spec, p, job.parameters, shown=shown))
+        else:
+            jobs.append(Job(job.spec, p, job.spec.parameters(p), shown=shown, cache_only=True))
+    return jobs
+
+
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
             log=print, cache_only: bool = False, deadline: float | None = None) -> list[dict]:
     """Run the jobs one after another; return their manifest entries.
@@ -370,11 +401,15 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         work_report = scratch / f"{stem}.{run_id}.work.jsonl"
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
+            + (" · the largest complete, drawn from stored results" if job.cache_only and
+               job.shown else "")
             + (f" · exploratory, results and figures in {explore}" if explore else ""))
         for note in job.notes:
             log(f"      {note}")
-        env = {ENV_RUN_ID: run_id, ENV_RECOMPUTE: "1" if recompute else "0",
-               ENV_CACHE_ONLY: "1" if cache_only else "",
+        env = {ENV_RUN_ID: run_id,
+               ENV_RECOMPUTE: "1" if recompute and not job.cache_only else "0",
+               ENV_CACHE_ONLY: "1" if cache_only or job.cache_only else "",
+               ENV_SHOWN: json.dumps(job.shown, sort_keys=True) if job.shown else "",
                ENV_OVERRIDES: json.dumps(job.overrides, sort_keys=True) if job.overrides else "",
                paths.ENV_FIGURES: str(figs_tmp),
                paths.ENV_RESULTS: str(explore / "results") if explore else "",

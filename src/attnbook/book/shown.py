@@ -1,0 +1,108 @@
+"""Which profile a chapter of the built book shows: the largest whose results are complete.
+
+``python -m attnbook run --profile largest`` (what ``make book`` runs) executes each chapter at
+the largest profile, ``full`` then ``long``, whose results for that chapter are **complete and
+current**, and at ``cpu`` where none is:
+
+* the chapter defines the profile, and records at least one claim;
+* every claim the chapter records has a ledger entry at that profile with a verdict
+  (reproduced, not reproduced, not testable, or partly run: parts that cannot run offline),
+  none of them stale (code or criterion changed since), damaged, or recorded from a tree with
+  uncommitted changes;
+* no stored result of the chapter at that profile is damaged or stale.
+
+A chapter shown at ``long`` or ``full`` runs with ``--cache-only`` whatever the command says:
+its results are drawn, never computed (hours on a CPU). At ``cpu`` it runs as the command
+says. The chapter's first output names the profile shown and, for each larger profile, why it
+is not (:func:`attnbook.book.notebook.start` reads it from ``ATTNBOOK_SHOWN``).
+"""
+
+import json
+from pathlib import Path
+
+from .claims import recorded_ids, status_table
+from .store import stored_results
+
+__all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "choose"]
+
+LARGEST = "largest"  # the run command's profile that picks per chapter
+CANDIDATES = ("full", "long")  # tried in this order
+FALLBACK = "cpu"
+VERDICTS = ("reproduced", "not reproduced", "not testable", "partly run")
+
+
+def _recorded(path: Path) -> list[str]:
+    cells = json.loads(Path(path).read_text()).get("cells", [])
+    code = "\n".join("".join(c.get("source", "")) for c in cells
+                     if c.get("cell_type", "code") == "code")
+    return recorded_ids(code)
+
+
+def completeness(stem: str, path: Path, profile: str, table, stored: list[dict]) -> str:
+    """Why the chapter's results at ``profile`` are not complete and current ('' when they
+    are). ``table``: :func:`attnbook.book.claims.status_table` of every profile; ``stored``:
+    :func:`attnbook.book.store.stored_results` of that profile."""
+    ids = _recorded(path)
+    if not ids:
+        return "the chapter records no claim"
+    rows = table[(table["profile"] == profile) & table["id"].isin(ids)]
+    missing = [i for i in ids if i not in set(rows["id"])]
+    unrun = sorted(set(rows.loc[~rows["status"].isin(VERDICTS), "id"]) | set(missing))
+    if unrun:
+        return f"{len(unrun)} of {len(ids)} claims not run ({', '.join(unrun[:4])}" \
+               + (", ..." if len(unrun) > 4 else "") + ")"
+    for column, what in (("damaged", "damaged"), ("stale", "stale (code or criterion changed "
+                                                           "since)"),
+                         ("dirty", "recorded from uncommitted changes")):
+        bad = sorted(set(rows.loc[rows[column].astype(bool), "id"]))
+        if bad:
+            return f"{len(bad)} of {len(ids)} ledger entries {what} ({', '.join(bad[:4])})"
+    bad = [r for r in stored if r["notebook"] == stem and (r["problem"] or r["changed"])]
+    if bad:
+        return f"{len(bad)} stored results damaged or stale"
+    return ""
+
+
+def choose(specs) -> dict[str, dict]:
+    """stem -> {"profile": the profile to show, "skipped": {larger profile: why not}} for
+    each :class:`attnbook.book.profiles.NotebookSpec` in ``specs``."""
+    specs = list(specs)
+    table = status_table()
+    stored = {p: list(stored_results(profile=p)) for p in CANDIDATES}
+    out = {}
+    for spec in specs:
+        skipped = {}
+        chosen = FALLBACK
+        for p in CANDIDATES:
+            if not spec.has_profile(p):
+                skipped[p] = "not defined for this chapter"
+                continue
+            why = completeness(spec.stem, spec.path, p, table, stored[p])
+            if not why:
+                chosen = p
+                break
+            skipped[p] = why
+        out[spec.stem] = {"profile": chosen, "skipped": skipped}
+    return out
+
+
+def banner(shown: dict) -> str:
+    """The chapter's note on the profile it shows (MyST Markdown).
+
+    >>> text = banner({"profile": "cpu", "skipped": {"full": "3 of 5 claims not run (A, B, C)",
+    ...                                              "long": "not defined for this chapter"}})
+    >>> print(text.replace(". ", ".\\n"))
+    ```{note}
+    This chapter shows its `cpu` results, the largest profile with complete and current results.
+    `full`: 3 of 5 claims not run (A, B, C).
+    `long`: not defined for this chapter.
+    The status page lists every profile's verdicts.
+    ```
+    """
+    from .display import escape
+
+    why = " ".join(f"`{p}`: {escape(w)}." for p, w in shown.get("skipped", {}).items())
+    return ("```{note}\n"
+            f"This chapter shows its `{shown['profile']}` results, the largest profile with "
+            f"complete and current results. {why}"
+            + (" " if why else "") + "The status page lists every profile's verdicts.\n```")

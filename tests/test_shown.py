@@ -1,0 +1,109 @@
+"""The profile a chapter of the built book shows: the largest whose results are complete."""
+
+import json
+
+import pandas as pd
+import pytest
+from notebook_files import write_notebook
+
+from attnbook.book import runner, shown
+from attnbook.book.runner import UsageError
+
+
+def _row(cid, profile, status="reproduced", stale="", damaged="", dirty=""):
+    return {"id": cid, "profile": profile, "status": status, "stale": stale,
+            "damaged": damaged, "dirty": dirty}
+
+
+@pytest.fixture
+def chapter(tmp_path):
+    return write_notebook(tmp_path / "ch.ipynb", "profile = 'cpu'",
+                          'run.record("M-T1", True, "x")\nrun.record("M-P2", True, "y")')
+
+
+def test_complete_when_every_claim_has_a_current_verdict(chapter):
+    table = pd.DataFrame([_row("M-T1", "long"), _row("M-P2", "long", "not testable"),
+                          _row("M-P2", "full", "not run")])
+    assert shown.completeness("ch", chapter, "long", table, []) == ""
+    assert shown.completeness("ch", chapter, "full", table, []) == \
+        "2 of 2 claims not run (M-P2, M-T1)"
+
+
+@pytest.mark.parametrize("bad, why", [
+    (dict(status="not run"), "1 of 2 claims not run (M-P2)"),
+    (dict(stale="attnbook.lm"), "1 of 2 ledger entries stale"),
+    (dict(damaged="M-P2.json: sha256 mismatch"), "1 of 2 ledger entries damaged"),
+    (dict(dirty="diff 1234"), "1 of 2 ledger entries recorded from uncommitted changes"),
+])
+def test_one_bad_entry_makes_the_profile_incomplete(chapter, bad, why):
+    table = pd.DataFrame([_row("M-T1", "long"), _row("M-P2", "long", **bad)])
+    assert shown.completeness("ch", chapter, "long", table, []).startswith(why)
+
+
+def test_a_stale_or_damaged_stored_result_makes_it_incomplete(chapter):
+    table = pd.DataFrame([_row("M-T1", "long"), _row("M-P2", "long")])
+    stored = [{"notebook": "ch", "problem": None, "changed": []},
+              {"notebook": "other", "problem": "bad json", "changed": []}]
+    assert shown.completeness("ch", chapter, "long", table, stored) == ""
+    stored.append({"notebook": "ch", "problem": None, "changed": ["attnbook.lm"]})
+    assert shown.completeness("ch", chapter, "long", table, stored) == \
+        "1 stored results damaged or stale"
+
+
+def test_a_chapter_without_claims_is_never_complete(tmp_path):
+    nb = write_notebook(tmp_path / "ch.ipynb", "profile = 'cpu'", "x = 1")
+    assert shown.completeness("ch", nb, "full", pd.DataFrame([_row("M-T1", "full")]), []) == \
+        "the chapter records no claim"
+
+
+class _Spec:
+    def __init__(self, stem, path, profiles):
+        self.stem, self.path, self.profiles = stem, path, profiles
+
+    def has_profile(self, p):
+        return p in self.profiles
+
+
+def test_choose_takes_full_then_long_then_cpu(chapter, monkeypatch):
+    table = pd.DataFrame([_row("M-T1", "long"), _row("M-P2", "long"),
+                          _row("M-T1", "full"), _row("M-P2", "full", "not run")])
+    monkeypatch.setattr(shown, "status_table", lambda: table)
+    monkeypatch.setattr(shown, "stored_results", lambda profile: iter([]))
+    got = shown.choose([_Spec("ch", chapter, ("ci", "cpu", "long", "full")),
+                        _Spec("no_long", chapter, ("ci", "cpu", "full"))])
+    assert got["ch"] == {"profile": "long", "skipped": {"full": "1 of 2 claims not run (M-P2)"}}
+    assert got["no_long"] == {"profile": "cpu", "skipped": {
+        "full": "1 of 2 claims not run (M-P2)", "long": "not defined for this chapter"}}
+
+
+def test_largest_refuses_changed_parameters():
+    with pytest.raises(UsageError, match="-p seed: .*--profile largest picks a profile"):
+        runner.plan(["levine2020_lemma1"], "largest", [("seed", "1")])
+
+
+def test_a_chapter_shown_at_long_or_full_is_drawn_from_stored_results(monkeypatch):
+    monkeypatch.setattr(shown, "choose", lambda specs: {
+        s.stem: {"profile": "full" if s.stem == "levine2020_lemma1" else "cpu",
+                 "skipped": {}} for s in specs})
+    full, cpu = runner.plan(["levine2020_lemma1", "levine2020_separation_rank"], "largest")
+    assert (full.profile, full.cache_only, full.parameters["profile"]) == ("full", True, "full")
+    assert full.parameters == full.spec.parameters("full")
+    assert (cpu.profile, cpu.cache_only) == ("cpu", False)
+    assert cpu.shown == {"profile": "cpu", "skipped": {}}
+
+
+def test_the_chapter_says_which_profile_it_shows(monkeypatch):
+    import IPython.display
+
+    from attnbook.book import notebook
+
+    shown_ = {"profile": "long", "skipped": {"full": "2 of 2 claims not run (L-D, L-Tab2)"}}
+    monkeypatch.setenv(notebook.ENV_SHOWN, json.dumps(shown_))
+    displayed = []
+    monkeypatch.setattr(IPython.display, "display", displayed.append)
+    notebook._show_choice("long")
+    (md,) = displayed
+    out = md.data
+    assert "shows its `long` results, the largest" in out and "`full`: 2 of 2 claims not run" in out
+    with pytest.raises(Exception, match="ATTNBOOK_SHOWN"):
+        notebook._show_choice("cpu")  # a run at another profile than the one chosen
