@@ -45,6 +45,7 @@ import pandas as pd
 from .depth_efficiency import crossing_from_frame, gap_difference
 from .errors import ParameterError
 from .lm_sweep import lm_config
+from .pilots import budgets as checked_budgets
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
            "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps"]
@@ -262,9 +263,7 @@ def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_d
     >>> [(c["steps"], c["L"], c["d_x"]) for c in cs]
     [(8, 1, 16), (8, 1, 64), (8, 2, 12), (8, 2, 46), (4, 1, 16), (4, 1, 64), (4, 2, 12), (4, 2, 46)]
     """
-    if not budgets or len(set(budgets)) != len(budgets) or any(
-            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
-        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    budgets = checked_budgets(budgets)
     if "steps" in common:
         raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
     return [c for steps in sorted(budgets, reverse=True)
@@ -276,7 +275,9 @@ def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_d
 def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
     """Per (V, r, budget, width pair) of a pilot: the training tokens (steps x batch x N),
     the shallow and deep widths, the shallow net's non-embedding parameters, both test losses
-    and ``gap`` = deep - shallow (negative: the deep net is better). Each shallow net is
+    and ``gap`` = deep - shallow (negative: the deep net is better), and where the results
+    carry their training speed (``tokens_per_s``), ``s_per_token``: the seconds per training
+    token of the two nets together, as measured. Each shallow net is
     paired with the deep net of the same budget whose non-embedding count is closest, as
     :func:`family_widths` matches them (within 25%); a net whose partner is not stored (a
     pilot still running) is left out.
@@ -312,5 +313,7 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
                          "tokens": int(steps * a.batch * a.N), "d_shallow": int(a.d_x),
                          "d_deep": int(b["d_x"]), "params": int(a.params_non_embedding),
                          "loss_shallow": float(a.test_loss), "loss_deep": float(b["test_loss"]),
-                         "gap": round(float(b["test_loss"]) - float(a.test_loss), 12)})
+                         "gap": round(float(b["test_loss"]) - float(a.test_loss), 12),
+                         **({"s_per_token": 1 / float(a.tokens_per_s)
+                             + 1 / float(b["tokens_per_s"])} if "tokens_per_s" in df else {})})
     return pd.DataFrame(rows)

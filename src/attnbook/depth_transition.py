@@ -42,6 +42,7 @@ from .depth_sweep import crossings, family_widths
 from .depth_sweep import pilot_gaps as _pair_gaps
 from .errors import ParameterError
 from .lm_sweep import lm_config
+from .pilots import budgets as checked_budgets
 
 __all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates",
            "pilot_configs", "pilot_gaps"]
@@ -163,9 +164,7 @@ def pilot_configs(*, depths: Sequence[int], base_widths: Sequence[int], seed: in
     >>> [(c["steps"], c["L"], c["d_x"]) for c in cs][:4], len(cs)
     ([(8, 2, 8), (8, 2, 32), (8, 3, 6), (8, 3, 26)], 8)
     """
-    if not budgets or len(set(budgets)) != len(budgets) or any(
-            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
-        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    budgets = checked_budgets(budgets)
     if "steps" in common:
         raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
     return [c for steps in sorted(budgets, reverse=True)

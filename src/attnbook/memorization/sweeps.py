@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..errors import ParameterError
+from ..pilots import budgets as checked_budgets
 from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotonicity_by
 from .trained import MemorizationConfig, training_flops
 
@@ -104,9 +105,7 @@ def pilot_panels(budgets: Sequence[int], **panels) -> dict[int, dict]:
     >>> list(p), sorted({c.T for c in p[10]["heads"][1]}), p[10]["heads"][1][0].steps
     ([20, 10], [16], 10)
     """
-    if not budgets or len(set(budgets)) != len(budgets) or any(
-            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
-        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    budgets = checked_budgets(budgets)
     for k in ("steps", "seeds", "min_epochs"):
         if k in panels:
             raise ParameterError(k, panels[k], "not given (the pilot sets it)")
@@ -175,9 +174,7 @@ def head_size_pilot(budgets: Sequence[int], *, H: int, T: int, n: int, d: int,
     >>> [(c.steps, c.d_h) for c in cs][:3], len(cs)
     ([(20, 2), (20, 4), (20, 8)], 6)
     """
-    if not budgets or len(set(budgets)) != len(budgets) or any(
-            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
-        raise ParameterError("budgets", list(budgets), "distinct step counts >= 1")
+    budgets = checked_budgets(budgets)
     if n not in head_sizes or min(head_sizes) >= n or max(head_sizes) <= n:
         raise ParameterError("head_sizes", list(head_sizes),
                              f"n = {n}, a value below it and one above it")

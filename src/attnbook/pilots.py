@@ -1,0 +1,91 @@
+"""Reading a pilot: the budgets it trains at, and where its deciding statistic is heading.
+
+A pilot trains one seed of a chapter's configurations at several budgets (optimizer steps or
+tokens), each with its own schedule, and measures the statistic that decides a claim at each
+(a loss gap between two families, an accuracy gap between two sizes). This module holds what
+every chapter's pilot does alike:
+
+* :func:`budgets`: the budgets, checked (distinct integers >= 1) and sorted;
+* :func:`trend`: per group of a pilot's table, the statistic's last value, its change per
+  doubling of the budget (a least-squares line in log2 of the budget over the last few
+  budgets) and the budget at which that line reaches a target (0: where a gap changes sign).
+  An extrapolation, not a measurement: the chapter shows it as the budget a run would need,
+  never as a result.
+
+Used by: attnbook.depth_sweep, attnbook.depth_transition, attnbook.memorization.sweeps, and the
+chapters' pilot sections.
+
+>>> budgets([2000, 500, 1000])
+[500, 1000, 2000]
+>>> import pandas as pd
+>>> t = pd.DataFrame({"w": [8, 8, 8], "tokens": [1e6, 2e6, 4e6], "gap": [0.3, 0.2, 0.1]})
+>>> row = trend(t, by=["w"], x="tokens", y="gap").iloc[0]
+>>> f"{row['per_doubling']:.3f} per doubling, reaches 0 at {row['reaches_at']:.0f}"
+'-0.100 per doubling, reaches 0 at 8000000'
+>>> t["s_per_token"] = 1e-4  # 10,000 tokens a second: 8M tokens take 800 s
+>>> f"{trend(t, by=['w'], x='tokens', y='gap', cost='s_per_token')['hours_at'].iloc[0]:.3f}"
+'0.222'
+"""
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import ParameterError
+
+__all__ = ["budgets", "trend"]
+
+
+def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
+    """``values`` sorted, after checking they are distinct integers >= 1 (at least one).
+
+    >>> budgets([4, 4])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attnbook.errors.ParameterError: parameter budgets = [4, 4] ... distinct step counts >= 1
+    """
+    values = list(values)
+    if not values or len(set(values)) != len(values) or any(
+            isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in values):
+        raise ParameterError(name, values, "distinct step counts >= 1")
+    return sorted(values)
+
+
+def _line(x: np.ndarray, y: np.ndarray, target: float) -> tuple[float, float]:
+    """Slope of y per doubling of x (least squares in log2 x) and the x where the line reaches
+    ``target`` (inf when it heads away from it or is flat; y[-1] is not at the target)."""
+    slope, icept = np.polyfit(np.log2(x), y, 1) if len(x) >= 2 else (0.0, float(y[-1]))
+    if slope == 0 or (slope > 0) == (y[-1] > target):
+        return float(slope), math.inf
+    doublings = (target - icept) / slope
+    return float(slope), float(2.0 ** doublings) if doublings < 1000 else math.inf
+
+
+def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, last: int = 3,
+          target: float = 0.0, cost: str | None = None) -> pd.DataFrame:
+    """Per group of ``table`` (columns ``by``): the budget ``x`` and value ``y`` at the largest
+    budget, ``per_doubling`` (the change of y per doubling of x, by least squares in log2 x over
+    the ``last`` largest budgets) and ``reaches_at`` (the x at which that line reaches
+    ``target``: inf when it heads away from it or is flat; the last x when y has already reached
+    or crossed it within the pilot). ``points`` says how many budgets the line is fitted to.
+    ``cost``: a column of seconds per unit of x; adds ``hours_at``, the hours that ``reaches_at``
+    takes at the speed measured at the largest budget."""
+    if last < 2:
+        raise ParameterError("last", last, "an integer >= 2 (a line needs two budgets)")
+    missing = [c for c in [*by, x, y, *([cost] if cost else [])] if c not in table.columns]
+    if missing:
+        raise ParameterError("table", sorted(table.columns), f"columns {missing} as well")
+    rows = []
+    for key, g in table.groupby(list(by), sort=True):
+        g = g.sort_values(x)
+        xs, ys = g[x].to_numpy(float), g[y].to_numpy(float)
+        slope, at = _line(xs[-last:], ys[-last:], target)
+        if (ys[-1] - target < 0) != (ys[0] - target < 0) or ys[-1] == target:
+            at = float(xs[-1])  # the sign changed within the pilot: reached
+        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
+                     x: xs[-1], y: ys[-1], "per_doubling": slope, "reaches_at": at,
+                     "points": min(last, len(xs)),
+                     **({"hours_at": at * float(g[cost].iloc[-1]) / 3600} if cost else {})})
+    return pd.DataFrame(rows)
