@@ -35,7 +35,10 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["budgets", "trend"]
+__all__ = ["budgets", "trend", "readable", "NO_CROSSING"]
+
+NO_CROSSING = "no crossing in sight: the gap does not shrink over the largest budgets, or too " \
+              "slowly for any budget"
 
 
 def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
@@ -89,3 +92,11 @@ def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, last: int =
                      "points": min(last, len(xs)),
                      **({"hours_at": at * float(g[cost].iloc[-1]) / 3600} if cost else {})})
     return pd.DataFrame(rows)
+
+
+def readable(reading: pd.DataFrame, x: str = "tokens", y: str = "gap") -> pd.DataFrame:
+    """:func:`trend`'s table as a chapter shows it: named columns, and no value (NaN, shown
+    with :data:`NO_CROSSING`) where the line never reaches its target."""
+    return reading.replace(math.inf, np.nan).rename(columns={
+        x: f"largest budget ({x})", y: f"{y} there", "per_doubling": "per doubling",
+        "reaches_at": f"{y} 0 at ({x})", "hours_at": "hours there", "points": "budgets fitted"})
