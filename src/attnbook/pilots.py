@@ -37,8 +37,8 @@ from .errors import ParameterError
 
 __all__ = ["budgets", "trend", "readable", "NO_CROSSING"]
 
-NO_CROSSING = "no crossing in sight: the gap does not shrink over the largest budgets, or too " \
-              "slowly for any budget"
+NO_CROSSING = "no value: a single budget so far, or no crossing in sight (the gap does not " \
+              "shrink over the largest budgets, or too slowly for any budget)"
 
 
 def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
@@ -59,7 +59,9 @@ def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
 def _line(x: np.ndarray, y: np.ndarray, target: float) -> tuple[float, float]:
     """Slope of y per doubling of x (least squares in log2 x) and the x where the line reaches
     ``target`` (inf when it heads away from it or is flat; y[-1] is not at the target)."""
-    slope, icept = np.polyfit(np.log2(x), y, 1) if len(x) >= 2 else (0.0, float(y[-1]))
+    if len(x) < 2:
+        return math.nan, math.inf
+    slope, icept = np.polyfit(np.log2(x), y, 1)
     if slope == 0 or (slope > 0) == (y[-1] > target):
         return float(slope), math.inf
     doublings = (target - icept) / slope
@@ -69,11 +71,11 @@ def _line(x: np.ndarray, y: np.ndarray, target: float) -> tuple[float, float]:
 def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, last: int = 3,
           target: float = 0.0, cost: str | None = None) -> pd.DataFrame:
     """Per group of ``table`` (columns ``by``): the budget ``x`` and value ``y`` at the largest
-    budget, ``per_doubling`` (the change of y per doubling of x, by least squares in log2 x over
-    the ``last`` largest budgets) and ``reaches_at`` (the x at which that line reaches
-    ``target``: inf when it heads away from it or is flat; the last x when y has already reached
-    or crossed it within the pilot). ``points`` says how many budgets the line is fitted to.
-    ``cost``: a column of seconds per unit of x; adds ``hours_at``, the hours that ``reaches_at``
+    budget; ``per_doubling``, the change of y per doubling of x (least squares in log2 x over
+    the ``last`` largest budgets; NaN for a single budget); ``reaches_at``, the x at which that
+    line reaches ``target`` (inf when it heads away from it or is flat; the last x when y has
+    already reached or crossed it within the pilot); ``points``, the budgets the line is fitted
+    to. ``cost``: a column of seconds per unit of x; adds ``hours_at``, the hours ``reaches_at``
     takes at the speed measured at the largest budget."""
     if last < 2:
         raise ParameterError("last", last, "an integer >= 2 (a line needs two budgets)")

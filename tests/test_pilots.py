@@ -1,0 +1,52 @@
+"""Reading a pilot: checked budgets, and the trend of its deciding statistic."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from attnbook import pilots
+from attnbook.errors import ParameterError
+
+
+@pytest.mark.parametrize("bad", [[], [0, 4], [4, 4], [True, 2], [2.0, 4]])
+def test_budgets_are_distinct_integers_of_at_least_one(bad):
+    with pytest.raises(ParameterError, match="budgets"):
+        pilots.budgets(bad)
+
+
+def _table(ys, xs=(1e6, 2e6, 4e6, 8e6)):
+    return pd.DataFrame({"w": 1, "tokens": xs[:len(ys)], "gap": ys, "s_per_token": 2e-4})
+
+
+def test_a_gap_linear_in_log_budget_reaches_zero_where_its_line_does():
+    # 0.4 - 0.1 per doubling from 1M: zero after 4 doublings, at 16M tokens
+    row = pilots.trend(_table([0.4, 0.3, 0.2, 0.1]), by=["w"], x="tokens", y="gap",
+                       cost="s_per_token").iloc[0]
+    assert row["per_doubling"] == pytest.approx(-0.1)
+    assert row["reaches_at"] == pytest.approx(16e6)
+    assert row["hours_at"] == pytest.approx(16e6 * 2e-4 / 3600)
+    assert row["points"] == 3  # the three largest budgets only
+
+
+def test_only_the_largest_budgets_decide_the_line():
+    # shrinking at first, then growing: no crossing ahead, whatever the early budgets did
+    row = pilots.trend(_table([0.9, 0.1, 0.2, 0.3]), by=["w"], x="tokens", y="gap").iloc[0]
+    assert math.isinf(row["reaches_at"]) and row["per_doubling"] > 0
+
+
+def test_a_sign_change_within_the_pilot_is_reached_at_the_largest_budget():
+    row = pilots.trend(_table([0.2, 0.1, -0.05]), by=["w"], x="tokens", y="gap").iloc[0]
+    assert row["reaches_at"] == 4e6
+
+
+def test_a_single_budget_has_no_trend():
+    row = pilots.trend(_table([0.2]), by=["w"], x="tokens", y="gap").iloc[0]
+    assert math.isnan(row["per_doubling"]) and math.isinf(row["reaches_at"])
+    shown = pilots.readable(pilots.trend(_table([0.2]), by=["w"], x="tokens", y="gap"))
+    assert shown["gap 0 at (tokens)"].isna().all()
+
+
+def test_a_negative_statistic_heading_up_reaches_its_target_too():
+    row = pilots.trend(_table([-0.3, -0.2, -0.1]), by=["w"], x="tokens", y="gap").iloc[0]
+    assert row["reaches_at"] == pytest.approx(8e6)
