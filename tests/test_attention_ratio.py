@@ -145,3 +145,116 @@ def test_results_off_the_grid_are_refused(grid):
     res.loc[0, "d_x"] = 999
     with pytest.raises(ParameterError, match="grid"):
         ar.with_design(res, grid)
+
+
+PILOT = dict(ratios=[1, 4, 16], depths=[2, 3, 4], sizes=[64_000],
+             baseline_sizes=[4_000, 8_000, 16_000, 32_000, 64_000], d_a=4)
+COMMON = dict(corpus="kjv", V=128, N=32, batch=32, lr=2e-3, warmup=20, eval_tokens=0)
+
+
+@pytest.fixture(scope="module")
+def pilot_grid():
+    return ar.pilot_design({f"pilot_{k}" if k not in ("depths", "d_a") else k: v
+                            for k, v in PILOT.items()})
+
+
+def test_pilot_design_is_the_design_of_the_pilot_parameters(pilot_grid):
+    pd.testing.assert_frame_equal(pilot_grid, ar.design(**PILOT))
+    # baselines down to 1/16 of the size stay distinct nets at every depth (d_a = 4)
+    assert pilot_grid[pilot_grid["ratio"] == 1].groupby("L")["d_x"].nunique().eq(5).all()
+    with pytest.raises(ParameterError, match="pilot"):
+        ar.pilot_design({"pilot_ratios": [1, 4], "depths": [2]})
+
+
+def test_pilot_is_one_seed_of_every_net_per_budget_longest_first(pilot_grid):
+    cs = ar.pilot_configs(pilot_grid, budgets=[1000, 250, 4000], seed=7, **COMMON)
+    assert len(cs) == 3 * len(pilot_grid) == 3 * 21
+    assert {c["seed"] for c in cs} == {7}
+    assert [c["steps"] for c in cs] == [4000] * 21 + [1000] * 21 + [250] * 21
+    for steps in (250, 1000, 4000):
+        part = [c for c in cs if c["steps"] == steps]
+        assert part == ar.sweep_configs(pilot_grid, seeds=[7], steps=steps, **COMMON)
+    with pytest.raises(ParameterError, match="budgets"):
+        ar.pilot_configs(pilot_grid, budgets=[500, 500], seed=0, **COMMON)
+    with pytest.raises(ParameterError, match="steps"):
+        ar.pilot_configs(pilot_grid, budgets=[500], seed=0, steps=9, **COMMON)
+
+
+def _pilot_results(grid, cs, frac_of, depth_shift=0.0):
+    """Fake pilot results: a ratio-rho net at a budget of ``steps`` behaves as a baseline of
+    frac_of(rho, steps) times its size on loss = 10 - log(size), depth 3 better by
+    ``depth_shift``; each net trained at 1000 tokens per second."""
+    rows = []
+    for c in cs:
+        rho = c["H"] * c["d_a"] // c["d_x"]
+        own = ar.non_embedding_params(c["L"], c["d_x"], rho)
+        rows.append({**c, "params_non_embedding": own, "tokens_per_s": 1000.0,
+                     "test_loss": 10 - math.log(own * frac_of(rho, c["steps"]))
+                     - depth_shift * (c["L"] == 3)})
+    return pd.DataFrame(rows)
+
+
+def test_pilot_fractions_are_matched_fractions_of_each_budget_alone(pilot_grid):
+    cs = ar.pilot_configs(pilot_grid, budgets=[250, 1000, 4000], seed=0, **COMMON)
+    f = {(4, 250): 0.3, (4, 1000): 0.5, (4, 4000): 0.7,
+         (16, 250): 0.1, (16, 1000): 0.2, (16, 4000): 0.4}
+    res = _pilot_results(pilot_grid, cs, lambda rho, s: 1.0 if rho == 1 else f[rho, s])
+    fr = ar.pilot_fractions(res, pilot_grid)
+    assert sorted(zip(fr["ratio"], fr["steps"], strict=True)) == sorted(f)
+    assert (fr["tokens"] == fr["steps"] * 32 * 32).all()
+    for (steps, rho), row in fr.set_index(["steps", "ratio"]).iterrows():
+        part = res[res["steps"] == steps]
+        alone = ar.matched_fractions(ar.redundancy(ar.best_depth(ar.loss_table(part,
+                                                                              pilot_grid))))
+        assert row["fraction"] == pytest.approx(alone[rho])
+        # the loss is linear in log size, as the matching interpolates: the fraction it was made at
+        assert row["fraction"] == pytest.approx(f[rho, steps], rel=1e-9)
+    # every net of the budget at 1000 tokens/s: 21 nets take 21 ms per token together
+    np.testing.assert_allclose(fr["s_per_token"], 21 / 1000)
+
+
+def test_pilot_fractions_bound_a_ratio_outside_the_baseline_range(pilot_grid):
+    cs = ar.pilot_configs(pilot_grid, budgets=[250, 1000], seed=0, **COMMON)
+    # ratio 16 worse than a baseline of 1/20 of its size at 250 steps (below the 1/16 reach)
+    res = _pilot_results(pilot_grid, cs, lambda rho, s: {1: 1.0, 4: 0.6, 16: 0.05 if s == 250
+                                                          else 0.5}[rho])
+    fr = ar.pilot_fractions(res, pilot_grid).set_index(["steps", "ratio"])
+    low = fr.loc[(250, 16)]
+    assert math.isnan(low["fraction"]) and low["outside"] == "below"
+    nets = ar.with_design(res[res["steps"] == 250], pilot_grid)
+    smallest = nets[(nets["ratio"] == 1) & (nets["size"] == 4_000)]
+    own = nets[nets["ratio"] == 16]
+    # the smallest baseline's best depth over the ratio-16 net's best depth, in counts
+    assert low["bound"] == pytest.approx(
+        smallest.loc[smallest["test_loss"].idxmin(), "params_non_embedding"]
+        / own.loc[own["test_loss"].idxmin(), "params_non_embedding"])
+    assert fr.loc[(1000, 16), "outside"] == "" and math.isnan(fr.loc[(1000, 16), "bound"])
+    assert fr.loc[(1000, 16), "fraction"] == pytest.approx(0.5, rel=1e-9)
+
+
+def test_a_budget_still_training_is_left_out(pilot_grid):
+    cs = ar.pilot_configs(pilot_grid, budgets=[250, 1000], seed=0, **COMMON)
+    res = _pilot_results(pilot_grid, cs, lambda rho, s: 1.0 if rho == 1 else 0.5)
+    unfinished = res.drop(index=res[res["steps"] == 250].index[-1])
+    assert set(ar.pilot_fractions(unfinished, pilot_grid)["steps"]) == {1000}
+    assert set(ar.pilot_spreads(unfinished, pilot_grid)["steps"]) == {1000}
+    assert ar.pilot_fractions(res.iloc[:0], pilot_grid).empty
+    assert ar.pilot_spreads(res.iloc[:0], pilot_grid).empty
+
+
+def test_pilot_spreads_are_spreads_of_each_budget_alone(pilot_grid):
+    cs = ar.pilot_configs(pilot_grid, budgets=[250, 4000], seed=0, **COMMON)
+    res = _pilot_results(pilot_grid, cs, lambda rho, s: {1: 1.0, 4: 0.8, 16: 0.4}[rho],
+                         depth_shift=0.01)
+    sp = ar.pilot_spreads(res, pilot_grid)
+    assert list(sp["steps"]) == [250, 4000] and set(sp["size"]) == {64_000}
+    for row in sp.itertuples():
+        part = res[res["steps"] == row.steps]
+        alone = ar.spreads(ar.loss_table(part, pilot_grid), [64_000]).iloc[0]
+        assert row.across_ratios == pytest.approx(alone["across_ratios"])
+        assert row.across_depths_max == pytest.approx(alone["across_depths_max"])
+        assert row.ratios == 3
+    # the ratio-16 net behaves as 0.4 of the baseline: about log(1 / 0.4) apart from it
+    assert sp["across_ratios"].iloc[0] == pytest.approx(math.log(1 / 0.4), rel=0.2)
+    with pytest.raises(ParameterError, match="every ratio"):
+        ar.pilot_spreads(res, pilot_grid, sizes=[32_000])  # a baseline size only

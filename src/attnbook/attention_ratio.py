@@ -20,7 +20,12 @@ predicted to be wasted. This module turns the design into one sweep and its resu
   size (the *matched fraction*; 1 minus it is the parameter redundancy), and
   :func:`matched_fractions`, its mean over sizes per ratio (W-F4's measurement);
 * :func:`spreads`: per size, the spread of the best-depth loss across ratios and the spread of
-  the loss across depths within each ratio (W-F6's measurement).
+  the loss across depths within each ratio (W-F6's measurement);
+* :func:`pilot_design`, :func:`pilot_configs`, :func:`pilot_fractions` and
+  :func:`pilot_spreads`: the pilot that sizes a long run, a small grid (the baseline and a few
+  ratios at one size, the baselines far below it, every depth) trained at several budgets (one
+  seed), and W-F4's matched fraction per ratio and W-F6's spreads per size at each budget: how
+  the effect grows with training.
 
 Sizes are non-embedding parameter counts (both embeddings and the head left out, as Kaplan et
 al. count model size): at the small vocabularies of the ``cpu`` profile the embeddings would
@@ -43,10 +48,12 @@ import pandas as pd
 
 from .errors import ParameterError
 from .lm_sweep import lm_config, matched_size
+from .pilots import budgets as checked_budgets
 
 __all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
            "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
-           "matched_fractions", "spreads"]
+           "matched_fractions", "spreads", "PILOT_PARAMETERS", "pilot_design", "pilot_configs",
+           "pilot_fractions", "pilot_spreads"]
 
 # wies2021 Table 5 (appendix C.3): ratio H d_a / d_x, depth L, heads H, widths; best depth of
 # Figure 4 (bold in the paper) marked True.
@@ -277,3 +284,134 @@ def spreads(table: pd.DataFrame, sizes: Sequence[float]) -> pd.DataFrame:
                      "across_depths_max": float(depth.max()),
                      "ratios": len(best)})
     return pd.DataFrame(rows)
+
+
+# the chapter's parameters that define its pilot's grid (:func:`pilot_design`)
+PILOT_PARAMETERS = ("pilot_ratios", "depths", "pilot_sizes", "pilot_baseline_sizes", "d_a")
+
+
+def pilot_design(params: dict) -> pd.DataFrame:
+    """The pilot's own grid (:func:`design`) from a chapter's parameters (the names of
+    :data:`PILOT_PARAMETERS`): this run's, or another profile's, to redraw the pilot it stored.
+
+    >>> g = pilot_design({"pilot_ratios": [1, 16], "depths": [2], "pilot_sizes": [40_000],
+    ...                   "pilot_baseline_sizes": [2_500, 40_000], "d_a": 4, "V": 128})
+    >>> g[["ratio", "size", "d_x", "H"]].to_dict("records")[0]
+    {'ratio': 1, 'size': 2500, 'd_x': 8, 'H': 2}
+    """
+    missing = [k for k in PILOT_PARAMETERS if k not in params]
+    if missing:
+        raise ParameterError("params", sorted(params), f"the pilot's parameters {missing} too")
+    return design(ratios=params["pilot_ratios"], depths=params["depths"],
+                  sizes=params["pilot_sizes"], baseline_sizes=params["pilot_baseline_sizes"],
+                  d_a=params["d_a"])
+
+
+def pilot_configs(grid: pd.DataFrame, *, budgets: Sequence[int], seed: int,
+                  **common) -> list[dict]:
+    """The pilot of a long run: every net of ``grid`` (:func:`pilot_design`), one seed, trained
+    for each number of optimizer steps in ``budgets`` (each with its own schedule, as a run of
+    that length would be), the longest first (two workers then finish together); ``common`` as
+    in :func:`sweep_configs`, without steps.
+
+    >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[1000, 4000], d_a=4)
+    >>> cs = pilot_configs(g, budgets=[4, 8], seed=0, corpus="kjv", V=32, N=8, batch=2,
+    ...                    lr=1e-3, warmup=1)
+    >>> [(c["steps"], c["d_x"], c["H"], c["seed"]) for c in cs]
+    [(8, 8, 2, 0), (8, 16, 4, 0), (8, 12, 12, 0), (4, 8, 2, 0), (4, 16, 4, 0), (4, 12, 12, 0)]
+    """
+    budgets = checked_budgets(budgets)
+    if "steps" in common:
+        raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
+    return [c for steps in sorted(budgets, reverse=True)
+            for c in sweep_configs(grid, seeds=[seed], steps=steps, **common)]
+
+
+_NET = ["L", "d_x", "H", "d_a"]
+
+
+def _complete_budgets(results: pd.DataFrame, grid: pd.DataFrame):
+    """(steps, tokens, that budget's results) per budget of a pilot whose every net of ``grid``
+    is stored, the smallest first; a budget still training is left out."""
+    need = {"steps", "batch", "N", *_NET}
+    if not isinstance(results, pd.DataFrame) or not need <= set(results.columns):
+        raise ParameterError("results", type(results).__name__,
+                             f"a DataFrame with columns {sorted(need)}")
+    nets = set(map(tuple, grid[_NET].astype(int).to_numpy()))
+    for steps, part in results.groupby("steps", sort=True):
+        if nets <= set(map(tuple, part[_NET].astype(int).to_numpy())):
+            yield int(steps), int(steps * part["batch"].iloc[0] * part["N"].iloc[0]), part
+
+
+def _s_per_token(part: pd.DataFrame) -> dict:
+    """The seconds per training token of every net of a budget together (one seed each), as
+    measured, where the results carry their speed."""
+    if "tokens_per_s" not in part:
+        return {}
+    return {"s_per_token": float((1 / part.drop_duplicates(_NET)["tokens_per_s"]).sum())}
+
+
+def pilot_fractions(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
+    """Per budget of a pilot (:func:`pilot_configs` of ``grid``) whose nets are all stored, and
+    per ratio rho > 1: the optimizer steps, the training tokens (steps x batch x N) and
+    ``fraction``, the matched fraction of :func:`matched_fractions` read from that budget's
+    nets alone (its best depths, its own baseline curve; NaN where a size has no match);
+    ``outside``, where a size has no match, on which side of the baseline range it falls
+    ("below": worse than the smallest baseline; "above": at least as good as the largest);
+    ``bound``, where every size of the ratio falls out on one side, the end of the baseline
+    range over the net's own size (mean over sizes): the fraction lies below it ("below") or
+    above it ("above"); and, where the results carry their training speed, ``s_per_token``: the
+    seconds per training token of all the budget's nets together, as measured.
+
+    A synthetic check: baselines on loss = 10 - log(size); the ratio-4 net has the loss of a
+    baseline of half its size after 4 steps and of 0.8 of it after 8.
+
+    >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[1000, 4000], d_a=4)
+    >>> cs = pilot_configs(g, budgets=[4, 8], seed=0, corpus="kjv", V=32, N=8, batch=2,
+    ...                    lr=1e-3, warmup=1)
+    >>> own = {(c["d_x"], c["H"]): non_embedding_params(c["L"], c["d_x"], c["H"] * 4 // c["d_x"])
+    ...        for c in cs}
+    >>> res = pd.DataFrame([{**c, "params_non_embedding": own[c["d_x"], c["H"]],
+    ...                      "test_loss": 10 - np.log(own[c["d_x"], c["H"]] * (
+    ...                          1 if c["H"] * 4 == c["d_x"] else {4: 0.5, 8: 0.8}[c["steps"]]))}
+    ...                     for c in cs])
+    >>> pilot_fractions(res, g)[["steps", "tokens", "ratio", "fraction"]].round(6)
+       steps  tokens  ratio  fraction
+    0      4      64      4       0.5
+    1      8     128      4       0.8
+    """
+    rows = []
+    for steps, tokens, part in _complete_budgets(results, grid):
+        best = best_depth(loss_table(part, grid))
+        red = redundancy(best)
+        base = best.loc[best["ratio"] == 1, "params_non_embedding"].to_numpy(float)
+        for rho, f in matched_fractions(red).items():
+            sub = red[red["ratio"] == rho]
+            sides = sorted(set(sub["outside"]) - {""})
+            bound = math.nan
+            if len(sides) == 1 and (sub["outside"] == sides[0]).all():
+                end = base.min() if sides[0] == "below" else base.max()
+                bound = float((end / sub["params_non_embedding"]).mean())
+            rows.append({"steps": steps, "tokens": tokens, "ratio": rho, "fraction": f,
+                         "outside": ", ".join(sides), "bound": bound, **_s_per_token(part)})
+    return pd.DataFrame(rows)
+
+
+def pilot_spreads(results: pd.DataFrame, grid: pd.DataFrame,
+                  sizes: Sequence[float] | None = None) -> pd.DataFrame:
+    """Per budget of a pilot whose nets are all stored, and per size of ``sizes`` (default:
+    the grid's sizes of the ratios > 1, each also a baseline size): the optimizer steps, the
+    training tokens and :func:`spreads` of that budget's nets alone (W-F6's spread of the
+    best-depth loss across ratios, and the spread across depths within a ratio)."""
+    if sizes is None:
+        sizes = sorted(set(grid.loc[grid["ratio"] != 1, "size"]))
+    every = set.intersection(*(set(g) for _, g in grid.groupby("ratio")["size"]))
+    if not sizes or not set(sizes) <= every:
+        raise ParameterError("sizes", list(sizes), f"sizes measured at every ratio of the "
+                             f"grid ({sorted(every)})")
+    rows = []
+    for steps, tokens, part in _complete_budgets(results, grid):
+        s = spreads(loss_table(part, grid), sizes)
+        rows.append(s.assign(steps=steps, tokens=tokens)[
+            ["steps", "tokens", *s.columns]])
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
