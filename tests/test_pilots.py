@@ -50,3 +50,21 @@ def test_a_single_budget_has_no_trend():
 def test_a_negative_statistic_heading_up_reaches_its_target_too():
     row = pilots.trend(_table([-0.3, -0.2, -0.1]), by=["w"], x="tokens", y="gap").iloc[0]
     assert row["reaches_at"] == pytest.approx(8e6)
+
+
+def test_the_summary_sorts_each_group_by_where_its_trend_goes():
+    t = pd.concat([_table([0.4, 0.3, 0.2]).assign(w=1), _table([0.2, 0.3, 0.4]).assign(w=2),
+                   _table([0.2, 0.1, -0.1]).assign(w=3)])
+    text = pilots.summary(pilots.trend(t, by=["w"], x="tokens", y="gap", cost="s_per_token"),
+                          lambda row: f"w{row['w']}")
+    assert text.startswith("Crossed within the pilot: w3. Heading for a crossing: "
+                           "w1 at 1.6e+07 tokens (0.89 hours)")
+    assert text.endswith("No crossing in sight: w2.")
+
+
+def test_a_crossing_beyond_the_horizon_is_not_in_sight():
+    # -0.01 per doubling from 0.2: zero 18 doublings on, beyond the 10 extrapolated
+    row = pilots.trend(_table([0.22, 0.21, 0.2]), by=["w"], x="tokens", y="gap").iloc[0]
+    assert math.isinf(row["reaches_at"])
+    near = pilots.trend(_table([0.03, 0.02, 0.01]), by=["w"], x="tokens", y="gap").iloc[0]
+    assert near["reaches_at"] == pytest.approx(8e6)  # one doubling on

@@ -35,10 +35,12 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["budgets", "trend", "readable", "NO_CROSSING"]
+__all__ = ["budgets", "trend", "readable", "summary", "HORIZON", "NO_CROSSING"]
 
+HORIZON = 10  # doublings beyond the largest budget that a trend is extrapolated to (1024 x)
 NO_CROSSING = "no value: a single budget so far, or no crossing in sight (the gap does not " \
-              "shrink over the largest budgets, or too slowly for any budget)"
+              f"shrink over the largest budgets, or would reach zero only beyond 2^{HORIZON} " \
+              "times the largest budget)"
 
 
 def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
@@ -64,8 +66,8 @@ def _line(x: np.ndarray, y: np.ndarray, target: float) -> tuple[float, float]:
     slope, icept = np.polyfit(np.log2(x), y, 1)
     if slope == 0 or (slope > 0) == (y[-1] > target):
         return float(slope), math.inf
-    doublings = (target - icept) / slope
-    return float(slope), float(2.0 ** doublings) if doublings < 1000 else math.inf
+    at = (target - icept) / slope  # log2 of the budget where the line reaches the target
+    return float(slope), float(2.0 ** at) if at - np.log2(x[-1]) <= HORIZON else math.inf
 
 
 def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, last: int = 3,
@@ -73,7 +75,8 @@ def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, last: int =
     """Per group of ``table`` (columns ``by``): the budget ``x`` and value ``y`` at the largest
     budget; ``per_doubling``, the change of y per doubling of x (least squares in log2 x over
     the ``last`` largest budgets; NaN for a single budget); ``reaches_at``, the x at which that
-    line reaches ``target`` (inf when it heads away from it or is flat; the last x when y has
+    line reaches ``target`` (inf when it heads away from it, is flat, or reaches it only
+    beyond :data:`HORIZON` doublings of the largest budget; the last x when y has
     already reached or crossed it within the pilot); ``points``, the budgets the line is fitted
     to. ``cost``: a column of seconds per unit of x; adds ``hours_at``, the hours ``reaches_at``
     takes at the speed measured at the largest budget."""
@@ -102,3 +105,31 @@ def readable(reading: pd.DataFrame, x: str = "tokens", y: str = "gap") -> pd.Dat
     return reading.replace(math.inf, np.nan).rename(columns={
         x: f"largest budget ({x})", y: f"{y} there", "per_doubling": "per doubling",
         "reaches_at": f"{y} 0 at ({x})", "hours_at": "hours there", "points": "budgets fitted"})
+
+
+def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "tokens") -> str:
+    """One sentence on :func:`trend`'s table: which groups crossed within the pilot, which head
+    to their target and at what budget (and hours, where measured), which show no crossing.
+    ``name(row)`` names a group.
+
+    >>> r = pd.DataFrame({"w": [8, 128, 32], "tokens": [8e6] * 3, "gap": [0.1, 0.03, -0.01],
+    ...                   "reaches_at": [math.inf, 1.4e7, 8e6], "hours_at": [math.inf, 1.1, 0.6]})
+    >>> summary(r, lambda row: f"width {row['w']}")
+    'Crossed within the pilot: width 32. Heading for a crossing: width 128 at 1.4e+07 tokens \
+(1.1 hours). No crossing in sight: width 8.'
+    """
+    crossed, ahead, never = [], [], []
+    for row in reading.to_dict("records"):  # each column keeps its type (iterrows: floats)
+        at = row["reaches_at"]
+        if math.isinf(at) or math.isnan(at):
+            never.append(name(row))
+        elif at <= row[x]:
+            crossed.append(name(row))
+        else:
+            hours = row.get("hours_at", math.nan)
+            ahead.append(f"{name(row)} at {at:.2g} {unit}"
+                         + (f" ({hours:.2g} hours)" if np.isfinite(hours) else ""))
+    parts = [(f"Crossed within the pilot: {', '.join(crossed)}." if crossed else ""),
+             (f"Heading for a crossing: {'; '.join(ahead)}." if ahead else ""),
+             (f"No crossing in sight: {', '.join(never)}." if never else "")]
+    return " ".join(p for p in parts if p)
