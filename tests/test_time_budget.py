@@ -194,3 +194,25 @@ def test_source_provenance_fills_in_only_a_missing_commit(monkeypatch):
     monkeypatch.setenv(ENV_SOURCE, "[]")
     with pytest.raises(Exception, match="ATTNBOOK_SOURCE"):
         source_provenance({"commit": "unknown"})
+
+
+def test_a_chapter_that_stops_itself_is_not_told_its_budget_ran_out(sandbox, capsys,
+                                                                    monkeypatch):
+    """A chapter that stops by design (``run.partly``: a long sweep not sized yet) under a time
+    budget: partly run, exit 75, but the budget is not blamed and nothing says to resume."""
+    import attnbook.paths as paths
+
+    write_notebook(
+        sandbox / "notebooks" / "f_stops.ipynb",
+        'profile = "cpu"  # set by the runner\nseed = 0  # seed',
+        "import attnbook as ab\n"
+        "run = ab.start('f_stops', profile=profile, seed=seed)\n"
+        "run.partly('the long sweep is not sized yet')")
+    (sandbox / "notebooks" / "f_stops.yml").write_text(
+        "allowed:\n  seed: {min: 0, max: 1000000}\nprofiles:\n  ci: {}\n")
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    assert main(["run", "f_stops", "--profile", "ci", "--time-budget", "600"]) == EXIT_BUDGET
+    out = capsys.readouterr().out
+    assert "f_stops partly run (stopped: the long sweep is not sized yet)" in out
+    assert "time budget" not in out and "resume" not in out

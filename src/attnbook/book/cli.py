@@ -129,11 +129,13 @@ def _run(args) -> int:
                 for e in partly]
         if waiting:
             what.append("not started: " + ", ".join(waiting))
-        print((f"time budget of {budget:g} s spent: " if budget is not None else "")
+        stopped_itself = all("stopped" in m for e in partly for m in e.get("missing") or [{}])
+        spent = budget is not None and (waiting or not stopped_itself)
+        print((f"time budget of {budget:g} s spent: " if spent else "")
               + "; ".join(what)
               + ("; no verdict was recorded from an incomplete sweep" if partly else "")
               + (". Run the same command again to resume (build/time-budget.json lists what "
-                 "is missing)" if budget is not None else ""))
+                 "is missing)" if spent else ""))
     return exit_code(entries)
 
 
