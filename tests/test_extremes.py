@@ -28,9 +28,6 @@ AFFORD_MINUTES = 2.0  # an extreme whose estimate at ci is longer is left to the
 # found by this test and not fixed here (the fix is in code whose results it would make stale,
 # or needs the proposition's premise written as a rule): strict, so a fix shows
 KNOWN = {
-    "mahdavi2024_theory-d_h_values=[1]": "M-T1 not reproduced at d_h = 1",
-    "mahdavi2024_theory-ub_H_values=[1]": "KeyError 'adv_max_rank': rank_upper_bound_table "
-                                          "leaves the adversarial columns out when no H has room",
     "mahdavi2024_theory-p4_T=2": "M-P4 not reproduced with T = 2 examples",
     "mahdavi2024_theory-p3_n=2": "M-P3 not reproduced at n = 2",
     "mahdavi2024_theory-p3_d_out=1": "M-P3 not reproduced at d_out = 1",

@@ -259,3 +259,31 @@ def test_proposition3_jacobian_rank_within_reduced_parameter_count():
 def test_appendix_f_reduction_needs_a_plus_sign():
     assert fcn_reduction_error(4, 6, 3, 2) < 1e-12
     assert fcn_reduction_error(4, 6, 3, 2, sign=-1.0) > 1e-2  # the sign printed in Appendix F
+
+
+# -- the chapter's checks at the ends of their ranges ----------------------------------------
+def test_theorem1_check_with_idle_heads_at_d_h_1():
+    """d_h = 1 (Theorem 1 allows d_h >= 1): r = 1, T = 1, and heads 2..H fit no example. An
+    idle head has no W+ and no delta of Appendix B.2: the saturation check is vacuous there,
+    not a failure (it compared NaN with NaN)."""
+    from attnbook import criteria
+    from attnbook.memorization.checks import theorem1_check
+
+    rows = [theorem1_check(3, 3, 5, 1, 2, context=ctx) for ctx in ("per_example", "shared")]
+    assert all(r["T"] == r["rank"] == r["bound"] == 1 for r in rows)
+    assert all(r["saturated_within_delta"] and r["increments_ok"] for r in rows)
+    table = {k: [r[k] for r in rows] for k in ("rank", "bound", "max_rel_err", "increments_ok",
+                                               "saturated_within_delta")}
+    assert criteria.decide("M-T1", table) is True
+
+
+def test_upper_bound_table_without_room_for_a_larger_rank():
+    """Proposition 5 at H = 1 has bound d = H d: no adversarial search fits, yet the table
+    keeps its adversarial columns (NaN) and the criterion decides on the random draws."""
+    from attnbook import criteria
+    from attnbook.memorization.checks import rank_upper_bound_table
+
+    df = rank_upper_bound_table("constant_sum", [1], 2, 5, draws=5, restarts=1, steps=2)
+    assert {"adv_max_rank", "adv_max_ratio", "adv_min_ratio_at_bound"} <= set(df.columns)
+    assert df["adv_max_rank"].isna().all() and df["bound"].tolist() == [5]
+    assert criteria.decide("M-P5", df) is True
