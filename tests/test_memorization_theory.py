@@ -20,6 +20,7 @@ from attnbook.memorization.attention import (
 )
 from attnbook.memorization.bounds import (
     memorization_lower_bound,
+    mha_parameter_count,
     relu_fcn_bound,
     relu_fcn_parameter_count,
     shared_context_bound,
@@ -287,3 +288,32 @@ def test_upper_bound_table_without_room_for_a_larger_rank():
     assert {"adv_max_rank", "adv_max_ratio", "adv_min_ratio_at_bound"} <= set(df.columns)
     assert df["adv_max_rank"].isna().all() and df["bound"].tolist() == [5]
     assert criteria.decide("M-P5", df) is True
+
+
+def test_chapter_refuses_settings_outside_the_premises_of_propositions_3_and_4():
+    """The .yml of mahdavi2024_theory refuses, before any kernel, what lies outside a premise:
+    T < n for Proposition 4 (Assumption 3: T vectors of Kruskal rank n), and a ReLU net M-P3
+    compares whose bound (n+1)m/d_out + m + 1 is not below T = H(n-1)+1 (Proposition 3 says
+    nothing there): at n = 2 or d_out = 1 the parameter-matched net's bound exceeds T."""
+    import itertools
+
+    from attnbook.book.runner import UsageError, plan
+
+    with pytest.raises(UsageError, match=r"p3_n = 2\b.*Proposition 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p3_n", "2")])
+    with pytest.raises(UsageError, match=r"p3_d_out = 1\b.*Proposition 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p3_d_out", "1")])
+    with pytest.raises(UsageError, match=r"p3_m_values = \[20\].*Proposition 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p3_m_values", "[20]")])
+    with pytest.raises(UsageError, match=r"p4_n = 3, p4_T = 2\b.*Assumption 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p4_T", "2"), ("p4_n", "3")])
+    (job,) = plan(["mahdavi2024_theory"], "ci", [("p4_T", "2")])  # n follows T down
+    assert job.parameters["p4_n"] == 2
+    # the rule's closed form of the parameter-matched width is the notebook's m_equal
+    rule = next(r for r in job.spec.rules if "p3_m_values" not in r.names and "p3_H" in r.names)
+    for n, d, H, k in itertools.product([2, 5, 9, 12], [13, 40], [1, 3, 8], [1, 2, 4, 13]):
+        P = mha_parameter_count(H, d, n, k, k)
+        m_equal = max(m for m in range(1, 10_000)
+                      if relu_fcn_parameter_count((n + 1) * d, m, k) <= P)
+        params = {"p3_n": n, "p3_d": d, "p3_H": H, "p3_d_out": k}
+        assert rule.holds(params) == (H * (n - 1) + 1 > relu_fcn_bound(n, m_equal, k))
