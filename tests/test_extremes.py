@@ -53,7 +53,9 @@ def test_consistency_claims_hold_at_each_extreme(job, tmp_path):
     (entry,) = execute([job], build_dir=tmp_path, log=lambda *_: None)
     assert entry["status"] == "ok", entry["error"]
     nb = nbformat.read(job.explore_dir(tmp_path) / f"{job.spec.stem}.ipynb", as_version=4)
-    text = "\n".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    # a verdict is displayed (text/markdown, with its text/plain twin), not printed
+    text = "\n".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
+                     for c in nb.cells for o in c.get("outputs", []))
     verdicts = re.findall(r"^([A-Z]-[\w-]+)(?: / [^\[]+)? \[ci\] ([a-z ]+?):", text, flags=re.M)
     checked = [(cid, v) for cid, v in verdicts if ledger.loc[cid, "type"] == "consistency"]
     assert checked, "no consistency verdict printed"
