@@ -20,6 +20,7 @@ from attnbook.memorization.attention import (
 )
 from attnbook.memorization.bounds import (
     memorization_lower_bound,
+    mha_parameter_count,
     relu_fcn_bound,
     relu_fcn_parameter_count,
     shared_context_bound,
@@ -259,3 +260,60 @@ def test_proposition3_jacobian_rank_within_reduced_parameter_count():
 def test_appendix_f_reduction_needs_a_plus_sign():
     assert fcn_reduction_error(4, 6, 3, 2) < 1e-12
     assert fcn_reduction_error(4, 6, 3, 2, sign=-1.0) > 1e-2  # the sign printed in Appendix F
+
+
+# -- the chapter's checks at the ends of their ranges ----------------------------------------
+def test_theorem1_check_with_idle_heads_at_d_h_1():
+    """d_h = 1 (Theorem 1 allows d_h >= 1): r = 1, T = 1, and heads 2..H fit no example. An
+    idle head has no W+ and no delta of Appendix B.2: the saturation check is vacuous there,
+    not a failure (it compared NaN with NaN)."""
+    from attnbook import criteria
+    from attnbook.memorization.checks import theorem1_check
+
+    rows = [theorem1_check(3, 3, 5, 1, 2, context=ctx) for ctx in ("per_example", "shared")]
+    assert all(r["T"] == r["rank"] == r["bound"] == 1 for r in rows)
+    assert all(r["saturated_within_delta"] and r["increments_ok"] for r in rows)
+    table = {k: [r[k] for r in rows] for k in ("rank", "bound", "max_rel_err", "increments_ok",
+                                               "saturated_within_delta")}
+    assert criteria.decide("M-T1", table) is True
+
+
+def test_upper_bound_table_without_room_for_a_larger_rank():
+    """Proposition 5 at H = 1 has bound d = H d: no adversarial search fits, yet the table
+    keeps its adversarial columns (NaN) and the criterion decides on the random draws."""
+    from attnbook import criteria
+    from attnbook.memorization.checks import rank_upper_bound_table
+
+    df = rank_upper_bound_table("constant_sum", [1], 2, 5, draws=5, restarts=1, steps=2)
+    assert {"adv_max_rank", "adv_max_ratio", "adv_min_ratio_at_bound"} <= set(df.columns)
+    assert df["adv_max_rank"].isna().all() and df["bound"].tolist() == [5]
+    assert criteria.decide("M-P5", df) is True
+
+
+def test_chapter_refuses_settings_outside_the_premises_of_propositions_3_and_4():
+    """The .yml of mahdavi2024_theory refuses, before any kernel, what lies outside a premise:
+    T < n for Proposition 4 (Assumption 3: T vectors of Kruskal rank n), and a ReLU net M-P3
+    compares whose bound (n+1)m/d_out + m + 1 is not below T = H(n-1)+1 (Proposition 3 says
+    nothing there): at n = 2 or d_out = 1 the parameter-matched net's bound exceeds T."""
+    import itertools
+
+    from attnbook.book.runner import UsageError, plan
+
+    with pytest.raises(UsageError, match=r"p3_n = 2\b.*Proposition 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p3_n", "2")])
+    with pytest.raises(UsageError, match=r"p3_d_out = 1\b.*Proposition 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p3_d_out", "1")])
+    with pytest.raises(UsageError, match=r"p3_m_values = \[20\].*Proposition 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p3_m_values", "[20]")])
+    with pytest.raises(UsageError, match=r"p4_n = 3, p4_T = 2\b.*Assumption 3"):
+        plan(["mahdavi2024_theory"], "ci", [("p4_T", "2"), ("p4_n", "3")])
+    (job,) = plan(["mahdavi2024_theory"], "ci", [("p4_T", "2")])  # n follows T down
+    assert job.parameters["p4_n"] == 2
+    # the rule's closed form of the parameter-matched width is the notebook's m_equal
+    rule = next(r for r in job.spec.rules if "p3_m_values" not in r.names and "p3_H" in r.names)
+    for n, d, H, k in itertools.product([2, 5, 9, 12], [13, 40], [1, 3, 8], [1, 2, 4, 13]):
+        P = mha_parameter_count(H, d, n, k, k)
+        m_equal = max(m for m in range(1, 10_000)
+                      if relu_fcn_parameter_count((n + 1) * d, m, k) <= P)
+        params = {"p3_n": n, "p3_d": d, "p3_H": H, "p3_d_out": k}
+        assert rule.holds(params) == (H * (n - 1) + 1 > relu_fcn_bound(n, m_equal, k))

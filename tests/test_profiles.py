@@ -50,7 +50,8 @@ def test_profile_file_errors_name_the_file(tmp_path):
         load_spec(nb)
     for bad, what in [("__import__('os')", "calls something other than"),
                       ("k.real > 0", "uses Attribute"), ("j < k", "names 'j', not a parameter"),
-                      ("k <", "is not an expression")]:
+                      ("k <", "is not an expression"),
+                      ("all(_x > 0 for _x in [k])", "names starting with _ are reserved")]:
         nb.with_suffix(".yml").write_text(
             "allowed:\n  k: {min: 1, max: 5}\n  seed: {min: 0, max: 9}\n"
             f"rules:\n  - check: \"{bad}\"\n")
@@ -177,3 +178,64 @@ def test_saturation_grid_must_bracket_the_papers_capacity(T_factors, ok):
     else:
         with pytest.raises(ParameterError, match="M-F3 needs a multiple"):
             spec.parameters("cpu", {"T_factors": T_factors})
+
+
+# expressions whose value would take hours or all the memory to compute
+HOSTILE = ["k < 9 ** 9 ** 9", "k < 10 ** 10 ** 10", "len([0] * 10 ** 10) > k",
+           "sum(range(10 ** 12)) > k", "comb(10 ** 9, 10 ** 8) > k", "0.5 in range(10 ** 12)",
+           "all(a >= 0 for a in range(10 ** 7) for b in range(10 ** 7))",
+           "k < len('%0999999999d' % k)"]
+_HOSTILE_SCRIPT = r'''
+import json, shutil, sys
+from pathlib import Path
+from attnbook.book.plan import estimate
+from attnbook.book.profiles import load_spec
+from attnbook.book.runner import plan
+from attnbook.errors import AttnbookError
+
+tmp, fixture, exprs = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+for i, expr in enumerate(exprs):
+    for kind in ("rule", "estimate"):
+        stem = f"x{i}{kind[0]}"
+        nb = tmp / f"{stem}.ipynb"
+        shutil.copy(fixture, nb)
+        text = "allowed:\n  k: {min: 1, max: 5}\n  seed: {min: 0, max: 9}\n"
+        text += (f"rules:\n  - check: {json.dumps(expr)}\n" if kind == "rule" else
+                 f"estimate:\n  work: {json.dumps(expr)}\n  memory_gb: {json.dumps(expr)}\n")
+        nb.with_suffix(".yml").write_text(text)
+        try:
+            if kind == "rule":
+                load_spec(nb)
+            else:
+                estimate(plan([stem], "ci", [("k", "3")], notebooks_dir=tmp)[0])
+            error = None
+        except AttnbookError as e:
+            error = str(e)
+        print(json.dumps({"expr": expr, "kind": kind, "stem": stem, "error": error}), flush=True)
+'''
+
+
+def test_a_hostile_expression_is_refused_in_one_line_not_computed(tmp_path):
+    """A rule or an estimate whose value would hang the runner or exhaust its memory is
+    refused before it is computed, in one line naming the .yml and the expression. Run in a
+    subprocess with a time limit, so that a regression fails instead of hanging the suite."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "notebooks" / "a_ok.ipynb"
+    try:
+        out = subprocess.run([sys.executable, "-c", _HOSTILE_SCRIPT, str(tmp_path), str(fixture),
+                              json.dumps(HOSTILE)], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as e:
+        done = (e.stdout or b"").decode().count("\n")
+        pytest.fail(f"still evaluating after 120 s, at {HOSTILE[done // 2]!r}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(rows) == 2 * len(HOSTILE)
+    for row in rows:
+        error = row["error"]
+        assert error is not None, row
+        assert "\n" not in error and f"{row['stem']}.yml" in error and repr(row["expr"]) in error
+        assert ("rule 1" if row["kind"] == "rule" else "estimate ") in error

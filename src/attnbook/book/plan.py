@@ -120,7 +120,8 @@ def _work(spec, params: dict) -> float | None:
     if not expr:
         return None
     try:
-        value = float(evaluate(expr, {**spec.defaults, **params}))
+        value = float(evaluate(expr, {**spec.defaults, **params},
+                               f"{spec.path.with_suffix('.yml')}: estimate work"))
     except (ArithmeticError, ValueError, TypeError):
         return None
     return value if math.isfinite(value) and value > 0 else None
@@ -136,7 +137,8 @@ def estimate(job, where: str = "cpu") -> dict:
     out = {"minutes": None, "memory_gb": None, "basis": ""}
     if spec.estimate.get("memory_gb"):
         try:
-            gb = float(evaluate(spec.estimate["memory_gb"], {**spec.defaults, **job.parameters}))
+            gb = float(evaluate(spec.estimate["memory_gb"], {**spec.defaults, **job.parameters},
+                                f"{spec.path.with_suffix('.yml')}: estimate memory_gb"))
             out["memory_gb"] = gb if math.isfinite(gb) else None
         except (ArithmeticError, ValueError, TypeError):
             pass

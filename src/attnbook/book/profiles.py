@@ -43,6 +43,12 @@ Rules are small expressions over parameter names, evaluated safely: names, numbe
 comparisons, ``and``/``or``/``not``, ``+ - * / // %``, conditional expressions, list
 displays, comprehensions and generator expressions, and the functions
 ``min max len all any sum abs range comb``; anything else is an error when the ``.yml`` loads.
+Names starting with ``_`` are reserved. An evaluation is bounded, since its values come from a
+command line: integers of at most :data:`MAX_INT_BITS` bits, sequences of at most
+:data:`MAX_ITEMS` items and :data:`MAX_STEPS` steps (operations, items iterated, elements
+compared). An expression that would exceed them (``9 ** 9 ** 9``, ``[0] * 10 ** 10``,
+``sum(range(10 ** 12))``) is refused before it is computed, with an :class:`ExpressionError`
+naming the ``.yml`` and the expression, instead of hanging or exhausting the memory.
 ``threshold("W-F7", "low_divisor")`` reads a number of a claim's criterion from the ledger
 (:func:`attnbook.criteria.thresholds`), so a rule that keeps a profile able to decide a claim
 does not repeat the criterion's numbers.
@@ -61,6 +67,8 @@ minutes (``ci``, ``cpu``), before any kernel starts (:mod:`attnbook.book.plan`).
 """
 
 import ast
+import builtins
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,8 +82,9 @@ from .claims import PROFILES
 # in the paper's regime, exists for the chapters whose effects need it
 OPTIONAL_PROFILES = ("long",)
 
-__all__ = ["NotebookSpec", "Rule", "RuleError", "load_spec", "parse_value", "check_value",
-           "evaluate", "COST_KEYS", "ESTIMATE_KEYS"]
+__all__ = ["NotebookSpec", "Rule", "RuleError", "ExpressionError", "load_spec", "parse_value",
+           "check_value", "evaluate", "COST_KEYS", "ESTIMATE_KEYS", "MAX_INT_BITS", "MAX_ITEMS",
+           "MAX_STEPS"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
 ESTIMATE_KEYS = ("work", "memory_gb")  # the .yml's estimate section: expressions
@@ -111,9 +120,10 @@ class Rule:
     message: str = ""
     follow: dict = field(default_factory=dict)  # name -> expression it may take instead
     names: tuple = ()  # the parameters the check reads, in order of appearance
+    where: str = "rule"  # "<stem>.yml: rule 3", for errors
 
     def holds(self, params: dict) -> bool:
-        return bool(_evaluate(self.check, params))
+        return bool(_evaluate(self.check, params, self.where))
 
 
 def _compile_rule(expr: str, where: str, parameters) -> tuple:
@@ -133,6 +143,9 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
                                                and node.func.id in _FUNCS and not node.keywords):
             raise AttnbookError(f"{where}: rule {expr!r} calls something other than "
                                 f"{', '.join(_FUNCS)}")
+        if isinstance(node, ast.Name) and node.id.startswith("_"):
+            raise AttnbookError(f"{where}: rule {expr!r} names {node.id!r}: names starting with "
+                                f"_ are reserved")
         if isinstance(node, ast.Name) and node.id not in bound and node.id not in _FUNCS:
             if node.id not in parameters:
                 raise AttnbookError(f"{where}: rule {expr!r} names {node.id!r}, not a parameter")
@@ -141,15 +154,226 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
     return tuple(names)
 
 
-def evaluate(expr: str, params: dict):
-    """The value of an expression of the .yml (a rule, an estimate) at ``params``."""
-    return _evaluate(expr, params)
+def evaluate(expr: str, params: dict, where: str = "expression"):
+    """The value of an expression of the .yml (a rule, an estimate) at ``params``; ``where``
+    names it in an :class:`ExpressionError` (``"<stem>.yml: estimate work"``)."""
+    return _evaluate(expr, params, where)
 
 
-def _evaluate(expr: str, params: dict):
-    # the expression passed _compile_rule: no attributes, subscripts, lambdas or imports
-    return eval(compile(ast.parse(expr, mode="eval"), "<rule>", "eval"),  # noqa: S307
-                {"__builtins__": {}, **_FUNCS, **params})
+# the bounds of one evaluation: far above what any chapter's expressions need (a float holds
+# 1024 bits; parameter lists hold tens of items), far below what would take a second
+MAX_INT_BITS = 4096  # the largest integer an expression may build, in bits
+MAX_ITEMS = 100_000  # the longest sequence (list, text) it may build
+MAX_STEPS = 1_000_000  # operations, items iterated and elements compared, per evaluation
+_SEQUENCES = (list, tuple, str)
+
+
+class ExpressionError(AttnbookError):
+    """A .yml expression that would exceed the bounds of an evaluation: one line naming the
+    .yml, the expression and the bound."""
+
+
+def _evaluate(expr: str, params: dict, where: str = "expression"):
+    # the expression passed _compile_rule: no attributes, subscripts, lambdas or imports; its
+    # operators, iterations and comparisons run through _Bounded, which refuses what would
+    # exceed MAX_INT_BITS, MAX_ITEMS or MAX_STEPS before computing it
+    return eval(_bounded_code(expr),  # noqa: S307
+                {"__builtins__": {}, **_Bounded(expr, where).names(), **params})
+
+
+_BINOPS = {ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.Div: "_div",
+           ast.FloorDiv: "_floordiv", ast.Mod: "_mod", ast.Pow: "_pow"}
+
+
+class _Bound(ast.NodeTransformer):
+    """Every binary operator a call of its bounded twin, every comparison operand and
+    comprehension iterable passed through one (the names _Bounded.names gives)."""
+
+    @staticmethod
+    def _call(name, node):
+        return ast.Call(ast.Name(name, ast.Load()), [node], [])
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return ast.Call(ast.Name(_BINOPS[type(node.op)], ast.Load()), [node.left, node.right],
+                        [])
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        node.left = self._call("_operand", node.left)
+        node.comparators = [self._call("_container" if isinstance(op, (ast.In, ast.NotIn))
+                                       else "_operand", c)
+                            for op, c in zip(node.ops, node.comparators, strict=True)]
+        return node
+
+    def visit_comprehension(self, node):
+        self.generic_visit(node)
+        node.iter = self._call("_iter", node.iter)
+        return node
+
+
+@functools.lru_cache(maxsize=512)
+def _bounded_code(expr: str):
+    tree = ast.fix_missing_locations(_Bound().visit(ast.parse(expr, mode="eval")))
+    return compile(tree, "<rule>", "eval")
+
+
+class _RangeView:
+    """``x in range(...)``: constant time for an integer, a scan (charged) for anything else."""
+
+    def __init__(self, r: range, bounded: "_Bounded"):
+        self.r, self.bounded = r, bounded
+
+    def __contains__(self, x):
+        if not isinstance(x, int):
+            self.bounded.charge(self.bounded.length(self.r))
+        return x in self.r
+
+
+class _Bounded:
+    """The operators and functions of one evaluation, each charged against MAX_STEPS."""
+
+    def __init__(self, expr: str, where: str):
+        self.expr, self.where, self.steps = expr, where, 0
+
+    def names(self) -> dict:
+        funcs = {"min": self.min, "max": self.max,
+                 "all": lambda it: builtins.all(self.iter(it)),
+                 "any": lambda it: builtins.any(self.iter(it)), "sum": self.sum,
+                 "abs": self.wrap(abs), "range": self.wrap(range), "comb": self.comb,
+                 "len": self.len,
+                 "threshold": self.wrap(_threshold), "log2": self.wrap(math.log2)}
+        assert set(funcs) == set(_FUNCS)
+        ops = {name: getattr(self, name[1:]) for name in _BINOPS.values()}
+        return {**funcs, **ops, "_operand": self.operand, "_container": self.container,
+                "_iter": self.iter}
+
+    def refuse(self, why: str, bounds: bool = True):
+        raise ExpressionError(
+            f"{self.where}: {self.expr!r} {why}" + (
+                f", beyond what a .yml expression may compute (integers of {MAX_INT_BITS} "
+                f"bits, {MAX_ITEMS:,} items, {MAX_STEPS:,} steps)" if bounds else ""))
+
+    def charge(self, n: int = 1):
+        self.steps += n
+        if self.steps > MAX_STEPS:
+            self.refuse(f"takes more than {MAX_STEPS:,} steps")
+
+    def length(self, seq) -> int:
+        try:
+            return len(seq)
+        except OverflowError:  # a range of more than 2^63 items
+            self.refuse("builds a range longer than 2^63 items")
+
+    def len(self, seq) -> int:
+        self.charge()
+        return self.length(seq)
+
+    def size(self, value):
+        """Charge the elements of ``value``, nested ones included (what comparing it costs)."""
+        stack = [value]
+        while stack:
+            x = stack.pop()
+            self.charge()
+            if isinstance(x, (list, tuple)):
+                stack.extend(x)
+
+    def wrap(self, fn):
+        def charged(*args):
+            self.charge()
+            return fn(*args)
+        return charged
+
+    def iter(self, iterable):
+        for x in iterable:
+            self.charge()
+            yield x
+
+    def operand(self, x):
+        if isinstance(x, _SEQUENCES):
+            self.size(x) if not isinstance(x, str) else self.charge(len(x))
+        else:
+            self.charge()
+        return x
+
+    def container(self, x):
+        return _RangeView(x, self) if isinstance(x, range) else self.operand(x)
+
+    def _int_bits(self, bits: float, what: str):
+        if bits > MAX_INT_BITS:
+            self.refuse(f"{what} an integer of about {bits:.3g} bits")
+
+    def add(self, a, b):
+        self.charge()
+        if isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
+            self._items(len(a) + len(b), "joins")
+        return a + b
+
+    def sub(self, a, b):
+        self.charge()
+        return a - b
+
+    def div(self, a, b):
+        self.charge()
+        return a / b
+
+    def floordiv(self, a, b):
+        self.charge()
+        return a // b
+
+    def mod(self, a, b):
+        self.charge()
+        if isinstance(a, str):
+            self.refuse("formats text with %, which a .yml expression may not", bounds=False)
+        return a % b
+
+    def _items(self, n: int, what: str):
+        if n > MAX_ITEMS:
+            self.refuse(f"{what} a sequence of {n:.3g} items")
+        self.charge(n)
+
+    def mul(self, a, b):
+        self.charge()
+        seq, count = (a, b) if isinstance(a, _SEQUENCES) else (b, a)
+        if isinstance(seq, _SEQUENCES) and isinstance(count, int):
+            self._items(len(seq) * max(count, 0), "repeats into")
+        elif isinstance(a, int) and isinstance(b, int):
+            self._int_bits(a.bit_length() + b.bit_length(), "multiplies into")
+        return a * b
+
+    def pow(self, a, b):
+        self.charge()
+        if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
+            bits = b * math.log2(abs(a)) if b.bit_length() < 64 else math.inf
+            self._int_bits(bits, "raises to")
+        return a ** b
+
+    def comb(self, n, k):
+        self.charge()
+        if isinstance(n, int) and isinstance(k, int) and 0 < k < n:
+            j = min(k, n - k)  # comb(n, j) < (e n / j)^j
+            self._int_bits(j * (math.log2(n / j) + math.log2(math.e)), "computes")
+        return math.comb(n, k)
+
+    def sum(self, iterable, start=0):
+        if isinstance(start, _SEQUENCES):  # joins sequences: each join charged by its length
+            total = start
+            for x in self.iter(iterable):
+                total = self.add(total, x)
+            return total
+        return builtins.sum(self.iter(iterable), start)
+
+    def _extreme(self, fn, args):
+        items = list(self.iter(args[0] if len(args) == 1 else args))
+        for x in items:
+            self.operand(x)  # comparing sequences costs their elements
+        return fn(items)
+
+    def min(self, *args):
+        return self._extreme(builtins.min, args)
+
+    def max(self, *args):
+        return self._extreme(builtins.max, args)
 
 
 @dataclass
@@ -201,7 +425,7 @@ class NotebookSpec:
             if movable and overrides:
                 trial = dict(full)
                 for k, e in movable.items():
-                    trial[k] = _evaluate(e, full)
+                    trial[k] = _evaluate(e, full, rule.where)
                 if rule.holds(trial) and all(r.holds(trial) for r in self.rules):
                     for k in movable:
                         self.check(k, trial[k])
@@ -524,7 +748,7 @@ def load_spec(nb_path: Path) -> NotebookSpec:
             if k not in names:
                 raise AttnbookError(f"{where}: follow names {k!r}, which the check does not")
             _compile_rule(str(e), where, defaults)
-        rules.append(Rule(r["check"], str(r.get("message") or ""), follow, names))
+        rules.append(Rule(r["check"], str(r.get("message") or ""), follow, names, where))
     estimate = raw.get("estimate") or {}
     if not isinstance(estimate, dict) or set(estimate) - set(ESTIMATE_KEYS) \
             or not all(isinstance(e, str) for e in estimate.values()):

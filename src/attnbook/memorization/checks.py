@@ -61,7 +61,9 @@ def theorem1_check(H: int, n: int, d: int, d_h: int, d_out: int, context: str = 
     alpha = mha_forward(E, e, res["weights"]).alpha  # (T, H, n)
     naive = torch.exp(alpha) / torch.exp(alpha).sum(-1, keepdim=True)  # softmax without max-shift
     expected = [min(r + (h - 1) * (r - 1), T) for h in range(1, H + 1)]
-    later = heads[heads["T_old"] > 0]
+    # heads that fit new examples while keeping old ones saturated; with r = 1 (d_h = 1)
+    # heads 2..H fit none (r - 1 = 0): no W+, no delta, nothing to saturate
+    later = heads[(heads["T_old"] > 0) & (heads["m"] > 0)]
     return {
         "T": T, "bound": res["bound"], "rank": res["rank"], "max_rel_err": res["max_rel_err"],
         "cond_Z": res["cond_Z"], "increments_ok": heads["rank_after"].tolist() == expected,
@@ -86,7 +88,8 @@ def rank_upper_bound_table(kind: str, H_values, n: int, d: int, *, extra_rows: i
 
     For each H: T = bound + ``extra_rows`` examples, so rank(Z) could exceed the bound; the
     largest rank over ``draws`` random weight draws (and the share reaching the bound); the
-    adversarial search pushing sigma_{bound+1}(Z); and, as a control, the random rank on
+    adversarial search pushing sigma_{bound+1}(Z) (NaN where bound = min(T, H d): no larger rank
+    fits, as for Proposition 5 at H = 1); and, as a control, the random rank on
     per-example unconstrained contexts of the same size. d_h = d (Proposition 5's setting).
 
     >>> rank_upper_bound_table("shared", [2], 3, 5, draws=5, restarts=1, steps=2)[
@@ -108,7 +111,8 @@ def rank_upper_bound_table(kind: str, H_values, n: int, d: int, *, extra_rows: i
         ranks = random_feature_ranks(E, e, H, d, draws=draws, seed=seed + H)
         row = {"H": H, "n": n, "d": d, "T": T, "bound": bound, "width_Hd": H * d,
                "max_rank": int(ranks.max()), "share_at_bound": float((ranks == bound).mean())}
-        if bound + 1 <= min(T, H * d):
+        row.update(adv_max_rank=np.nan, adv_max_ratio=np.nan, adv_min_ratio_at_bound=np.nan)
+        if bound + 1 <= min(T, H * d):  # else no larger rank fits in Z: nothing to search
             adv = adversarial_rank_search(E, e, H, d, bound + 1, restarts=restarts, steps=steps,
                                           seed=seed + H)
             row.update(adv_max_rank=int(adv["rank"].max()),
