@@ -170,3 +170,10 @@ def test_a_chapter_reads_what_another_profile_has_stored(tmp_path, monkeypatch):
     assert run.stored_sweep("lm", "long").empty
     with pytest.raises(ParameterError):
         run.stored_sweep("pilot", "huge")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
+    (tmp_path / "nb.ipynb").write_text("{}")
+    other = Run("sibling", "cpu", 0, "cpu", "r", False, {}, True, {}, False)
+    with pytest.warns(UserWarning, match="sha256"):  # a sibling chapter's pilot, as stored
+        assert len(other.stored_sweep("pilot", "long", notebook="nb")) == 2
+    with pytest.raises(ParameterError, match="notebook"):
+        other.stored_sweep("pilot", "long", notebook="no_such_chapter")

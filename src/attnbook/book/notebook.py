@@ -225,13 +225,17 @@ class Run:
         return Checkpoint(None if self.readonly else folder / f"{unit_key(params)}.pt",
                           deadline=deadline(), label=f"table {name!r}")
 
-    def stored_sweep(self, name: str, profile: str):
-        """What sweep ``name`` of this chapter has stored at another ``profile`` (committed
-        results, intact and current; nothing is computed): how a chapter at one profile shows
-        the pilot or the unfinished sweep of a larger one. Empty when nothing is stored."""
+    def stored_sweep(self, name: str, profile: str, notebook: str | None = None):
+        """What sweep ``name`` of this chapter (or of the chapter ``notebook``) has stored at
+        another ``profile`` (committed results, intact and current; nothing is computed): how a
+        chapter at one profile shows the pilot or the unfinished sweep of a larger one, or a
+        sibling chapter's pilot in the same regime. Empty when nothing is stored."""
         if profile not in _claims.PROFILES:
             raise ParameterError("profile", profile, ", ".join(_claims.PROFILES))
-        other = ResultStore(self.notebook, profile, readonly=True, cache_only=True,
+        if notebook is not None and not (paths.NOTEBOOKS / f"{notebook}.ipynb").is_file():
+            raise ParameterError("notebook", notebook, "a chapter of the book (notebooks/<stem>)")
+        stem = notebook or self.notebook
+        other = ResultStore(stem, profile, readonly=True, cache_only=True,
                             root=paths.COMMITTED_RESULTS)
         return other.stored(name)
 
