@@ -406,7 +406,10 @@ def test_11_sigint_is_one_line_exit_130_a_manifest_entry_and_no_scratch(sandbox)
     assert proc.returncode == 130, err
     ours = [line for line in err.splitlines() if line.startswith("attnbook")]
     assert len(ours) == 1 and ours[0].startswith("attnbook: interrupted:"), err
-    assert err.strip().splitlines()[-1] == ours[0]  # the last word, no traceback after it
+    # the only word: nothing nbclient or asyncio log while the kernel goes down, before it
+    # ("Kernel died while waiting for execute reply") or after it, at exit ("Task exception was
+    # never retrieved ... DeadKernelError"), as in about half the tries before they were dropped
+    assert err.strip().splitlines() == ours, err
     assert "KeyboardInterrupt" not in err
     (entry,) = [_strict(x) for x in manifest.read_text().splitlines()]
     assert entry["status"] == "interrupted" and entry["notebook"] == "g_sleeps"

@@ -349,21 +349,53 @@ def main(argv=None) -> int:
     return 0
 
 
+class _Quiet:
+    """A logging filter that drops every record once a stop (Ctrl-C, SIGTERM) has begun: what
+    papermill, nbclient and asyncio log while the interrupted kernel goes down ("Kernel died
+    while waiting for execute reply", a cell task's DeadKernelError at exit) is the stop itself,
+    which the one line of :func:`main` reports."""
+
+    stopping = False
+
+    def filter(self, record) -> bool:
+        return not _Quiet.stopping
+
+
 def _guarded_run(args) -> int:
     """:func:`_run` with SIGTERM turned into :class:`~attnbook.book.runner.Terminated` (an
-    interruption): the kernel is shut down, scratch files removed, the manifest written."""
+    interruption): the kernel is shut down, scratch files removed, the manifest written. From
+    the first Ctrl-C or SIGTERM on, what the notebook machinery logs is dropped (:class:`_Quiet`):
+    the stop is reported in one line."""
+    import logging
     import signal
 
     from .runner import Terminated
 
     def terminate(signum, frame):
+        _Quiet.stopping = True
         raise Terminated()
 
+    def interrupt(signum, frame):
+        _Quiet.stopping = True
+        raise KeyboardInterrupt
+
+    quiet = _Quiet()
+    loggers = [logging.getLogger(n) for n in ("papermill", "asyncio", "traitlets")]
     try:
         before = signal.signal(signal.SIGTERM, terminate)
-    except ValueError:  # not the main thread: leave SIGTERM as it is
+        # a SIGINT that the shell made ignored (a background job) stays ignored
+        before_int = signal.getsignal(signal.SIGINT)
+        if before_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread: leave the signals as they are
         return _run(args)
+    _Quiet.stopping = False
+    for lg in loggers:
+        lg.addFilter(quiet)
     try:
         return _run(args)
     finally:
         signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, before_int)
+        # the filters stay: a cell task's error is logged when the event loop is collected, at
+        # exit, after this function has returned
