@@ -34,8 +34,8 @@ from .provenance import changed_modules, code_fingerprint
 from .store import atomic_write, dumps, finite_json, jsonable
 
 __all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "check_entry",
-           "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "record",
-           "recorded_ids", "shown_profiles", "stale_modules", "status_table", "verdict_line"]
+           "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
+           "record", "recorded_ids", "shown_profiles", "stale_modules", "status_table", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "not reproduced", "not testable", "partly run", "not run",
@@ -320,11 +320,16 @@ def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
 
     found = set()
     for nb in Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb"):
-        cells = json.loads(nb.read_text()).get("cells", [])
-        code = "\n".join("".join(c.get("source", "")) for c in cells
-                         if c.get("cell_type", "code") == "code")
-        found.update(recorded_ids(code))
+        found.update(notebook_claims(nb))
     return found
+
+
+def notebook_claims(path: Path) -> list[str]:
+    """The claim ids the notebook at ``path`` records, in order (:func:`recorded_ids` of its
+    code cells)."""
+    cells = json.loads(Path(path).read_text()).get("cells", [])
+    return recorded_ids("\n".join("".join(c.get("source", "")) for c in cells
+                                  if c.get("cell_type", "code") == "code"))
 
 
 def status_table(profile: str | None = None, *, parts: bool = False,

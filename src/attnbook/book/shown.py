@@ -17,10 +17,9 @@ says. The chapter's first output names the profile shown and, for each larger pr
 is not (:func:`attnbook.book.notebook.start` reads it from ``ATTNBOOK_SHOWN``).
 """
 
-import json
 from pathlib import Path
 
-from .claims import recorded_ids, status_table
+from .claims import notebook_claims, status_table
 from .store import stored_results
 
 __all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "choose"]
@@ -31,18 +30,11 @@ FALLBACK = "cpu"
 VERDICTS = ("reproduced", "not reproduced", "not testable", "partly run")
 
 
-def _recorded(path: Path) -> list[str]:
-    cells = json.loads(Path(path).read_text()).get("cells", [])
-    code = "\n".join("".join(c.get("source", "")) for c in cells
-                     if c.get("cell_type", "code") == "code")
-    return recorded_ids(code)
-
-
 def completeness(stem: str, path: Path, profile: str, table, stored: list[dict]) -> str:
     """Why the chapter's results at ``profile`` are not complete and current ('' when they
     are). ``table``: :func:`attnbook.book.claims.status_table` of every profile; ``stored``:
     :func:`attnbook.book.store.stored_results` of that profile."""
-    ids = _recorded(path)
+    ids = notebook_claims(path)
     if not ids:
         return "the chapter records no claim"
     rows = table[(table["profile"] == profile) & table["id"].isin(ids)]
