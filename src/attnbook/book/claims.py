@@ -35,7 +35,8 @@ from .store import atomic_write, dumps, finite_json, jsonable
 
 __all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "check_entry",
            "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
-           "record", "recorded_ids", "shown_profiles", "stale_modules", "status_table", "verdict_line"]
+           "record", "recorded_ids", "shown_profiles", "stale_modules", "status_table",
+           "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "not reproduced", "not testable", "partly run", "not run",
