@@ -7,7 +7,8 @@ library code: ``{module: sha256[:12]}`` of the source of every ``attnbook`` modu
 when the result was stored (the ``attnbook.book`` machinery, the claims' criteria, paths,
 progress bars and registry downloads left out: they draw, store, judge and fetch numbers but
 do not compute them). A module's
-hash is that of its syntax tree without docstrings, so editing a comment or a docstring leaves
+hash is that of its syntax tree without docstrings, written the same way on every Python
+version, so editing a comment or a docstring leaves
 its results current. :func:`changed_modules` compares a recorded fingerprint
 with the code as it is now: a result whose modules changed is stale.
 
@@ -90,11 +91,40 @@ def _source_path(module: str) -> Path | None:
     return None
 
 
-@lru_cache(maxsize=512)
-def _hash_file(path: Path, mtime_ns: int, size: int) -> str:
-    """sha256[:12] of the module's code: its syntax tree without docstrings, so comments,
-    docstrings and layout can change without making results stale."""
-    tree = ast.parse(path.read_bytes())
+# Fields that later Pythons added to the syntax tree (3.12: ``type_params`` of functions and
+# classes): left out of the dump while empty, so that a module hashes the same on every Python.
+_LATER_FIELDS = frozenset({"type_params"})
+# The fields whose value None is a value, not an absent option (``x = None``, ``case None:``).
+_NONE_IS_VALUE = frozenset({("Constant", "value"), ("MatchSingleton", "value")})
+
+
+def _dump(node) -> str:
+    """A syntax tree as text, the same on every Python: :func:`ast.dump` as Python 3.11 writes
+    it (fields by name, absent options left out, no positions), whatever Python runs it.
+    ``ast.dump`` itself differs between versions (3.12 adds ``type_params=[]`` to every
+    function, 3.13 leaves out empty lists), which made one module's hash depend on the Python
+    that computed it."""
+    if isinstance(node, ast.AST):
+        name = type(node).__name__
+        fields = []
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value is None and (name, field) not in _NONE_IS_VALUE:
+                continue
+            if field in _LATER_FIELDS and not value:
+                continue
+            fields.append(f"{field}={_dump(value)}")
+        return f"{name}({', '.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ", ".join(_dump(x) for x in node) + "]"
+    return repr(node)
+
+
+def source_hash(source: bytes) -> str:
+    """sha256[:12] of a module's code: its syntax tree without docstrings (:func:`_dump`), so
+    comments, docstrings and layout can change without making results stale, and the hash is
+    the same on every Python version."""
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
                                  ast.AsyncFunctionDef)) or not node.body:
@@ -103,7 +133,13 @@ def _hash_file(path: Path, mtime_ns: int, size: int) -> str:
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                 and isinstance(first.value.value, str):
             node.body = node.body[1:] or [ast.Pass()]
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
+    return hashlib.sha256(_dump(tree).encode()).hexdigest()[:12]
+
+
+@lru_cache(maxsize=512)
+def _hash_file(path: Path, mtime_ns: int, size: int) -> str:
+    """:func:`source_hash` of a module's file (cached while the file is unchanged)."""
+    return source_hash(path.read_bytes())
 
 
 def _module_hash(module: str) -> str | None:
