@@ -73,20 +73,26 @@ def test_pilot_statistics_read_each_panel_and_skip_unfinished_ones():
         return {2: 0.5, 4: 0.45, 6: 0.6}[c.n]  # a drop of 0.05 from n = 2 to 4
 
     df = _trained(set(cs), metric)
-    st = msw.pilot_statistics(df, pilot, saturated_at=0.98, mse_floor=1e-4).set_index(
-        ["steps", "panel"])
-    assert st.loc[(200, "heads"), "statistic"] == "r2"
-    assert st.loc[(200, "heads"), "value"] == pytest.approx(1.0)
-    assert st.loc[(200, "heads"), "unsaturated"] == 3
-    assert st.loc[(50, "context"), "value"] == pytest.approx(0.05)
-    assert st.loc[(50, "context_gp"), "value"] == pytest.approx(0.05)
-    assert st.loc[(50, "heads_reg"), "value"] < 0  # falling: monotone
-    assert st.loc[(50, "context_reg"), "value"] == pytest.approx(0.01)
-    assert st.loc[(50, "heads_reg"), "unsaturated"] == 3
+    table = msw.pilot_statistics(df, pilot, saturated_at=0.98, mse_floor=1e-4)
+    st = table.set_index(["steps", "panel", "statistic"])
+    assert sorted(table[table["steps"] == 50]["statistic"]) == sorted(
+        ["r2", "r2", "worst_drop", "r2_n", "worst_drop", "r2_n", "worst_rise", "worst_rise"])
+    assert st.loc[(200, "heads", "r2"), "value"] == pytest.approx(1.0)
+    assert st.loc[(200, "heads", "r2"), "unsaturated"] == 3
+    assert st.loc[(50, "context", "worst_drop"), "value"] == pytest.approx(0.05)
+    assert st.loc[(50, "context_gp", "worst_drop"), "value"] == pytest.approx(0.05)
+    # M-F4 (ii) reads the line in n of both context panels: here through (2, 0.5), (4, 0.45),
+    # (6, 0.6), whose R^2 is 3/7
+    for panel in ("context", "context_gp"):
+        assert st.loc[(50, panel, "r2_n"), "value"] == pytest.approx(3 / 7)
+        assert st.loc[(50, panel, "r2_n"), "unsaturated"] == 3
+    assert st.loc[(50, "heads_reg", "worst_rise"), "value"] < 0  # falling: monotone
+    assert st.loc[(50, "context_reg", "worst_rise"), "value"] == pytest.approx(0.01)
+    assert st.loc[(50, "heads_reg", "worst_rise"), "unsaturated"] == 3
     # a panel with a model missing (still training) is left out, the others stay
     partial = df[~((df["task"] == "regression") & (df["n"] == 6) & (df["steps"] == 50))]
     st2 = msw.pilot_statistics(partial, pilot, saturated_at=0.98, mse_floor=1e-4)
-    assert len(st2) == len(st) - 1
+    assert len(st2) == len(table) - 1
     assert not ((st2["steps"] == 50) & (st2["panel"] == "context_reg")).any()
     assert math.isfinite(st2["value"].iloc[0])
 

@@ -48,13 +48,14 @@ def describe_by(df: pd.DataFrame, value: str, by: str = "T", fmt: str = "{:.3f}"
 _PILOT_AXES = (  # statistic -> (title, y label, the criterion's side of the reference line)
     ("r2", "(a) line in H", "R$^2$ of the line (non-saturated part)"),
     ("worst_drop", "(b) drop along n", "largest drop of accuracy"),
-    ("worst_rise", "(c) regression", "largest rise of the MSE"),
+    ("r2_n", "(c) line in n", "R$^2$ of the line (non-saturated part)"),
+    ("worst_rise", "(d) regression", "largest rise of the MSE"),
 )
 
 
 def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points: int):
     """Draw a pilot's statistics (:func:`attnbook.memorization.sweeps.pilot_statistics`)
-    against the training steps, one axis per statistic (``r2``, ``worst_drop``,
+    against the training steps, one axis per statistic (``r2``, ``worst_drop``, ``r2_n``,
     ``worst_rise``), one line per panel, with the criterion's value (``references``:
     statistic -> number) as a dotted line. A point where fewer than ``min_points`` models have
     not saturated is drawn hollow: there the criterion has nothing to test."""

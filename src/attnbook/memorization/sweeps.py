@@ -134,11 +134,13 @@ def pilot_statistics(results: pd.DataFrame, pilot: dict[int, dict], *, saturated
     ``results``: the number of steps, the training FLOPs of the panel's models
     (:func:`~attnbook.memorization.trained.training_flops`), the statistic its criterion reads
     and its value: ``r2`` of the line in H through the accuracies below ``saturated_at`` (NaN
-    with fewer than 3 such points) for the heads panels, ``worst_drop`` of accuracy along n
-    for the context panels, ``worst_rise`` of the MSE for the regression panels (<= 0: the
-    trend holds), with ``unsaturated``: how many models have not saturated (accuracy below
-    ``saturated_at``, MSE above ``mse_floor``), and ``mean_metric``: the panel's mean accuracy
-    or MSE. Panels with a model not yet trained are left out."""
+    with fewer than 3 such points) for the heads panels (M-F2a, M-F4 (i)); for each context
+    panel two rows, ``worst_drop`` of accuracy along n (M-F2b) and ``r2_n``, the same line fit
+    against n (M-F4 (ii) compares the per-example panel's with the shared panel's); and
+    ``worst_rise`` of the MSE for the regression panels (<= 0: the trend holds), with
+    ``unsaturated``: how many models have not saturated (accuracy below ``saturated_at``, MSE
+    above ``mse_floor``; for a line, the points it is fitted through), and ``mean_metric``:
+    the panel's mean accuracy or MSE. Panels with a model not yet trained are left out."""
     rows = []
     for steps, panels in pilot.items():
         for name, (x, configs) in panels.items():
@@ -147,20 +149,21 @@ def pilot_statistics(results: pd.DataFrame, pilot: dict[int, dict], *, saturated
                 continue  # still training
             task = PANELS[name][1]
             flops = sum(training_flops(c) for c in configs)
+            read = []  # (statistic, value, unsaturated)
             if task == "regression":
-                stat, value = "worst_rise", float(monotonicity_by(
-                    pts, x, increasing=False)["worst_step"].max())
-                free = int((pts["metric"] > mse_floor).sum())
-            elif x == "H":
-                fit = linearity_by(pts, x, saturated_at=saturated_at)
-                stat, value = "r2", float(fit["r2"].iloc[0])
-                free = int(fit["points"].iloc[0])
+                read.append(("worst_rise", float(monotonicity_by(
+                    pts, x, increasing=False)["worst_step"].max()),
+                    int((pts["metric"] > mse_floor).sum())))
             else:
-                stat, value = "worst_drop", float(monotonicity_by(pts, x)["worst_step"].max())
-                free = int((pts["metric"] < saturated_at).sum())
-            rows.append({"steps": int(steps), "flops": flops, "panel": name, "statistic": stat,
-                         "value": value, "unsaturated": free,
-                         "mean_metric": float(pts["metric"].mean())})
+                if x == "n":
+                    read.append(("worst_drop", float(monotonicity_by(pts, x)["worst_step"].max()),
+                                 int((pts["metric"] < saturated_at).sum())))
+                fit = linearity_by(pts, x, saturated_at=saturated_at)
+                read.append(("r2" if x == "H" else "r2_n", float(fit["r2"].iloc[0]),
+                             int(fit["points"].iloc[0])))
+            rows += [{"steps": int(steps), "flops": flops, "panel": name, "statistic": stat,
+                      "value": value, "unsaturated": free,
+                      "mean_metric": float(pts["metric"].mean())} for stat, value, free in read]
     return pd.DataFrame(rows)
 
 
