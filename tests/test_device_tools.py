@@ -58,8 +58,14 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     old.write_text("{}")
     since = time.time() + 1
     os.utime(old, (since - 10, since - 10))  # stored before the run: not packed
+    from attnbook.book.provenance import code_fingerprint
+    from attnbook.book.store import dumps, payload_hash
+
+    payload = {"config": {"a": 1}, "result": {"metric": 0.5}}
+    record = {**payload, "sha256": payload_hash(payload),
+              "fingerprint": code_fingerprint(["attnbook.errors"])}  # the code here: current
     new = there / "data/results/nb/full/s/new.json"
-    new.write_text('{"result": 1}')
+    new.write_text(dumps(record))
     claim = there / "data/claims/results/full/X-1.json"
     claim.parent.mkdir(parents=True)
     claim.write_text('{"notebook": "nb"}')
@@ -109,12 +115,23 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     text = capsys.readouterr()
     assert "skipped 'src/attnbook/evil.py'" in text.err
     assert not (here / "src").exists()
-    assert (here / "data/results/nb/full/s/new.json").read_text() == '{"result": 1}'
+    assert (here / "data/results/nb/full/s/new.json").read_text() == dumps(record)
     assert (here / "data/claims/results/full/X-1.json").exists()
     assert (here / "data/checkpoints/nb/full/models/abc.pt").read_bytes() == b"state"
     assert "exited 75: the time budget ran out" in text.out
     assert "nb: partly run in 3.0 s on cuda: H100" in text.out
     assert json.loads((here / "build/manifest.jsonl").read_text())["status"] == "partly run"
+    # a result computed by other code (as once a fingerprint hashed on another Python) is
+    # named at once, and the unpack fails
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        blob = dumps({**record, "fingerprint": {"attnbook.errors": "0" * 12}}).encode()
+        info = tarfile.TarInfo("data/results/nb/full/s/new.json")
+        info.size = len(blob)
+        tar.addfile(info, io.BytesIO(blob))
+    assert device.main(["unpack", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "1 of the 1 files that came back would not be used here" in err
+    assert "data/results/nb/full/s/new.json: stale (changed: attnbook.errors)" in err
 
 
 def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():

@@ -310,12 +310,13 @@ RC = {0: "every notebook ran", 1: "a notebook failed (see log.txt)", 2: "bad inp
       130: "interrupted: finished sweep configurations are kept; run again to resume"}
 
 
-def _extract(archive: Path, wanted, why_not: str) -> int:
+def _extract(archive: Path, wanted, why_not: str) -> list[Path]:
     """Write the members of ``archive`` that ``wanted(member)`` accepts to their paths under
-    the checkout (each atomically); name every other one on stderr. Returns how many."""
+    the checkout (each atomically); name every other one on stderr. Returns the paths
+    written."""
     if not archive.exists():
-        return 0
-    n = 0
+        return []
+    written = []
     with tarfile.open(archive) as tar:
         for m in tar.getmembers():
             if not wanted(m):
@@ -326,8 +327,26 @@ def _extract(archive: Path, wanted, why_not: str) -> int:
             tmp = dest.with_name(f".{dest.name}.unpack")
             tmp.write_bytes(tar.extractfile(m).read())
             os.replace(tmp, dest)
-            n += 1
-    return n
+            written.append(dest)
+    return written
+
+
+def _not_current(paths: list[Path]) -> list[str]:
+    """Of the stored results among ``paths``, those this checkout would not use, one line
+    each: damaged, or computed by code other than the code here (as ``attnbook stale``
+    says). Code that hashed differently there than here shows up at once, not as a
+    recomputation in a later run."""
+    from attnbook.book.store import check_record
+
+    out = []
+    for p in paths:
+        rel = p.relative_to(ROOT).as_posix()
+        if not rel.startswith("data/results/") or p.suffix != ".json":
+            continue
+        _, problem, changed = check_record(p)
+        if problem or changed:
+            out.append(f"{rel}: " + (problem or "stale (changed: " + ", ".join(changed) + ")"))
+    return out
 
 
 def cmd_unpack(args) -> int:
@@ -346,11 +365,12 @@ def cmd_unpack(args) -> int:
         return (m.isfile() and ".." not in parts and len(parts) == 6 and m.name.endswith(".pt")
                 and parts[:2] == ("data", "checkpoints") and parts[3] == profile)
 
-    n = _extract(src / "results.tar.gz", result_file,
-                 f"not a result or ledger file of profile {profile}")
+    written = _extract(src / "results.tar.gz", result_file,
+                       f"not a result or ledger file of profile {profile}")
+    n = len(written)
     # units stopped mid-way: the next run resumes them (`run` with carry ["data/checkpoints"])
-    n_ckpt = _extract(src / "checkpoints.tar.gz", checkpoint_file,
-                      f"not a checkpoint of profile {profile}")
+    n_ckpt = len(_extract(src / "checkpoints.tar.gz", checkpoint_file,
+                          f"not a checkpoint of profile {profile}"))
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
     runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
@@ -375,6 +395,14 @@ def cmd_unpack(args) -> int:
         e = json.loads(line)
         print(f"  {e['notebook']}: {e['status']} in {e['wall_s']} s on {e['device']}"
               + (f" · {e['error']}" if e.get("error") else ""))
+    bad = _not_current(written)
+    if bad:
+        print(f"device: {len(bad)} of the {n} files that came back would not be used here "
+              f"(damaged, or computed by code other than this checkout's): a run recomputes "
+              f"them; python -m attnbook stale lists them", file=sys.stderr)
+        for line in bad[:10]:
+            print(f"  {line}", file=sys.stderr)
+        return 1
     return 0 if rc in (0, 75) else 1
 
 
