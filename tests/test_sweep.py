@@ -177,3 +177,26 @@ def test_a_chapter_reads_what_another_profile_has_stored(tmp_path, monkeypatch):
         assert len(other.stored_sweep("pilot", "long", notebook="nb")) == 2
     with pytest.raises(ParameterError, match="notebook"):
         other.stored_sweep("pilot", "long", notebook="no_such_chapter")
+
+
+def test_a_chapter_trains_its_pilot_only_at_the_profile_that_trains_it(tmp_path, monkeypatch):
+    """run.pilot: computed (by the chapter's function) when the run trains the pilot, else the
+    long profile's stored pilot, with a phrase saying which; the function is not called."""
+    from attnbook import paths
+
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", tmp_path)
+    long = ResultStore("nb", "long", root=tmp_path)
+    long.put("pilot", {"steps": 10}, {"gap": 0.1})
+    long.put("pilot", {"steps": 20}, {"gap": -0.1})
+    calls = []
+
+    def train():
+        calls.append(1)
+        return "trained"
+
+    at_long = Run("nb", "long", 0, "cpu", "r", False, {}, True, {}, False)
+    assert at_long.pilot(True, train) == ("trained", "this run (long)")
+    at_cpu = Run("nb", "cpu", 0, "cpu", "r", False, {}, True, {}, False)
+    runs, where = at_cpu.pilot(False, train, unit="nets")
+    assert len(calls) == 1 and sorted(runs["gap"]) == [-0.1, 0.1]
+    assert where == "the long profile's pilot, 2 nets stored so far"

@@ -239,6 +239,17 @@ class Run:
                             root=paths.COMMITTED_RESULTS)
         return other.stored(name)
 
+    def pilot(self, train: bool, compute, unit: str = "results"):
+        """A chapter's pilot (the measurements that size its ``long`` run) and a phrase saying
+        where they come from: ``compute()`` (a function of no arguments that trains it) when
+        this run trains the pilot (``train``: the chapter's ``pilot`` parameter), else what
+        the ``long`` profile's pilot has stored so far (committed results, nothing computed;
+        ``unit`` names what is counted: nets, models, budgets)."""
+        if train:
+            return compute(), f"this run ({self.profile})"
+        runs = self.stored_sweep("pilot", "long")
+        return runs, f"the long profile's pilot, {len(runs)} {unit} stored so far"
+
     def profile_parameters(self, profile: str) -> dict:
         """Every parameter of this chapter at another ``profile``: the parameters cell with the
         values the profile's .yml sets (how a chapter at one profile rebuilds the grid of what
