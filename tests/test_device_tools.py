@@ -153,3 +153,11 @@ def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():
     bad = subprocess.run([str(script), "--budget", "ten"], capture_output=True, text=True,
                          timeout=30)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--budget" in bad.stderr
+    # --only: what an earlier session left, in the script's order; unknown names refused
+    some = subprocess.run([str(script), "--only", "compile,precision", "--dry-run"],
+                          capture_output=True, text=True, timeout=30, env=env)
+    assert [x.split(":")[0] for x in some.stdout.splitlines()] == ["precision", "compile"]
+    for args in (["--only", "precision,nope"], ["--only"], ["--only", ","]):
+        bad = subprocess.run([str(script), *args, "--dry-run"], capture_output=True, text=True,
+                             timeout=30)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--only" in bad.stderr

@@ -2,7 +2,7 @@
 # The GPU measurements, in one command on the GPU machine (each benchmark under its own time
 # limit, all within --budget seconds), most wanted first:
 #
-#   tools/device-bench.sh [--budget SECONDS] [--dry-run]
+#   tools/device-bench.sh [--budget SECONDS] [--only NAME,...] [--dry-run]
 #
 #   1. memorization_gd_gpu.json   the stacked memorization engine against one model at a time
 #                                 (bench_memorization_gd.py; goal >= 10x)
@@ -21,21 +21,27 @@
 #                                 CUDA graphs: launch overhead removed against the change of the
 #                                 losses (bench_compile.py)
 #
-# writes them and bench.log into $OUT (default build/device-out; 8 files). Here: copy the JSON
-# files into benchmarks/results/ and commit them with the commit they name. Needs only torch,
-# numpy, pandas, transformers and pyyaml (the machine has them): no wheels, no corpora.
+# --only runs the named ones (for example --only precision,compile: what an earlier session
+# left), in this order. Writes them and bench.log into $OUT (default build/device-out; 8
+# files). Here: copy the JSON files into benchmarks/results/ and commit them with the commit
+# they name. Needs only torch, numpy, pandas, transformers and pyyaml (the machine has them):
+# no wheels, no corpora.
 # Environment: PYTHON (default python3), OUT, ATTNBOOK_DEVICE (default cuda; cpu to try it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 budget=540
 dry=0
+only=""
+only_given=0
+NAMES="memorization_gd lm_throughput lm_mfu ranked_attention lm_stacked precision compile"
 while [ $# -gt 0 ]; do
     case "$1" in
         --budget) budget="$2"; shift 2 ;;
         --dry-run) dry=1; shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
-        *) echo "device-bench: unknown argument $1 (allowed: --budget SECONDS, --dry-run)" >&2
+        --only) only="${2:-}"; only_given=1; [ $# -gt 1 ] && shift 2 || shift ;;
+        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+        *) echo "device-bench: unknown argument $1 (allowed: --budget SECONDS, --only NAME,..., --dry-run)" >&2
            exit 2 ;;
     esac
 done
@@ -43,6 +49,15 @@ case "$budget" in
     ''|*[!0-9]*) echo "device-bench: --budget $budget: allowed a whole number of seconds" >&2
                  exit 2 ;;
 esac
+for name in ${only//,/ }; do
+    case " $NAMES " in
+        *" $name "*) ;;
+        *) echo "device-bench: --only $name: allowed names ${NAMES// /, }" >&2; exit 2 ;;
+    esac
+done
+if [ "$only_given" = 1 ] && [ -z "${only//,/}" ]; then
+    echo "device-bench: --only needs at least one name of ${NAMES// /, }" >&2; exit 2
+fi
 PY="${PYTHON:-python3}"
 OUT="${OUT:-build/device-out}"
 DEV="${ATTNBOOK_DEVICE:-cuda}"
@@ -54,6 +69,9 @@ start=$(date +%s)
 bench() {  # bench NAME LIMIT SCRIPT ARGS...: run it if the budget allows, under its limit
     local name="$1" limit="$2"
     shift 2
+    if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then
+        return
+    fi
     if [ "$dry" = 1 ]; then
         echo "$name: $PY $* (limit $limit s)"
         return
