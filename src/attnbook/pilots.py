@@ -16,7 +16,8 @@ Used by: attnbook.attention_ratio, attnbook.depth_sweep, attnbook.depth_transiti
 attnbook.memorization.sweeps and attnbook.positional_rank, and through them by
 levine2020_depth_transition, mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size,
 wies2021_attention_ratio, wies2021_depth_efficiency, wies2021_rank_bottleneck and
-wies2021_vocab_rank; the chapters' pilot sections read their pilots with it.
+wies2021_vocab_rank; directly by bruna2024_furthest_neighbour. The chapters' pilot sections
+read their pilots with it.
 
 >>> budgets([2000, 500, 1000])
 [500, 1000, 2000]
