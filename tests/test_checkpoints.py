@@ -359,3 +359,16 @@ def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_on
     assert second.ticks[0] == 18
     np.testing.assert_array_equal(whole["curve"], resumed["curve"])
     np.testing.assert_array_equal(whole["min_loss"], resumed["min_loss"])
+
+
+def test_a_resumed_state_comes_back_on_the_cpu_whatever_the_device(tmp_path):
+    """The trainer places what it resumes (weights through load_state_dict, the rest with
+    .to(device)): what it keeps on the CPU, a GPU run's list of evaluations, must come back
+    there, or its final torch.stack of earlier and new evaluations mixes two devices."""
+    path = tmp_path / "u.pt"
+    first = Checkpoint(path)
+    first.load("cpu")
+    first.save(5, {"evals": [torch.ones(3)], "best": torch.zeros(2), "step": 5})
+    back = Checkpoint(path).load(torch.device("meta"))  # any device but the CPU
+    assert [t.device.type for t in (*back["evals"], back["best"])] == ["cpu", "cpu"]
+    assert torch.equal(back["evals"][0], torch.ones(3))

@@ -6,7 +6,11 @@ preempted on a cluster) would otherwise start over every time. A trainer that ac
 checkpoint calls, with the state it would need to go on (weights, optimizer, step, random
 streams, what it has measured so far):
 
-* ``checkpoint.load(device)``: the state saved by an earlier sitting, or None;
+* ``checkpoint.load(device)``: the state saved by an earlier sitting, or None, its tensors on
+  the CPU whatever the device: the trainer places each one (``load_state_dict`` copies weights
+  and optimizer state onto the parameters' device, the rest is moved with ``.to(device)``), so
+  what a trainer keeps on the CPU, such as a GPU run's list of evaluations, stays there when
+  it resumes;
 * ``checkpoint.tick(step, state)`` after every step, ``state`` a function returning that state
   (called only when a save is due): the state is saved every ``every_s`` seconds, and, when
   the run has a time budget (``attnbook run --time-budget``), saved once more and
@@ -157,13 +161,14 @@ class Checkpoint:
     _save_s: float = field(default=1.0, init=False, repr=False)
 
     def load(self, device=None) -> dict | None:
-        """The state of an earlier sitting of this unit (tensors on ``device``), or None."""
+        """The state of an earlier sitting of this unit, or None: its tensors on the CPU (the
+        trainer places them; see the module), ``device`` the device this sitting runs on."""
         self.device = describe_device(torch.device(device) if device is not None else
                                       torch.device("cpu"))
         if self.path is None or not self.path.exists():
             return None
         try:
-            saved = load_state(self.path, device)
+            saved = load_state(self.path, "cpu")
             if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict):
                 raise ValueError("not a checkpoint of this book")
         except UnsafeCheckpoint as e:  # never unpickled: discarded, so it is not tried again
