@@ -20,6 +20,9 @@ from attnbook.memorization.statistics import saturation_experiment
 from attnbook.memorization.trained import MemorizationConfig, train_group, train_sweep
 
 SMALL = dict(d=8, n=4, d_h=8, steps=60, batch=16, eval_every=10)
+# the resume tests run on every device here: a GPU resumes what a GPU saved (on a GPU machine,
+# `pytest tests/test_checkpoints.py -k resumed`)
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 class Stop(Exception):
@@ -35,7 +38,7 @@ class MemoryCheckpoint:
     def load(self, device=None):
         if self.blob is None:
             return None
-        return load_state(io.BytesIO(self.blob), device)  # as a file is read: data only
+        return load_state(io.BytesIO(self.blob), "cpu")  # as Checkpoint.load reads a file
 
     def tick(self, step, state):
         self.ticks.append(step)
@@ -52,15 +55,16 @@ def _same(a: dict, b: dict):
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_stopped_and_resumed_training_equals_the_uninterrupted_one(task):
+def test_stopped_and_resumed_training_equals_the_uninterrupted_one(task, device):
     cfgs = [MemorizationConfig(H=h, T=24, task=task, **SMALL) for h in (1, 2, 3)]
-    whole = train_group(cfgs, trace_every=1, keep_models=True)
+    whole = train_group(cfgs, device, trace_every=1, keep_models=True)
     first = MemoryCheckpoint(stop_at=37)  # between evaluations (every 10 steps)
     with pytest.raises(Stop):
-        train_group(cfgs, trace_every=1, keep_models=True, checkpoint=first)
+        train_group(cfgs, device, trace_every=1, keep_models=True, checkpoint=first)
     second = MemoryCheckpoint(saved=first.blob)
-    resumed = train_group(cfgs, trace_every=1, keep_models=True, checkpoint=second)
+    resumed = train_group(cfgs, device, trace_every=1, keep_models=True, checkpoint=second)
     assert second.ticks[0] == 38  # it went on from the saved step, not from 0
     _same(whole, resumed)
     for k, v in whole["model"].state_dict().items():  # the best weights too
@@ -304,8 +308,9 @@ LM_TRAIN = ((np.arange(5000) + (_rng.random(5000) < 0.1)) % LM_V).astype(np.uint
 LM_TEST = ((np.arange(700) * 5) % LM_V).astype(np.uint16)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("per_model_dropout", [True, False])
-def test_stopped_and_resumed_lm_stack_equals_the_uninterrupted_one(per_model_dropout):
+def test_stopped_and_resumed_lm_stack_equals_the_uninterrupted_one(per_model_dropout, device):
     """Dropout from each model's own stream, or from the global generator: both resume."""
     from attnbook.lm import LMConfig
     from attnbook.training import TrainConfig, train_lm_stacked
@@ -313,7 +318,7 @@ def test_stopped_and_resumed_lm_stack_equals_the_uninterrupted_one(per_model_dro
     cfg = LMConfig(V=LM_V, N=LM_N, L=2, d_x=16, H=2, r=4, dropout=0.1)
     tc = TrainConfig(steps=30, batch=6, lr=3e-3, warmup=3, eval_every=10, eval_tokens=400,
                      eval_batch=5)
-    kw = dict(per_model_dropout=per_model_dropout, return_model=True)
+    kw = dict(device=device, per_model_dropout=per_model_dropout, return_model=True)
     torch.manual_seed(123)
     whole, net_whole = train_lm_stacked(cfg, LM_TRAIN, LM_TEST, tc, [3, 7], **kw)
     first = MemoryCheckpoint(stop_at=14)  # between evaluations, after the first one
@@ -345,17 +350,18 @@ def test_train_stacked_takes_the_sweep_checkpoint():
     assert bound.arguments["checkpoint"] == "ckpt"
 
 
-def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_one():
+@pytest.mark.parametrize("device", DEVICES)
+def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_one(device):
     from attnbook import furthest_neighbour as fn
 
     config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
     settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)
-    whole = fn.train_line_config(config, settings)
+    whole = fn.train_line_config(config, settings, device=device)
     first = MemoryCheckpoint(stop_at=17)
     with pytest.raises(Stop):
-        fn.train_line_config(config, settings, checkpoint=first)
+        fn.train_line_config(config, settings, device=device, checkpoint=first)
     second = MemoryCheckpoint(saved=first.blob)
-    resumed = fn.train_line_config(config, settings, checkpoint=second)
+    resumed = fn.train_line_config(config, settings, device=device, checkpoint=second)
     assert second.ticks[0] == 18
     np.testing.assert_array_equal(whole["curve"], resumed["curve"])
     np.testing.assert_array_equal(whole["min_loss"], resumed["min_loss"])
