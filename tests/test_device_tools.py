@@ -134,6 +134,26 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     assert "data/results/nb/full/s/new.json: stale (changed: attnbook.errors)" in err
 
 
+def test_unpack_without_status_reads_the_profile_from_the_manifest(device, tmp_path, capsys):
+    """status.json lost on the way (a command that put more than 8 files in $OUT): the
+    checkpoint of a unit stopped mid-way still comes back, for the profile the manifest names."""
+    out = tmp_path / "OUT"
+    out.mkdir()
+    with tarfile.open(out / "checkpoints.tar.gz", "w:gz") as tar:
+        for name in ("data/checkpoints/nb/full/models/abc.pt", "data/checkpoints/nb/ci/m/x.pt"):
+            info = tarfile.TarInfo(name)
+            info.size = 5
+            tar.addfile(info, io.BytesIO(b"state"))
+    (out / "manifest.jsonl").write_text(json.dumps(
+        {"notebook": "nb", "profile": "full", "status": "partly run", "wall_s": 3.0,
+         "device": "cuda: H200", "error": "BudgetExhausted: ..."}) + "\n")
+    device.main(["unpack", str(out)])
+    err = capsys.readouterr().err
+    assert "has no status.json" in err and "profile full read from manifest.jsonl" in err
+    assert (tmp_path / "data/checkpoints/nb/full/models/abc.pt").read_bytes() == b"state"
+    assert not (tmp_path / "data/checkpoints/nb/ci").exists()  # another profile's: skipped
+
+
 def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():
     import subprocess
 

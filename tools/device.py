@@ -353,7 +353,13 @@ def cmd_unpack(args) -> int:
     src = Path(args.dir)
     status = json.loads((src / "status.json").read_text()) if (src / "status.json").exists() \
         else {}
+    runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
     profile = status.get("profile")
+    if not status:  # lost on the way (at most 8 files come back from $OUT): the manifest says
+        profiles = {json.loads(line)["profile"] for line in runs.splitlines()}
+        profile = profiles.pop() if len(profiles) == 1 else None
+        _say(f"{src} has no status.json (did $OUT hold more than the 8 files that come "
+             f"back? give device-run its own OUT); profile {profile} read from manifest.jsonl")
 
     def result_file(m) -> bool:
         ok = m.isfile() and ".." not in Path(m.name).parts and not m.name.startswith("/")
@@ -363,7 +369,7 @@ def cmd_unpack(args) -> int:
     def checkpoint_file(m) -> bool:  # data/checkpoints/<notebook>/<profile>/<name>/<key>.pt
         parts = Path(m.name).parts
         return (m.isfile() and ".." not in parts and len(parts) == 6 and m.name.endswith(".pt")
-                and parts[:2] == ("data", "checkpoints") and parts[3] == profile)
+                and parts[:2] == ("data", "checkpoints") and (not profile or parts[3] == profile))
 
     written = _extract(src / "results.tar.gz", result_file,
                        f"not a result or ledger file of profile {profile}")
@@ -373,7 +379,6 @@ def cmd_unpack(args) -> int:
                           f"not a checkpoint of profile {profile}"))
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
-    runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
     if runs:
         with open(build / "manifest.jsonl", "a") as f:
             f.write(runs)
