@@ -164,6 +164,27 @@ def test_a_claim_not_run_says_what_an_unfinished_run_has_stored(sandbox, tmp_pat
     assert "stored" not in cpu + long and "nb_b" not in row
 
 
+def test_a_chapter_that_runs_only_its_pilot_says_so_where_its_claim_is_not_run(sandbox,
+                                                                             tmp_path):
+    """A chapter whose pilot put the effect beyond the profile stores only the pilot: its
+    claim's cell says that, not that a later run resumes a sweep."""
+    from attnbook.book.report import pilot_only, status_markdown
+
+    table = claims.status_table(claims_dir=sandbox / "data/claims")
+    checks = {"B-FR": [("nb_a", "Section")]}
+    page = status_markdown(table, tmp_path, overview=None, checks=checks,
+                           stored={("nb_a", "long"): 7, ("nb_a", "full"): 12},
+                           pilots={("nb_a", "long")})
+    row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
+    long, full = row.split(" | ")[-2:]
+    assert "`nb_a` runs only its pilot here (7 results stored)" in long
+    assert "resumes" not in long and "12 results of `nb_a` stored by a run" in full
+    # which chapters run only their pilot, read from the .yml files (run_main: false)
+    found = pilot_only()
+    assert ("bruna2024_furthest_neighbour", "long") in found
+    assert not any(p in ("ci", "cpu") for _, p in found)
+
+
 def _cli_on(sandbox, monkeypatch):
     """Point the command line at the sandbox's ledger and an empty results folder."""
     from attnbook import paths

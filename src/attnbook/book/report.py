@@ -39,7 +39,7 @@ from .store import stored_counts
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
            "stored_provenance", "work_text", "overview_figure",
-           "paper_math", "claim_checks", "short_device"]
+           "paper_math", "claim_checks", "short_device", "pilot_only"]
 
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
@@ -335,16 +335,38 @@ def _profile_label(profile: str, kind: str = "profile") -> str:
     return f'<span class="attnbook-{kind}-label">{profile}</span> '
 
 
+def pilot_only(notebooks_dir: Path | None = None) -> set:
+    """(notebook, profile) where the chapter runs only its pilot (``run_main: false`` in its
+    .yml): its stored results are the pilot's, and no sweep follows at that profile."""
+    from .profiles import load_spec
+
+    out = set()
+    for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb")):
+        for profile, values in load_spec(nb).profiles.items():
+            if (values or {}).get("run_main") is False:
+                out.add((nb.stem, profile))
+    return out
+
+
 def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None = None,
-                  profile: str = "") -> str:
+                  profile: str = "", pilots: set | None = None) -> str:
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
     it and have current results of that profile stored (said where the claim is not run);
+    ``pilots``: the (notebook, profile) that run only their pilot (:func:`pilot_only`);
     ``parts``: the rows of its parts at that profile, each listed with its verdict and value."""
     txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
+    pilots = pilots or set()
     if r["status"] == "not run" and unfinished:
-        txt += " (" + ", ".join(f"{n} results of `{nb}`" for nb, n in unfinished) + " stored "
-        txt += "by a run that recorded no verdict, such as one stopped by its time budget; "
-        txt += "the next run resumes from them)"
+        said = []
+        for nb, n in unfinished:
+            if (nb, profile) in pilots:
+                said.append(f"`{nb}` runs only its pilot here ({n} results stored), and its "
+                            "chapter says what the pilot measured and why no sweep follows")
+            else:
+                said.append(f"{n} results of `{nb}` stored by a run that recorded no verdict, "
+                            "such as one stopped by its time budget; the next run resumes "
+                            "from them")
+        txt += " (" + "; ".join(said) + ")"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += " {verdict}`stale`"
     if parts is not None and len(parts):
@@ -371,7 +393,8 @@ def _count_cell(sub: pd.DataFrame) -> str:
 
 
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
-                    checks: dict | None = None, stored: dict | None = None) -> str:
+                    checks: dict | None = None, stored: dict | None = None,
+                    pilots: set | None = None) -> str:
     """The reproduction status page: the overview figure, then per work each claim's paper
     value beside its verdict at every profile shown (:func:`~attnbook.book.claims.
     shown_profiles`: ``ci`` only where it has results), each claim linked to where a chapter
@@ -380,7 +403,8 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     ``table``: :func:`~attnbook.book.claims.status_table`, with its parts (``parts=True``) or
     without. ``stored``: (notebook, profile) -> current results stored
     (:func:`.store.stored_counts`); a claim not run at a profile says what an unfinished run
-    of its chapter has stored.
+    of its chapter has stored, or, where the chapter runs only its pilot there (``pilots``:
+    :func:`pilot_only`), that it does.
     """
     from .claims import shown_profiles
 
@@ -467,7 +491,7 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                 cells.append(_verdict_cell(
                     rows[rows["profile"] == p].iloc[0],
                     [(nb, stored[nb, p]) for nb, _ in checks.get(cid, []) if stored.get((nb, p))],
-                    parts, profile=p))
+                    parts, profile=p, pilots=pilots))
             lines.append(f"| {claim} | {_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
             criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
@@ -771,7 +795,8 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     out = [pages / "reproduction_status.md", pages / "execution_report.md", pages / SUMMARY]
     table = status_table(parts=True)
     overview_figure(table, pages / OVERVIEW)
-    out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts()))
+    out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts(),
+                                      pilots=pilot_only()))
     out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
                                          paths.COMMITTED_RESULTS))
     pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
