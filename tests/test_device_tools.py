@@ -66,9 +66,16 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
               "fingerprint": code_fingerprint(["attnbook.errors"])}  # the code here: current
     new = there / "data/results/nb/full/s/new.json"
     new.write_text(dumps(record))
-    claim = there / "data/claims/results/full/X-1.json"
-    claim.parent.mkdir(parents=True)
-    claim.write_text('{"notebook": "nb"}')
+    from attnbook.book import claims
+
+    for root in (there, tmp_path / "here"):  # the ledger's criteria, on both machines
+        (root / "data/claims").mkdir(parents=True)
+        for csv in (REPO / "data/claims").glob("*.csv"):
+            (root / "data/claims" / csv.name).write_text(csv.read_text())
+    claims.record("B-FR", True, "exact", profile="full", notebook="nb",
+                  run={"fingerprint": code_fingerprint(["attnbook.errors"])},
+                  claims_dir=there / "data/claims")
+    claim = there / "data/claims/results/full/B-FR.json"
     ci = there / "data/results/nb/ci/t.json"  # another profile: not packed
     ci.parent.mkdir(parents=True)
     ci.write_text("{}")
@@ -92,7 +99,7 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     assert device.main(["pack", "--out", str(out), "--since", str(since), "--profile", "full",
                         "--rc", "75"]) == 0
     with tarfile.open(out / "results.tar.gz") as tar:
-        assert sorted(tar.getnames()) == ["data/claims/results/full/X-1.json",
+        assert sorted(tar.getnames()) == ["data/claims/results/full/B-FR.json",
                                           "data/results/nb/full/s/new.json"]
     with tarfile.open(out / "checkpoints.tar.gz") as tar:
         assert tar.getnames() == ["data/checkpoints/nb/full/models/abc.pt"]
@@ -109,14 +116,13 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
         evil.size = 1
         tar.addfile(evil, io.BytesIO(b"x"))
     here = tmp_path / "here"
-    here.mkdir()
     device.ROOT = here
     assert device.main(["unpack", str(out)]) == 0  # 75: resumable, not a failure
     text = capsys.readouterr()
     assert "skipped 'src/attnbook/evil.py'" in text.err
     assert not (here / "src").exists()
     assert (here / "data/results/nb/full/s/new.json").read_text() == dumps(record)
-    assert (here / "data/claims/results/full/X-1.json").exists()
+    assert (here / "data/claims/results/full/B-FR.json").exists()
     assert (here / "data/checkpoints/nb/full/models/abc.pt").read_bytes() == b"state"
     assert "exited 75: the time budget ran out" in text.out
     assert "nb: partly run in 3.0 s on cuda: H100" in text.out
@@ -132,6 +138,14 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     err = capsys.readouterr().err
     assert "1 of the 1 files that came back would not be used here" in err
     assert "data/results/nb/full/s/new.json: stale (changed: attnbook.errors)" in err
+    # so is a ledger entry decided by a criterion other than the one here
+    csv = here / "data/claims/bruna2024.csv"
+    crit = claims.load_ledger(here / "data/claims").set_index("id").loc["B-FR", "criterion"]
+    csv.write_text(csv.read_text().replace(crit, crit + " (changed)", 1))
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        tar.add(claim, arcname="data/claims/results/full/B-FR.json")
+    assert device.main(["unpack", str(out)]) == 1
+    assert "data/claims/results/full/B-FR.json: stale (changed: " in capsys.readouterr().err
 
 
 def test_unpack_without_status_reads_the_profile_from_the_manifest(device, tmp_path, capsys):

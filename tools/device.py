@@ -332,20 +332,27 @@ def _extract(archive: Path, wanted, why_not: str) -> list[Path]:
 
 
 def _not_current(paths: list[Path]) -> list[str]:
-    """Of the stored results among ``paths``, those this checkout would not use, one line
-    each: damaged, or computed by code other than the code here (as ``attnbook stale``
-    says). Code that hashed differently there than here shows up at once, not as a
-    recomputation in a later run."""
-    from attnbook.book.store import check_record
+    """Of the stored results and ledger entries among ``paths``, those this checkout would not
+    use, one line each: damaged, or computed by code other than the code here, or decided by a
+    criterion other than the ledger's here (as ``attnbook stale`` says). Code that hashed
+    differently there than here shows up at once, not as a recomputation in a later run."""
+    from attnbook.book.claims import check_entry, stale_modules
+    from attnbook.book.store import check_record, why_not_current
 
     out = []
     for p in paths:
         rel = p.relative_to(ROOT).as_posix()
-        if not rel.startswith("data/results/") or p.suffix != ".json":
+        if p.suffix != ".json":
             continue
-        _, problem, changed = check_record(p)
+        if rel.startswith("data/results/"):
+            _, problem, changed = check_record(p)
+        elif rel.startswith("data/claims/results/"):
+            entry, problem = check_entry(p)
+            changed = [] if problem else stale_modules(entry, ROOT / "data" / "claims")
+        else:
+            continue
         if problem or changed:
-            out.append(f"{rel}: " + (problem or "stale (changed: " + ", ".join(changed) + ")"))
+            out.append(f"{rel}: {why_not_current(problem, changed)}")
     return out
 
 

@@ -228,7 +228,7 @@ def _stale(args) -> int:
     """List stale or damaged stored results and stale ledger entries (one per line)."""
     from .. import paths
     from .claims import status_table
-    from .store import stored_results
+    from .store import stored_results, why_not_current
 
     if args.profile is not None and args.profile not in PROFILES:
         from .runner import UsageError
@@ -241,13 +241,13 @@ def _stale(args) -> int:
         n += 1
         rel = r["path"].relative_to(paths.ROOT) if r["path"].is_relative_to(paths.ROOT) \
             else r["path"]
-        why = r["problem"] or "stale (changed: " + ", ".join(r["changed"]) + ")"
+        why = why_not_current(r["problem"], r["changed"])
         print(f"{r['notebook']}\t{r['profile']}\t{rel}\t{why}")
     table = status_table(args.profile)
     for _, row in table[table["stale"] != ""].iterrows():
         n += 1
         print(f"{row['notebook']}\t{row['profile']}\tledger {row['id']}\t"
-              f"stale (changed: {row['stale']})")
+              f"{why_not_current(None, row['stale'].split(', '))}")
     from .claims import damaged_entries
 
     chapters = _claim_chapters()

@@ -45,7 +45,7 @@ from .provenance import changed_modules, code_fingerprint
 
 __all__ = ["ResultStore", "CacheMiss", "StaleResultWarning", "config_key", "jsonable",
            "finite_json", "dumps", "DamagedResultWarning", "payload_hash", "check_record",
-           "stored_results", "atomic_write"]
+           "stored_results", "atomic_write", "why_not_current"]
 
 
 class DamagedResultWarning(UserWarning):
@@ -165,6 +165,14 @@ def check_record(path: Path, text: str | None = None, csv_text: str | None = Non
     if not ok:
         return None, f"{path}: content does not match its recorded sha256 (damaged or edited)", []
     return record, None, changed_modules(record.get("fingerprint"))
+
+
+def why_not_current(problem: str | None, changed) -> str:
+    """Why a stored result or ledger entry is not used, in one phrase: its ``problem`` (damaged),
+    else the modules ``changed`` since it was computed ('' when it is current)."""
+    if problem:
+        return problem
+    return f"stale (changed: {', '.join(changed)})" if changed else ""
 
 
 def stored_results(root: Path | None = None, profile: str | None = None):
