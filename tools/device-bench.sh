@@ -34,7 +34,6 @@ budget=540
 dry=0
 only=""
 only_given=0
-NAMES="memorization_gd lm_throughput lm_mfu ranked_attention lm_stacked precision compile"
 while [ $# -gt 0 ]; do
     case "$1" in
         --budget) budget="$2"; shift 2 ;;
@@ -49,26 +48,20 @@ case "$budget" in
     ''|*[!0-9]*) echo "device-bench: --budget $budget: allowed a whole number of seconds" >&2
                  exit 2 ;;
 esac
-for name in ${only//,/ }; do
-    case " $NAMES " in
-        *" $name "*) ;;
-        *) echo "device-bench: --only $name: allowed names ${NAMES// /, }" >&2; exit 2 ;;
-    esac
-done
-if [ "$only_given" = 1 ] && [ -z "${only//,/}" ]; then
-    echo "device-bench: --only needs at least one name of ${NAMES// /, }" >&2; exit 2
-fi
 PY="${PYTHON:-python3}"
 OUT="${OUT:-build/device-out}"
 DEV="${ATTNBOOK_DEVICE:-cuda}"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-[ "$dry" = 1 ] || mkdir -p "$OUT"
 LOG="$OUT/bench.log"
 start=$(date +%s)
 
 bench() {  # bench NAME LIMIT SCRIPT ARGS...: run it if the budget allows, under its limit
     local name="$1" limit="$2"
     shift 2
+    if [ "$listing" = 1 ]; then  # only collect the names (for --only)
+        NAMES="${NAMES:+$NAMES }$name"
+        return
+    fi
     if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then
         return
     fi
@@ -88,19 +81,37 @@ bench() {  # bench NAME LIMIT SCRIPT ARGS...: run it if the budget allows, under
     echo "== $name: exit code $rc after $(($(date +%s) - start)) s in all" | tee -a "$LOG"
 }
 
+benchmarks() {  # every benchmark, most wanted first: bench NAME LIMIT SCRIPT ARGS...
+    bench memorization_gd 120 benchmarks/bench_memorization_gd.py --device "$DEV" \
+        --out "$OUT/memorization_gd_gpu.json"
+    bench lm_throughput 90 benchmarks/bench_lm_throughput.py --device "$DEV" \
+        --out "$OUT/lm_throughput_gpu.json"
+    bench lm_mfu 90 benchmarks/bench_lm_throughput.py --device "$DEV" --only attnbook \
+        --V 2000 --N 128 --L 4 --d_x 3000 --batch 64 --steps 10 --rounds 2 \
+        --out "$OUT/lm_mfu_gpu.json"
+    bench ranked_attention 60 benchmarks/bench_ranked_attention.py --device "$DEV" --width 8 \
+        --out "$OUT/ranked_attention_gpu.json"
+    bench lm_stacked 120 benchmarks/bench_lm_stacked.py --device "$DEV" \
+        --out "$OUT/lm_stacked_gpu.json"
+    bench precision 120 benchmarks/bench_precision.py --device "$DEV" \
+        --out "$OUT/precision_gpu.json"
+    bench compile 120 benchmarks/bench_compile.py --device "$DEV" --out "$OUT/compile_gpu.json"
+}
+
+listing=1
+NAMES=""
+benchmarks
+listing=0
+for name in ${only//,/ }; do
+    case " $NAMES " in
+        *" $name "*) ;;
+        *) echo "device-bench: --only $name: allowed names ${NAMES// /, }" >&2; exit 2 ;;
+    esac
+done
+if [ "$only_given" = 1 ] && [ -z "${only//,/}" ]; then
+    echo "device-bench: --only needs at least one name of ${NAMES// /, }" >&2; exit 2
+fi
+[ "$dry" = 1 ] || mkdir -p "$OUT"
 [ "$dry" = 1 ] || echo "device-bench: $(date -u +%FT%TZ) · device $DEV · budget $budget s" | tee "$LOG"
-bench memorization_gd 120 benchmarks/bench_memorization_gd.py --device "$DEV" \
-    --out "$OUT/memorization_gd_gpu.json"
-bench lm_throughput 90 benchmarks/bench_lm_throughput.py --device "$DEV" \
-    --out "$OUT/lm_throughput_gpu.json"
-bench lm_mfu 90 benchmarks/bench_lm_throughput.py --device "$DEV" --only attnbook \
-    --V 2000 --N 128 --L 4 --d_x 3000 --batch 64 --steps 10 --rounds 2 \
-    --out "$OUT/lm_mfu_gpu.json"
-bench ranked_attention 60 benchmarks/bench_ranked_attention.py --device "$DEV" --width 8 \
-    --out "$OUT/ranked_attention_gpu.json"
-bench lm_stacked 120 benchmarks/bench_lm_stacked.py --device "$DEV" \
-    --out "$OUT/lm_stacked_gpu.json"
-bench precision 120 benchmarks/bench_precision.py --device "$DEV" \
-    --out "$OUT/precision_gpu.json"
-bench compile 120 benchmarks/bench_compile.py --device "$DEV" --out "$OUT/compile_gpu.json"
+benchmarks
 exit 0
