@@ -111,3 +111,61 @@ def test_head_size_pilot_needs_n_and_both_sides_and_reads_the_gains_per_budget()
     assert g.loc[30, "gain_beyond_n"] == pytest.approx(0.01)
     assert g.loc[10, "gain_beyond_n"] == pytest.approx(0.3)
     assert g.loc[30, "flops"] == pytest.approx(3 * g.loc[10, "flops"])
+
+
+def test_a_profile_sits_on_the_pilot_axes_at_its_first_T_and_its_seed_mean():
+    """A profile's sweep read as its pilot is read: each panel's first T only (the other T
+    does not count), the mean over its seeds, at the steps those models trained."""
+    params = {**GRID, "steps": 100, "min_epochs": 0, "seeds": 2, "n_classes": 100,
+              "batch": 256, "lr": 1e-3, "eval_every": 500}
+    panels = msw.figure2_panels(**{k: params[k] for k in msw.SWEEP_PARAMETERS})
+    cs = [c for _, group in panels.values() for c in group]
+
+    def metric(c):
+        if c.task == "regression":
+            return 0.1 / c.H if c.n == 8 else 0.05
+        if c.T == 128:  # the heads panel's second T: far from a line, and left out
+            return {1: 0.9, 2: 0.1, 4: 0.5}[c.H]
+        if c.n == 8:  # seeds 3 and 4 either side of an exact line in H
+            return 0.1 * c.H + (0.02 if c.seed == 3 else -0.02)
+        return 0.3
+
+    table = msw.profile_statistics(_trained(cs, metric), params, saturated_at=0.98,
+                                   mse_floor=1e-4)
+    st = table.set_index(["panel", "statistic"])
+    assert set(table["steps"]) == {100}
+    assert st.loc[("heads", "r2"), "value"] == pytest.approx(1.0)
+    assert st.loc[("heads", "r2"), "unsaturated"] == 3
+    # the same table as the pilot's for those models: one pilot budget of the same panels
+    first = {k: [params[k][0]] for k in ("T_heads", "T_context", "T_gp", "T_reg")}
+    same = msw.pilot_statistics(_trained(cs, metric), {100: msw.figure2_panels(
+        **{**{k: params[k] for k in msw.SWEEP_PARAMETERS}, **first})}, saturated_at=0.98,
+        mse_floor=1e-4)
+    pd.testing.assert_frame_equal(table, same)
+    # several profiles in one table, a profile with nothing complete left out
+    both = msw.profiles_statistics({"cpu": (_trained(cs, metric), params),
+                                    "long": (_trained(cs[:3], metric), params)},
+                                   saturated_at=0.98, mse_floor=1e-4)
+    assert set(both["profile"]) == {"cpu"} and len(both) == len(table)
+    assert msw.profiles_statistics({}, saturated_at=0.98, mse_floor=1e-4).empty
+
+
+def test_the_pilot_figure_names_each_profile_point_it_can_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnbook.memorization import figures as mfig
+
+    pilot = pd.DataFrame({"steps": [10, 20], "panel": ["heads", "heads"], "statistic": ["r2"] * 2,
+                          "value": [0.9, 0.95], "unsaturated": [3, 3]})
+    profiles = pd.DataFrame({"steps": [5, 40, 40], "panel": ["heads", "heads", "context"],
+                             "statistic": ["r2", "r2", "worst_drop"],
+                             "value": [0.99, math.nan, 0.02], "unsaturated": [3, 1, 4],
+                             "profile": ["cpu", "long", "long"]})
+    fig, axes = plt.subplots(1, 4)
+    mfig.plot_pilot(axes, pilot, {"r2": 0.98}, min_points=3, profiles=profiles)
+    names = [[t.get_text() for t in ax.texts] for ax in axes]
+    assert names == [["cpu"], ["long"], [], []]  # the NaN is not drawn
+    plt.close(fig)

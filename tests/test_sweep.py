@@ -200,3 +200,21 @@ def test_a_chapter_trains_its_pilot_only_at_the_profile_that_trains_it(tmp_path,
     runs, where = at_cpu.pilot(False, train, unit="nets")
     assert len(calls) == 1 and sorted(runs["gap"]) == [-0.1, 0.1]
     assert where == "the long profile's pilot, 2 nets stored so far"
+
+
+def test_a_chapter_reads_every_profile_that_has_stored_a_sweep(tmp_path, monkeypatch):
+    """run.across_profiles: per profile with some of the sweep stored, smallest first, what it
+    stored and that profile's parameters; a profile with nothing stored is left out."""
+    from attnbook import paths
+
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", tmp_path)
+    nb = "mahdavi2024_fig2_heads_context"  # a chapter with a long profile
+    ResultStore(nb, "long", root=tmp_path).put("models", {"H": 1}, {"metric": 0.5})
+    ResultStore(nb, "ci", root=tmp_path).put("models", {"H": 2}, {"metric": 0.25})
+    ResultStore(nb, "cpu", root=tmp_path).put("pilot", {"H": 3}, {"metric": 0.1})
+    run = Run(nb, "cpu", 0, "cpu", "r", False, {}, True, {}, False)
+    got = run.across_profiles("models")
+    assert list(got) == ["ci", "long"]
+    assert list(got["long"][0]["metric"]) == [0.5] and got["ci"][0]["H"].tolist() == [2]
+    assert got["long"][1] == run.profile_parameters("long") and got["long"][1]["d"] == 64
+    assert run.across_profiles("nothing") == {}

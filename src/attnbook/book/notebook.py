@@ -259,6 +259,22 @@ class Run:
         spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
         return {**spec.defaults, **spec.parameters(profile)}
 
+    def across_profiles(self, name: str) -> dict:
+        """Profile -> (what sweep ``name`` has stored there, that profile's parameters), for
+        each profile of this chapter, smallest first, that has stored some of it (committed
+        results, read as :meth:`stored_sweep` reads them; nothing is computed): how a chapter
+        draws the profiles that have run beside its pilot."""
+        from .profiles import load_spec
+
+        spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
+        out = {}
+        for profile in _claims.PROFILES:
+            if spec.has_profile(profile):
+                runs = self.stored_sweep(name, profile)
+                if len(runs):
+                    out[profile] = (runs, {**spec.defaults, **spec.parameters(profile)})
+        return out
+
     def partly(self, why: str) -> None:
         """End the chapter here at this profile, recorded as ``partly run`` (exit code 75, as a
         spent time budget): what ran is stored, nothing after this call runs and no verdict is

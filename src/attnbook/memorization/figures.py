@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["plot_sweep", "describe_by", "plot_pilot"]
+__all__ = ["plot_sweep", "describe_by", "plot_pilot", "PROFILE_MARKERS"]
 
 
 def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
@@ -53,20 +53,40 @@ _PILOT_AXES = (  # statistic -> (title, y label, the criterion's side of the ref
 )
 
 
-def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points: int):
+PROFILE_MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's points
+
+
+def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points: int,
+               profiles: pd.DataFrame | None = None):
     """Draw a pilot's statistics (:func:`attnbook.memorization.sweeps.pilot_statistics`)
     against the training steps, one axis per statistic (``r2``, ``worst_drop``, ``r2_n``,
     ``worst_rise``), one line per panel, with the criterion's value (``references``:
     statistic -> number) as a dotted line. A point where fewer than ``min_points`` models have
-    not saturated is drawn hollow: there the criterion has nothing to test."""
+    not saturated is drawn hollow: there the criterion has nothing to test. ``profiles``: the
+    same statistics of the profiles that have run (:func:`~attnbook.memorization.sweeps.
+    profile_statistics`, with a ``profile`` column), one marker per profile
+    (:data:`PROFILE_MARKERS`) in its panel's colour, named beside it."""
+    from .sweeps import PANELS
+
+    colour = {panel: f"C{i}" for i, panel in enumerate(PANELS)}
+    profiles = profiles if profiles is not None else pd.DataFrame(
+        columns=["statistic", "panel", "steps", "value", "unsaturated", "profile"])
     for ax, (stat, title, ylabel) in zip(axes, _PILOT_AXES, strict=True):
         part = stats_table[stats_table["statistic"] == stat]
         for panel, g in part.sort_values("steps").groupby("panel"):
-            line, = ax.plot(g["steps"], g["value"], "-", lw=1, label=panel)
+            ax.plot(g["steps"], g["value"], "-", lw=1, label=panel, color=colour[panel])
             free = g["unsaturated"] >= min_points
-            ax.plot(g["steps"][free], g["value"][free], "o", ms=5, color=line.get_color())
+            ax.plot(g["steps"][free], g["value"][free], "o", ms=5, color=colour[panel])
             ax.plot(g["steps"][~free], g["value"][~free], "o", ms=5, mfc="none",
-                    color=line.get_color())
+                    color=colour[panel])
+        for _, r in profiles[profiles["statistic"] == stat].iterrows():
+            if not math.isfinite(r["value"]):
+                continue
+            ax.plot(r["steps"], r["value"], PROFILE_MARKERS[r["profile"]], ms=7,
+                    color=colour[r["panel"]],
+                    mfc=colour[r["panel"]] if r["unsaturated"] >= min_points else "none")
+            ax.annotate(r["profile"], (r["steps"], r["value"]), xytext=(4, 3),
+                        textcoords="offset points", fontsize=7, color=colour[r["panel"]])
         if stat in references and not math.isnan(references[stat]):
             ax.axhline(references[stat], color="0.3", ls=":", lw=1)
         ax.set(xscale="log", xlabel="optimizer steps per model", ylabel=ylabel, title=title)

@@ -33,8 +33,9 @@ from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotoni
 from .trained import MemorizationConfig, training_flops
 
 __all__ = ["PANELS", "PILOT_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
-           "pilot_from_parameters", "pilot_statistics", "head_size_pilot",
-           "head_size_pilot_gains"]
+           "pilot_from_parameters", "pilot_statistics", "profile_statistics",
+           "profiles_statistics",
+           "head_size_pilot", "head_size_pilot_gains"]
 
 # panel -> (swept variable, task, context): Figure 2 (a, b), Figure 4, Figure 5
 PANELS = {
@@ -165,6 +166,49 @@ def pilot_statistics(results: pd.DataFrame, pilot: dict[int, dict], *, saturated
                       "value": value, "unsaturated": free,
                       "mean_metric": float(pts["metric"].mean())} for stat, value, free in read]
     return pd.DataFrame(rows)
+
+
+# the parameters of mahdavi2024_fig2_heads_context that define its sweep's panels
+SWEEP_PARAMETERS = ("d", "n", "d_h", "heads", "H_context", "contexts", "T_heads", "T_context",
+                    "T_gp", "T_reg", "steps", "min_epochs", "seed", "seeds", "n_classes",
+                    "batch", "lr", "eval_every")
+
+
+def profile_statistics(results: pd.DataFrame, params: dict, *, saturated_at: float,
+                       mse_floor: float) -> pd.DataFrame:
+    """:func:`pilot_statistics` of one profile's sweep: ``results`` its trained models,
+    ``params`` its parameters (the names of ``SWEEP_PARAMETERS``). The pilot's statistics at
+    the first T of each panel, each point the mean over the profile's seeds, so that a profile
+    that has run sits on the pilot's axes; ``steps`` is the longest training among those
+    models. Empty while a panel lacks a model.
+
+    >>> p = dict(d=8, n=4, d_h=8, heads=[1, 2, 3], H_context=2, contexts=[2, 3, 5],
+    ...          T_heads=[16, 32], T_context=[16], T_gp=[16], T_reg=[8], steps=10,
+    ...          min_epochs=0, seed=0, seeds=2, n_classes=4, batch=8, lr=1e-3, eval_every=5)
+    >>> profile_statistics(pd.DataFrame(), p, saturated_at=0.98, mse_floor=1e-4).empty
+    True
+    """
+    p = {k: params[k] for k in SWEEP_PARAMETERS}
+    first = {k: list(p.pop(k))[:1] for k in dict.fromkeys(_T_OF.values())}
+    panels = figure2_panels(**p, **first)
+    if results is None or not len(results):
+        return pd.DataFrame()
+    steps = max(c.steps for _, cs in panels.values() for c in cs)
+    return pilot_statistics(results, {steps: panels}, saturated_at=saturated_at,
+                            mse_floor=mse_floor)
+
+
+def profiles_statistics(across: dict, *, saturated_at: float, mse_floor: float) -> pd.DataFrame:
+    """:func:`profile_statistics` of every profile in ``across`` (profile -> (its trained
+    models, its parameters), as ``run.across_profiles`` gives them), one table with a
+    ``profile`` column; empty when no profile has a complete panel."""
+    tables = [profile_statistics(runs, params, saturated_at=saturated_at,
+                                 mse_floor=mse_floor).assign(profile=profile)
+              for profile, (runs, params) in across.items()]
+    tables = [t for t in tables if len(t)]
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["steps", "flops", "panel", "statistic", "value", "unsaturated", "mean_metric",
+                 "profile"])
 
 
 def head_size_pilot(budgets: Sequence[int], *, H: int, T: int, n: int, d: int,
