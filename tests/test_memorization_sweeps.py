@@ -169,3 +169,39 @@ def test_the_pilot_figure_names_each_profile_point_it_can_draw():
     names = [[t.get_text() for t in ax.texts] for ax in axes]
     assert names == [["cpu"], ["long"], [], []]  # the NaN is not drawn
     plt.close(fig)
+
+
+def test_a_profile_of_figure_2c_reads_its_first_T_and_its_own_n():
+    """Each profile's gains from its own narrowest head to its n and on to its widest, at its
+    first T only, the mean over its seeds; a profile without n or a side of it is left out."""
+    from attnbook.memorization.trained import MemorizationConfig
+
+    def models(n, sizes, T_values, acc, steps):
+        return _trained([MemorizationConfig(H=2, T=T, n=n, d=16, d_h=k, steps=steps, seed=s)
+                         for T in T_values for k in sizes for s in (0, 1)],
+                        lambda c: acc[c.d_h] + (0.01 if c.seed else -0.01) + (c.T == 99))
+    cpu = models(4, [2, 4, 8], [50, 99], {2: 0.2, 4: 0.7, 8: 0.75}, 30)
+    long = models(8, [4, 8, 12], [70], {4: 0.1, 8: 0.6, 12: 0.6}, 60)
+    gone = models(8, [4, 8], [70], {4: 0.1, 8: 0.6}, 60)  # nothing beyond n
+    got = msw.head_size_profile_gains({"cpu": (cpu, {"T_values": [50, 99], "n": 4}),
+                                       "long": (long, {"T_values": [70], "n": 8}),
+                                       "full": (gone, {"T_values": [70], "n": 8})})
+    g = got.set_index("profile")
+    assert list(got["profile"]) == ["cpu", "long"]
+    assert g.loc["cpu", "gain_to_n"] == pytest.approx(0.5)  # T = 99 (+1) left out
+    assert g.loc["cpu", "gain_beyond_n"] == pytest.approx(0.05)
+    assert g.loc["long", "gain_to_n"] == pytest.approx(0.5) and g.loc["long", "steps"] == 60
+    assert msw.head_size_profile_gains({}).empty
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnbook.memorization import figures as mfig
+
+    fig, ax = plt.subplots()
+    mfig.plot_head_size_pilot(ax, got.drop(columns="profile"), low=2, n=4, high=8,
+                              profiles=got)
+    assert sorted(t.get_text() for t in ax.texts) == ["cpu", "cpu", "long", "long"]
+    plt.close(fig)

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["plot_sweep", "describe_by", "plot_pilot", "PROFILE_MARKERS"]
+__all__ = ["plot_sweep", "describe_by", "plot_pilot", "plot_head_size_pilot",
+           "PROFILE_MARKERS"]
 
 
 def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
@@ -93,3 +94,26 @@ def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points:
         if len(part):
             ax.legend(fontsize=7)
     return axes
+
+
+def plot_head_size_pilot(ax, gains: pd.DataFrame, *, low: int, n: int, high: int,
+                         profiles: pd.DataFrame | None = None):
+    """Draw Figure 2(c)'s pilot (:func:`attnbook.memorization.sweeps.head_size_pilot_gains`):
+    the accuracy gained from d_h = ``low`` to ``n`` and from ``n`` to ``high`` against the
+    training steps, and, ``profiles`` (:func:`~attnbook.memorization.sweeps.
+    head_size_profile_gains`), the same two gains of each profile that has run, one marker per
+    profile (:data:`PROFILE_MARKERS`) in its gain's colour, named beside it."""
+    for column, colour, marker, label in (
+            ("gain_to_n", "C0", "o-", f"gain from d_h = {low} to n = {n}"),
+            ("gain_beyond_n", "C1", "s-", f"gain from n to d_h = {high}")):
+        ax.plot(gains["steps"], gains[column], marker, color=colour, label=label)
+        for _, r in (profiles if profiles is not None else gains.iloc[0:0]).iterrows():
+            if "profile" not in r or not math.isfinite(r[column]):
+                continue
+            ax.plot(r["steps"], r[column], PROFILE_MARKERS[r["profile"]], ms=8, color=colour)
+            ax.annotate(r["profile"], (r["steps"], r[column]), xytext=(4, 3),
+                        textcoords="offset points", fontsize=7, color=colour)
+    ax.axhline(0, color="0.3", lw=1, ls=":")
+    ax.set(xscale="log", xlabel="optimizer steps per model", ylabel="training accuracy gained")
+    ax.legend(fontsize=7)
+    return ax

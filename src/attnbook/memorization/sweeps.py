@@ -35,7 +35,7 @@ from .trained import MemorizationConfig, training_flops
 __all__ = ["PANELS", "PILOT_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
            "pilot_from_parameters", "pilot_statistics", "profile_statistics",
            "profiles_statistics",
-           "head_size_pilot", "head_size_pilot_gains"]
+           "head_size_pilot", "head_size_pilot_gains", "head_size_profile_gains"]
 
 # panel -> (swept variable, task, context): Figure 2 (a, b), Figure 4, Figure 5
 PANELS = {
@@ -254,3 +254,18 @@ def head_size_pilot_gains(results: pd.DataFrame, n: int) -> pd.DataFrame:
         rows.append({"steps": int(steps), "flops": flops, **head_size_gains(pts, n).to_dict(),
                      "models": len(pts)})
     return pd.DataFrame(rows)
+
+
+def head_size_profile_gains(across: dict) -> pd.DataFrame:
+    """:func:`head_size_pilot_gains` of each profile in ``across`` (profile -> (its trained
+    models, its parameters: ``T_values``, ``n``), as ``run.across_profiles`` gives them) at
+    its first T, as the pilot is read, one table with a ``profile`` column; a profile whose
+    sweep lacks a model at n or either side of it is left out."""
+    tables = []
+    for profile, (runs, params) in across.items():
+        first = runs[runs["T"] == list(params["T_values"])[0]]
+        gains = head_size_pilot_gains(first, params["n"]) if len(first) else pd.DataFrame()
+        if len(gains):
+            tables.append(gains.assign(profile=profile))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["steps", "flops", "gain_to_n", "gain_beyond_n", "models", "profile"])
