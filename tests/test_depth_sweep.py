@@ -185,3 +185,24 @@ def test_pilot_gaps_pair_each_width_per_budget_and_skip_missing_partners():
     with pytest.raises(ParameterError):
         D.pilot_configs(V=32, width_factors=[1, 2], L_shallow=1, L_deep=2, budgets=[5, 5],
                         seed=0, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+
+
+def test_a_profile_sits_on_the_pilot_axes_with_its_seed_mean_at_its_first_vocabulary():
+    """Each profile's gap per width pair from its full-rank nets of its first V only, the test
+    loss averaged over seeds, at its own depths; a profile without a pair is left out."""
+    def nets(V, pairs, r=None, seeds=(0, 1), steps=4):
+        return [dict(V=V, r=r, L=L, d_x=w, seed=s, steps=steps, batch=2, N=16,
+                     test_loss=t + (0.1 if s else -0.1),
+                     params_non_embedding=D.non_embedding_params(L, w))
+                for L, w, t in pairs for s in seeds]
+    cpu = pd.DataFrame(nets(32, [(1, 16, 3.0), (2, 12, 3.4), (1, 64, 2.0), (2, 46, 1.9)])
+                       + nets(64, [(1, 32, 9.0), (2, 22, 1.0)])  # the second V: left out
+                       + nets(32, [(1, 16, 5.0), (2, 12, 0.0)], r=4))  # a rank control: too
+    long = pd.DataFrame(nets(32, [(4, 16, 3.0)], steps=8))  # no deep partner
+    got = D.profile_gaps({"cpu": (cpu, dict(vocabs=[32, 64], L_shallow=1, L_deep=2)),
+                          "long": (long, dict(vocabs=[32], L_shallow=4, L_deep=8))})
+    assert list(got["profile"]) == ["cpu", "cpu"]
+    assert got["factor"].tolist() == [0.5, 2.0]
+    assert got["gap"].tolist() == pytest.approx([0.4, -0.1])
+    assert got["tokens"].tolist() == [128, 128]
+    assert D.profile_gaps({}).empty

@@ -68,3 +68,22 @@ def test_a_crossing_beyond_the_horizon_is_not_in_sight():
     assert math.isinf(row["reaches_at"])
     near = pilots.trend(_table([0.03, 0.02, 0.01]), by=["w"], x="tokens", y="gap").iloc[0]
     assert near["reaches_at"] == pytest.approx(8e6)  # one doubling on
+
+
+def test_each_profile_that_has_run_is_drawn_named_and_hollow_where_untestable():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attnbook.pilots import PROFILE_MARKERS, mark_profiles
+
+    table = pd.DataFrame({"profile": ["ci", "cpu", "long"], "x": [1, 2, 3],
+                          "y": [0.1, float("nan"), 0.3], "ok": [True, True, False]})
+    fig, ax = plt.subplots()
+    drawn = mark_profiles(ax, table, x="x", y="y", colour=lambda r: "C3",
+                          filled=lambda r: r["ok"])
+    assert drawn == 2 and [t.get_text() for t in ax.texts] == ["ci", "long"]
+    ci, long = ax.lines
+    assert ci.get_marker() == PROFILE_MARKERS["ci"] and long.get_markerfacecolor() == "none"
+    plt.close(fig)

@@ -48,7 +48,8 @@ from .lm_sweep import lm_config
 from .pilots import budgets as checked_budgets
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
-           "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps"]
+           "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps",
+           "profile_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -317,3 +318,38 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
                          **({"s_per_token": 1 / float(a.tokens_per_s)
                              + 1 / float(b["tokens_per_s"])} if "tokens_per_s" in df else {})})
     return pd.DataFrame(rows)
+
+
+def profile_gaps(across: dict) -> pd.DataFrame:
+    """:func:`pilot_gaps` of each profile in ``across`` (profile -> (its trained nets, its
+    parameters: ``vocabs``, ``L_shallow``, ``L_deep``), as ``run.across_profiles`` gives them):
+    the full-rank nets of its first vocabulary (the pilot's), each test loss the mean over the
+    seeds, so that a profile that has run sits on the pilot's axes; one table with a
+    ``profile`` column and ``factor``, the shallow width over V. A profile without a matched
+    pair is left out.
+
+    >>> rows = [dict(V=32, L=L, d_x=w, seed=s, steps=4, batch=2, N=16, test_loss=t + s / 10,
+    ...              params_non_embedding=non_embedding_params(L, w))
+    ...         for L, w, t in ((1, 16, 3.0), (2, 12, 3.5)) for s in (0, 1)]
+    >>> params = dict(vocabs=[32], L_shallow=1, L_deep=2)
+    >>> profile_gaps({"cpu": (pd.DataFrame(rows), params)})[["profile", "factor", "gap"]]
+      profile  factor  gap
+    0     cpu     0.5  0.5
+    """
+    keys = ["V", "L", "d_x", "steps", "batch", "N", "params_non_embedding"]
+    tables = []
+    for profile, (runs, params) in across.items():
+        V = list(params["vocabs"])[0]
+        part = runs[runs["V"] == V]
+        if "r" in part:
+            part = part[[_rank(r) is None for r in part["r"]]]
+        if not len(part):
+            continue
+        mean = (part.groupby(keys, as_index=False)
+                .agg(test_loss=("test_loss", "mean"), seed=("seed", "min")))
+        gaps = pilot_gaps(mean, L_shallow=params["L_shallow"], L_deep=params["L_deep"])
+        if len(gaps):
+            tables.append(gaps.assign(profile=profile, factor=gaps["d_shallow"] / V))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["V", "r", "steps", "tokens", "d_shallow", "d_deep", "params", "loss_shallow",
+                 "loss_deep", "gap", "profile", "factor"])

@@ -10,14 +10,16 @@ every chapter's pilot does alike:
   doubling of the budget (a least-squares line in log2 of the budget over the last few
   budgets) and the budget at which that line reaches a target (0: where a gap changes sign).
   An extrapolation, not a measurement: the chapter shows it as the budget a run would need,
-  never as a result.
+  never as a result;
+* :func:`mark_profiles`: on a pilot's figure, the same statistic of each profile that has
+  run (ci, cpu, long, full), one marker per profile (:data:`PROFILE_MARKERS`), named beside it.
 
 Used by: attnbook.attention_ratio, attnbook.depth_sweep, attnbook.depth_transition,
-attnbook.memorization.sweeps and attnbook.positional_rank, and through them by
-levine2020_depth_transition, mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size,
-wies2021_attention_ratio, wies2021_depth_efficiency, wies2021_rank_bottleneck and
-wies2021_vocab_rank; directly by bruna2024_furthest_neighbour. The chapters' pilot sections
-read their pilots with it.
+attnbook.memorization.figures, attnbook.memorization.sweeps and attnbook.positional_rank, and
+through them by levine2020_depth_transition, mahdavi2024_fig2_heads_context,
+mahdavi2024_fig2c_head_size, wies2021_attention_ratio, wies2021_depth_efficiency,
+wies2021_rank_bottleneck and wies2021_vocab_rank; directly by bruna2024_furthest_neighbour.
+The chapters' pilot sections read their pilots with it.
 
 >>> budgets([2000, 500, 1000])
 [500, 1000, 2000]
@@ -39,7 +41,8 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["budgets", "trend", "readable", "summary", "HORIZON", "NO_CROSSING"]
+__all__ = ["budgets", "trend", "readable", "summary", "mark_profiles", "PROFILE_MARKERS",
+           "HORIZON", "NO_CROSSING"]
 
 HORIZON = 10  # doublings beyond the largest budget that a trend is extrapolated to (1024 x)
 NO_CROSSING = "no value: a single budget so far, or no crossing in sight (the gap does not " \
@@ -137,3 +140,25 @@ def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "toke
              (f"Heading for a crossing: {'; '.join(ahead)}." if ahead else ""),
              (f"No crossing in sight: {', '.join(never)}." if never else "")]
     return " ".join(p for p in parts if p)
+
+
+PROFILE_MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's points
+
+
+def mark_profiles(ax, table: pd.DataFrame, *, x: str, y: str, colour, filled=None) -> int:
+    """Draw each row of ``table`` (with a ``profile`` column) at (``x``, ``y``) as its
+    profile's marker (:data:`PROFILE_MARKERS`) in ``colour(row)``, hollow where
+    ``filled(row)`` is false, its profile named beside it; rows whose ``y`` is not finite are
+    left out. Returns how many were drawn."""
+    drawn = 0
+    for _, row in table.iterrows():
+        value = float(row[y])
+        if not math.isfinite(value):
+            continue
+        c = colour(row)
+        ax.plot(row[x], value, PROFILE_MARKERS[row["profile"]], ms=7, color=c,
+                mfc=c if filled is None or filled(row) else "none")
+        ax.annotate(row["profile"], (row[x], value), xytext=(4, 3), textcoords="offset points",
+                    fontsize=7, color=c)
+        drawn += 1
+    return drawn

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["plot_sweep", "describe_by", "plot_pilot", "plot_head_size_pilot",
-           "PROFILE_MARKERS"]
+from ..pilots import mark_profiles
+
+__all__ = ["plot_sweep", "describe_by", "plot_pilot", "plot_head_size_pilot"]
 
 
 def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
@@ -54,9 +55,6 @@ _PILOT_AXES = (  # statistic -> (title, y label, the criterion's side of the ref
 )
 
 
-PROFILE_MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's points
-
-
 def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points: int,
                profiles: pd.DataFrame | None = None):
     """Draw a pilot's statistics (:func:`attnbook.memorization.sweeps.pilot_statistics`)
@@ -65,8 +63,8 @@ def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points:
     statistic -> number) as a dotted line. A point where fewer than ``min_points`` models have
     not saturated is drawn hollow: there the criterion has nothing to test. ``profiles``: the
     same statistics of the profiles that have run (:func:`~attnbook.memorization.sweeps.
-    profile_statistics`, with a ``profile`` column), one marker per profile
-    (:data:`PROFILE_MARKERS`) in its panel's colour, named beside it."""
+    profile_statistics`, with a ``profile`` column), each drawn by :func:`attnbook.pilots.
+    mark_profiles` in its panel's colour."""
     from .sweeps import PANELS
 
     colour = {panel: f"C{i}" for i, panel in enumerate(PANELS)}
@@ -80,14 +78,9 @@ def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points:
             ax.plot(g["steps"][free], g["value"][free], "o", ms=5, color=colour[panel])
             ax.plot(g["steps"][~free], g["value"][~free], "o", ms=5, mfc="none",
                     color=colour[panel])
-        for _, r in profiles[profiles["statistic"] == stat].iterrows():
-            if not math.isfinite(r["value"]):
-                continue
-            ax.plot(r["steps"], r["value"], PROFILE_MARKERS[r["profile"]], ms=7,
-                    color=colour[r["panel"]],
-                    mfc=colour[r["panel"]] if r["unsaturated"] >= min_points else "none")
-            ax.annotate(r["profile"], (r["steps"], r["value"]), xytext=(4, 3),
-                        textcoords="offset points", fontsize=7, color=colour[r["panel"]])
+        mark_profiles(ax, profiles[profiles["statistic"] == stat], x="steps", y="value",
+                      colour=lambda r: colour[r["panel"]],
+                      filled=lambda r: r["unsaturated"] >= min_points)
         if stat in references and not math.isnan(references[stat]):
             ax.axhline(references[stat], color="0.3", ls=":", lw=1)
         ax.set(xscale="log", xlabel="optimizer steps per model", ylabel=ylabel, title=title)
@@ -101,18 +94,14 @@ def plot_head_size_pilot(ax, gains: pd.DataFrame, *, low: int, n: int, high: int
     """Draw Figure 2(c)'s pilot (:func:`attnbook.memorization.sweeps.head_size_pilot_gains`):
     the accuracy gained from d_h = ``low`` to ``n`` and from ``n`` to ``high`` against the
     training steps, and, ``profiles`` (:func:`~attnbook.memorization.sweeps.
-    head_size_profile_gains`), the same two gains of each profile that has run, one marker per
-    profile (:data:`PROFILE_MARKERS`) in its gain's colour, named beside it."""
+    head_size_profile_gains`), the same two gains of each profile that has run, each drawn by
+    :func:`attnbook.pilots.mark_profiles` in its gain's colour."""
     for column, colour, marker, label in (
             ("gain_to_n", "C0", "o-", f"gain from d_h = {low} to n = {n}"),
             ("gain_beyond_n", "C1", "s-", f"gain from n to d_h = {high}")):
         ax.plot(gains["steps"], gains[column], marker, color=colour, label=label)
-        for _, r in (profiles if profiles is not None else gains.iloc[0:0]).iterrows():
-            if "profile" not in r or not math.isfinite(r[column]):
-                continue
-            ax.plot(r["steps"], r[column], PROFILE_MARKERS[r["profile"]], ms=8, color=colour)
-            ax.annotate(r["profile"], (r["steps"], r[column]), xytext=(4, 3),
-                        textcoords="offset points", fontsize=7, color=colour)
+        if profiles is not None:
+            mark_profiles(ax, profiles, x="steps", y=column, colour=lambda r, c=colour: c)
     ax.axhline(0, color="0.3", lw=1, ls=":")
     ax.set(xscale="log", xlabel="optimizer steps per model", ylabel="training accuracy gained")
     ax.legend(fontsize=7)
