@@ -156,3 +156,16 @@ def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
     with pytest.raises(ParameterError, match="budgets"):
         dt.pilot_configs(depths=[2, 3], base_widths=[8, 32], seed=0, budgets=[5, 5], V=64,
                          corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+
+
+def test_a_profile_sits_on_the_pilot_axes_per_depth_pair_with_its_seed_mean():
+    rows = [dict(V=16, L=L, d_x=w, seed=s, steps=4, batch=2, N=8,
+                 test_loss=t + (0.2 if s else -0.2),
+                 params_non_embedding=non_embedding_params(L, w))
+            for L, w, t in ((1, 16, 3.0), (2, 12, 2.8), (3, 10, 2.9)) for s in (0, 1)]
+    got = dt.profile_gaps({"cpu": (pd.DataFrame(rows), {}),
+                           "long": (pd.DataFrame(rows[:2]), {})})  # one depth: no pair
+    assert got[["profile", "L_shallow", "L_deep"]].values.tolist() == [["cpu", 1, 2],
+                                                                         ["cpu", 2, 3]]
+    assert got["gap"].tolist() == pytest.approx([-0.2, 0.1])
+    assert dt.profile_gaps({}).empty

@@ -83,7 +83,14 @@ def test_each_profile_that_has_run_is_drawn_named_and_hollow_where_untestable():
     fig, ax = plt.subplots()
     drawn = mark_profiles(ax, table, x="x", y="y", colour=lambda r: "C3",
                           filled=lambda r: r["ok"])
-    assert drawn == 2 and [t.get_text() for t in ax.texts] == ["ci", "long"]
-    ci, long = ax.lines
+    assert drawn == 2 and sorted(t.get_text() for t in ax.texts) == ["ci", "long"]
+    long, ci = ax.lines  # drawn from the highest point down
     assert ci.get_marker() == PROFILE_MARKERS["ci"] and long.get_markerfacecolor() == "none"
+    # points of one profile stacked at one budget: each drawn, the profile named once
+    fig2, ax2 = plt.subplots()
+    stacked = pd.DataFrame({"profile": ["cpu"] * 3, "x": [5, 5, 9], "y": [0.1, 0.2, 0.3]})
+    assert mark_profiles(ax2, stacked, x="x", y="y", colour=lambda r: "C0") == 3
+    assert [t.get_text() for t in ax2.texts] == ["cpu", "cpu"]
+    assert [t.xy for t in ax2.texts] == [(9, 0.3), (5, 0.2)]
     plt.close(fig)
+    plt.close(fig2)

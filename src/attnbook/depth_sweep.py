@@ -49,7 +49,7 @@ from .pilots import budgets as checked_budgets
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
            "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps",
-           "profile_gaps"]
+           "seed_mean", "profile_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -320,6 +320,21 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
     return pd.DataFrame(rows)
 
 
+def seed_mean(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per net of a sweep (V, L, d_x, budget), its test loss the mean over the seeds
+    (``seed``: the first), as :func:`pilot_gaps` reads a pilot's single seed.
+
+    >>> rows = [dict(V=8, L=1, d_x=4, steps=2, batch=1, N=4, params_non_embedding=10, seed=s,
+    ...              test_loss=1.0 + s) for s in (3, 4)]
+    >>> seed_mean(pd.DataFrame(rows))[["seed", "test_loss"]].values.tolist()
+    [[3.0, 4.5]]
+    """
+    keys = [k for k in ("V", "L", "d_x", "steps", "batch", "N", "params_non_embedding")
+            if k in results.columns]
+    return (results.groupby(keys, as_index=False)
+            .agg(test_loss=("test_loss", "mean"), seed=("seed", "min")))
+
+
 def profile_gaps(across: dict) -> pd.DataFrame:
     """:func:`pilot_gaps` of each profile in ``across`` (profile -> (its trained nets, its
     parameters: ``vocabs``, ``L_shallow``, ``L_deep``), as ``run.across_profiles`` gives them):
@@ -336,7 +351,6 @@ def profile_gaps(across: dict) -> pd.DataFrame:
       profile  factor  gap
     0     cpu     0.5  0.5
     """
-    keys = ["V", "L", "d_x", "steps", "batch", "N", "params_non_embedding"]
     tables = []
     for profile, (runs, params) in across.items():
         V = list(params["vocabs"])[0]
@@ -345,9 +359,8 @@ def profile_gaps(across: dict) -> pd.DataFrame:
             part = part[[_rank(r) is None for r in part["r"]]]
         if not len(part):
             continue
-        mean = (part.groupby(keys, as_index=False)
-                .agg(test_loss=("test_loss", "mean"), seed=("seed", "min")))
-        gaps = pilot_gaps(mean, L_shallow=params["L_shallow"], L_deep=params["L_deep"])
+        gaps = pilot_gaps(seed_mean(part), L_shallow=params["L_shallow"],
+                          L_deep=params["L_deep"])
         if len(gaps):
             tables.append(gaps.assign(profile=profile, factor=gaps["d_shallow"] / V))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(

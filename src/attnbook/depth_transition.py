@@ -38,14 +38,14 @@ from itertools import pairwise
 
 import pandas as pd
 
-from .depth_sweep import crossings, family_widths
+from .depth_sweep import crossings, family_widths, seed_mean
 from .depth_sweep import pilot_gaps as _pair_gaps
 from .errors import ParameterError
 from .lm_sweep import lm_config
 from .pilots import budgets as checked_budgets
 
 __all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates",
-           "pilot_configs", "pilot_gaps"]
+           "pilot_configs", "pilot_gaps", "profile_gaps"]
 
 
 def _depths(depths: Sequence[int]) -> list[int]:
@@ -184,3 +184,19 @@ def pilot_gaps(results: pd.DataFrame) -> pd.DataFrame:
         g = _pair_gaps(df[df["L"].isin([a, b])], L_shallow=a, L_deep=b)
         parts.append(g.assign(L_shallow=a, L_deep=b)[["L_shallow", "L_deep", *g.columns]])
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def profile_gaps(across: dict) -> pd.DataFrame:
+    """:func:`pilot_gaps` of each profile in ``across`` (profile -> (its trained nets, its
+    parameters), as ``run.across_profiles`` gives them), each test loss the mean over the
+    seeds (:func:`attnbook.depth_sweep.seed_mean`), so that a profile that has run sits on the
+    pilot's axes: one table with a ``profile`` column. A profile without a matched pair is
+    left out."""
+    tables = []
+    for profile, (runs, _) in across.items():
+        gaps = pilot_gaps(seed_mean(_check(runs))) if len(runs) else pd.DataFrame()
+        if len(gaps):
+            tables.append(gaps.assign(profile=profile))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["L_shallow", "L_deep", "V", "r", "steps", "tokens", "d_shallow", "d_deep",
+                 "params", "loss_shallow", "loss_deep", "gap", "profile"])

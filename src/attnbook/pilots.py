@@ -145,20 +145,25 @@ def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "toke
 PROFILE_MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's points
 
 
-def mark_profiles(ax, table: pd.DataFrame, *, x: str, y: str, colour, filled=None) -> int:
+def mark_profiles(ax, table: pd.DataFrame, *, x: str, y: str, colour, filled=None,
+                  label=None) -> int:
     """Draw each row of ``table`` (with a ``profile`` column) at (``x``, ``y``) as its
     profile's marker (:data:`PROFILE_MARKERS`) in ``colour(row)``, hollow where
-    ``filled(row)`` is false, its profile named beside it; rows whose ``y`` is not finite are
-    left out. Returns how many were drawn."""
-    drawn = 0
-    for _, row in table.iterrows():
+    ``filled(row)`` is false; each profile is named once at each ``x``, beside its highest
+    point there, by ``label(row)`` (default: the profile), so that points stacked at one
+    budget do not print over each other. Rows whose ``y`` is not finite are left out. Returns
+    how many were drawn."""
+    drawn, named = 0, set()
+    for _, row in table.sort_values(y, ascending=False).iterrows():
         value = float(row[y])
         if not math.isfinite(value):
             continue
         c = colour(row)
         ax.plot(row[x], value, PROFILE_MARKERS[row["profile"]], ms=7, color=c,
                 mfc=c if filled is None or filled(row) else "none")
-        ax.annotate(row["profile"], (row[x], value), xytext=(4, 3), textcoords="offset points",
-                    fontsize=7, color=c)
+        if (row["profile"], row[x]) not in named:
+            named.add((row["profile"], row[x]))
+            ax.annotate(row["profile"] if label is None else label(row), (row[x], value),
+                        xytext=(4, 3), textcoords="offset points", fontsize=7, color=c)
         drawn += 1
     return drawn
