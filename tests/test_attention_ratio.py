@@ -258,3 +258,21 @@ def test_pilot_spreads_are_spreads_of_each_budget_alone(pilot_grid):
     assert sp["across_ratios"].iloc[0] == pytest.approx(math.log(1 / 0.4), rel=0.2)
     with pytest.raises(ParameterError, match="every ratio"):
         ar.pilot_spreads(res, pilot_grid, sizes=[32_000])  # a baseline size only
+
+
+def test_a_profile_sits_on_the_pilot_axes_read_on_its_own_grid_with_its_seed_mean():
+    """Each profile read as the pilot is read, on its own grid, each net's loss the mean over
+    its seeds (seeds either side of the made fraction's loss); a profile with a net missing is
+    left out."""
+    params = {**PILOT, "ratios": [1, 4], "sizes": [64_000]}
+    grid = ar.design(**params)
+    cs = ar.sweep_configs(grid, seeds=[0, 1], steps=500, **COMMON)
+    res = _pilot_results(grid, cs, lambda rho, s: 1.0 if rho == 1 else 0.6)
+    res["test_loss"] += np.where(res["seed"] == 0, 0.05, -0.05)
+    last = res.iloc[-1]
+    gone = res[~((res["L"] == last["L"]) & (res["d_x"] == last["d_x"]) & (res["H"] == last["H"]))]
+    fr, sp = ar.profile_reads({"cpu": (res, params), "long": (gone, params)})
+    assert fr[["profile", "ratio", "steps"]].values.tolist() == [["cpu", 4, 500]]
+    assert fr["fraction"].iloc[0] == pytest.approx(0.6, rel=1e-9)
+    assert list(sp["profile"]) == ["cpu"] and sp["tokens"].iloc[0] == 500 * 32 * 32
+    assert ar.profile_reads({})[0].empty

@@ -53,7 +53,7 @@ from .pilots import budgets as checked_budgets
 __all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
            "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
            "matched_fractions", "spreads", "PILOT_PARAMETERS", "pilot_design", "pilot_configs",
-           "pilot_fractions", "pilot_spreads"]
+           "pilot_fractions", "pilot_spreads", "profile_reads"]
 
 # wies2021 Table 5 (appendix C.3): ratio H d_a / d_x, depth L, heads H, widths; best depth of
 # Figure 4 (bold in the paper) marked True.
@@ -415,3 +415,24 @@ def pilot_spreads(results: pd.DataFrame, grid: pd.DataFrame,
         rows.append(s.assign(steps=steps, tokens=tokens)[
             ["steps", "tokens", *s.columns]])
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def profile_reads(across: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`pilot_fractions` and :func:`pilot_spreads` of each profile in ``across``
+    (profile -> (its trained nets, its parameters: ``ratios``, ``depths``, ``sizes``,
+    ``baseline_sizes``, ``d_a``), as ``run.across_profiles`` gives them), each read on the
+    profile's own grid with every net's loss the mean over its seeds, so that a profile that has
+    run sits on the pilot's axes: two tables with a ``profile`` column. A profile with a net
+    missing is left out."""
+    fractions, spread = [], []
+    for profile, (runs, params) in across.items():
+        grid = design(ratios=params["ratios"], depths=params["depths"], sizes=params["sizes"],
+                      baseline_sizes=params["baseline_sizes"], d_a=params["d_a"])
+        f, s = pilot_fractions(runs, grid), pilot_spreads(runs, grid)
+        if len(f):
+            fractions.append(f.assign(profile=profile))
+        if len(s):
+            spread.append(s.assign(profile=profile))
+    empty = pd.DataFrame(columns=["steps", "tokens", "profile"])
+    return (pd.concat(fractions, ignore_index=True) if fractions else empty,
+            pd.concat(spread, ignore_index=True) if spread else empty.copy())
