@@ -140,3 +140,24 @@ def test_the_statistics_decide_as_the_criterion_does(seed):
                              and 0 <= s["rank1_between"] <= 1)
         else:  # no bracket: no position, and the criterion's second side fails
             assert np.isnan(s["rank1_between"]) and not holds
+
+
+def test_a_profile_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged():
+    """The baselines (other widths), the GPT-2 references and the longer convergence runs of
+    a profile's sweep are not read; the seeds of one net are averaged."""
+    cs = P.pilot_configs(budgets=[10], seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
+                          high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
+    losses = [2.0, 2.3, 2.02, 2.2, 2.4]
+    rows = [dict(c, seed=s, model="ours", test_loss=t + (0.1 if s else -0.1))
+            for c, t in zip(cs, losses, strict=True) for s in (0, 1)]
+    full = cs[0]
+    rows += [dict(full, d_x=32, seed=0, model="ours", test_loss=9.0),  # a baseline
+             dict(full, seed=0, model="gpt2", test_loss=9.0),  # a reference
+             dict(full, steps=40, seed=0, model="ours", test_loss=0.1)]  # a longer run
+    got = P.profile_statistics({"cpu": (pd.DataFrame(rows), {"d_x": 64, "steps": 10}),
+                                 "long": (pd.DataFrame(rows[2:]), {"d_x": 64, "steps": 10})},
+                                pos_divisor=32, low_divisor=8, high_divisor=4)
+    assert list(got["profile"]) == ["cpu"]  # long lacks the full-rank net
+    row = got.iloc[0]
+    assert (row["loss_full"], row["loss_rank1"]) == pytest.approx((2.0, 2.3))
+    assert row["rank1_between"] == pytest.approx(0.5)

@@ -35,7 +35,7 @@ from .errors import ParameterError
 from .lm_sweep import lm_config
 from .pilots import budgets as checked_budgets
 
-__all__ = ["f7_ranks", "pilot_configs", "pilot_statistics", "pilot_gaps"]
+__all__ = ["f7_ranks", "pilot_configs", "pilot_statistics", "pilot_gaps", "profile_statistics"]
 
 
 def f7_ranks(*, N: int, d_x: int, pos_divisor: int, low_divisor: int, high_divisor: int
@@ -187,3 +187,42 @@ def pilot_gaps(statistics: pd.DataFrame) -> pd.DataFrame:
             rows.append({"statistic": name, "steps": int(s.steps), "tokens": int(s.tokens),
                          "gap": round(float(gap), 12), "needs": needs, **extra})
     return pd.DataFrame(rows)
+
+
+def profile_statistics(across: dict, *, pos_divisor: int, low_divisor: int,
+                       high_divisor: int) -> pd.DataFrame:
+    """:func:`pilot_statistics` of each profile in ``across`` (profile -> (its trained nets,
+    its parameters: ``d_x``, ``steps``), as ``run.across_profiles`` gives them): its own
+    model's nets of width ``d_x`` trained ``steps`` steps (not the baselines, the GPT-2
+    references or the longer convergence runs), each test loss the mean over the seeds, so
+    that a profile that has run sits on the pilot's axes; one table with a ``profile`` column.
+    A profile without every net W-F7 reads is left out.
+
+    >>> cs = pilot_configs(budgets=[10], seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
+    ...                    high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
+    >>> rows = [dict(c, seed=s, test_loss=t + s / 10, model="ours")
+    ...         for c, t in zip(cs, [2.0, 2.3, 2.02, 2.2, 2.4]) for s in (0, 2)]
+    >>> t = profile_statistics({"cpu": (pd.DataFrame(rows), {"d_x": 64, "steps": 10})},
+    ...                        pos_divisor=32, low_divisor=8, high_divisor=4)
+    >>> t[["profile", "loss_full", "rank1_between"]].round(3)
+      profile  loss_full  rank1_between
+    0     cpu        2.1            0.5
+    """
+    tables = []
+    for profile, (runs, params) in across.items():
+        part = runs[(runs["d_x"] == params["d_x"]) & (runs["steps"] == params["steps"])]
+        if "model" in part:
+            part = part[part["model"] == "ours"]
+        if not len(part):
+            continue
+        key = (part["r"].map(lambda v: _rank(v) or 0), part["r_e"].map(lambda v: _rank(v) or 0))
+        mean = (part.assign(_r=key[0], _r_e=key[1])
+                .groupby(["_r", "_r_e", "steps", "batch", "N", "d_x"], as_index=False)
+                .agg(test_loss=("test_loss", "mean"), r=("r", "first"), r_e=("r_e", "first")))
+        stats = pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
+                                 low_divisor=low_divisor, high_divisor=high_divisor)
+        if len(stats):
+            tables.append(stats.assign(profile=profile))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
+        columns=["steps", "tokens", "loss_full", "pos_gap", "rank1_gap", "rank1_between",
+                 "profile"])
