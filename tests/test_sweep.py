@@ -5,7 +5,7 @@ import pytest
 
 from attnbook import AttnbookError, ParameterError
 from attnbook.book.executors import LocalExecutor
-from attnbook.book.notebook import Run, Sweep
+from attnbook.book.notebook import BudgetExhausted, Run, Sweep
 from attnbook.book.store import ResultStore
 
 
@@ -218,3 +218,28 @@ def test_a_chapter_reads_every_profile_that_has_stored_a_sweep(tmp_path, monkeyp
     assert list(got["long"][0]["metric"]) == [0.5] and got["ci"][0]["H"].tolist() == [2]
     assert got["long"][1] == run.profile_parameters("long") and got["long"][1]["d"] == 64
     assert run.across_profiles("nothing") == {}
+
+
+def test_a_chapter_its_pilot_stops_says_in_the_ledger_why_it_has_no_verdict(sandbox,
+                                                                            monkeypatch):
+    """run.pilot_only: each claim recorded as not run at this profile, with the pilot's
+    reading and its cost from the .yml, then the chapter stops as partly run."""
+    import json
+
+    from attnbook import paths
+    from attnbook.book import claims
+
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data/claims")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data/results")
+    run = Run("bruna2024_furthest_neighbour", "long", 0, "cpu", "r", False,
+              {"commit": "abc", "dirty": False})
+    with pytest.raises(BudgetExhausted, match="the ledger says why"):
+        run.pilot_only(["B-NN"], "r = d/2 is at 0.6 and falling.")
+    entry = json.loads((sandbox / "data/claims/results/long/B-NN.json").read_text())
+    assert entry["status"] == "not run"
+    assert entry["measured"].startswith("no long run: r = d/2 is at 0.6 and falling. The pilot "
+                                        "took 58 minutes on the cpu (measured).")
+    row = claims.status_table("long", claims_dir=sandbox / "data/claims").set_index("id")
+    assert row.loc["B-NN", "status"] == "not run" and "falling" in row.loc["B-NN", "measured"]
+    with pytest.raises(BudgetExhausted):  # nothing is recorded after the stop
+        run.record("B-NN", True, "late")
