@@ -202,19 +202,31 @@ def test_a_chapter_trains_its_pilot_only_at_the_profile_that_trains_it(tmp_path,
     assert where == "the long profile's pilot, 2 nets stored so far"
 
 
-def test_a_chapter_reads_every_profile_that_has_stored_a_sweep(tmp_path, monkeypatch):
-    """run.across_profiles: per profile with some of the sweep stored, smallest first, what it
-    stored and that profile's parameters; a profile with nothing stored is left out."""
+def test_a_chapter_reads_every_profile_that_has_run_and_stored_a_sweep(sandbox, monkeypatch):
+    """run.across_profiles: per profile whose run is complete (a current verdict for each of
+    the chapter's claims) and that stored some of the sweep, smallest first, what it stored
+    and that profile's parameters; a profile with results but no verdicts (still running, or
+    stopped after its pilot) is left out, and so is one with verdicts but nothing stored."""
     from attnbook import paths
+    from attnbook.book import claims
 
-    monkeypatch.setattr(paths, "COMMITTED_RESULTS", tmp_path)
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data/claims")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data/results")
     nb = "mahdavi2024_fig2_heads_context"  # a chapter with a long profile
-    ResultStore(nb, "long", root=tmp_path).put("models", {"H": 1}, {"metric": 0.5})
-    ResultStore(nb, "ci", root=tmp_path).put("models", {"H": 2}, {"metric": 0.25})
-    ResultStore(nb, "cpu", root=tmp_path).put("pilot", {"H": 3}, {"metric": 0.1})
+    root = sandbox / "data/results"
+    ResultStore(nb, "long", root=root).put("models", {"H": 1}, {"metric": 0.5})
+    ResultStore(nb, "ci", root=root).put("models", {"H": 2}, {"metric": 0.25})
+    ResultStore(nb, "cpu", root=root).put("models", {"H": 3}, {"metric": 0.1})
+    ResultStore(nb, "full", root=root).put("pilot", {"H": 3}, {"metric": 0.1})
+    ids = claims.notebook_claims(paths.NOTEBOOKS / f"{nb}.ipynb")
+    for profile in ("ci", "long", "full"):  # cpu has results but no verdicts
+        for cid in ids:
+            claims.record(cid, False, "x", profile=profile, notebook=nb,
+                          run={"commit": "abc", "dirty": False},
+                          claims_dir=sandbox / "data/claims")
     run = Run(nb, "cpu", 0, "cpu", "r", False, {}, True, {}, False)
     got = run.across_profiles("models")
-    assert list(got) == ["ci", "long"]
+    assert list(got) == ["ci", "long"]  # full has verdicts but no "models" stored
     assert list(got["long"][0]["metric"]) == [0.5] and got["ci"][0]["H"].tolist() == [2]
     assert got["long"][1] == run.profile_parameters("long") and got["long"][1]["d"] == 64
     assert run.across_profiles("nothing") == {}

@@ -261,15 +261,21 @@ class Run:
 
     def across_profiles(self, name: str) -> dict:
         """Profile -> (what sweep ``name`` has stored there, that profile's parameters), for
-        each profile of this chapter, smallest first, that has stored some of it (committed
-        results, read as :meth:`stored_sweep` reads them; nothing is computed): how a chapter
-        draws the profiles that have run beside its pilot."""
+        each profile of this chapter, smallest first, whose run is complete and current (every
+        claim of the chapter has a current verdict there, as :mod:`attnbook.book.shown` asks)
+        and that has stored some of the sweep (committed results, read as :meth:`stored_sweep`
+        reads them; nothing is computed): how a chapter draws the profiles that have run
+        beside its pilot. A profile still running, or stopped after its pilot, is left out."""
         from .profiles import load_spec
+        from .shown import completeness
 
-        spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
+        path = paths.NOTEBOOKS / f"{self.notebook}.ipynb"
+        spec = load_spec(path)
+        table = _claims.status_table()
         out = {}
         for profile in _claims.PROFILES:
-            if spec.has_profile(profile):
+            if spec.has_profile(profile) and not completeness(self.notebook, path, profile,
+                                                              table, []):
                 runs = self.stored_sweep(name, profile)
                 if len(runs):
                     out[profile] = (runs, {**spec.defaults, **spec.parameters(profile)})
