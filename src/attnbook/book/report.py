@@ -39,7 +39,7 @@ from .store import stored_counts
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
            "stored_provenance", "work_text", "overview_figure",
-           "paper_math", "claim_checks", "short_device", "pilot_only"]
+           "paper_math", "claim_checks", "short_device", "pilot_only_chapters"]
 
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
@@ -335,7 +335,7 @@ def _profile_label(profile: str, kind: str = "profile") -> str:
     return f'<span class="attnbook-{kind}-label">{profile}</span> '
 
 
-def pilot_only(notebooks_dir: Path | None = None) -> set:
+def pilot_only_chapters(notebooks_dir: Path | None = None) -> set:
     """(notebook, profile) where the chapter runs only its pilot (``run_main: false`` in its
     .yml): its stored results are the pilot's, and no sweep follows at that profile."""
     from .profiles import load_spec
@@ -352,7 +352,7 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
                   profile: str = "", pilots: set | None = None) -> str:
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
     it and have current results of that profile stored (said where the claim is not run);
-    ``pilots``: the (notebook, profile) that run only their pilot (:func:`pilot_only`);
+    ``pilots``: the (notebook, profile) that run only their pilot (:func:`pilot_only_chapters`);
     ``parts``: the rows of its parts at that profile, each listed with its verdict and value."""
     txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
     pilots = pilots or set()
@@ -404,7 +404,7 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     without. ``stored``: (notebook, profile) -> current results stored
     (:func:`.store.stored_counts`); a claim not run at a profile says what an unfinished run
     of its chapter has stored, or, where the chapter runs only its pilot there (``pilots``:
-    :func:`pilot_only`), that it does.
+    :func:`pilot_only_chapters`), that it does.
     """
     from .claims import shown_profiles
 
@@ -796,7 +796,7 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     table = status_table(parts=True)
     overview_figure(table, pages / OVERVIEW)
     out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts(),
-                                      pilots=pilot_only()))
+                                      pilots=pilot_only_chapters()))
     out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
                                          paths.COMMITTED_RESULTS))
     pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
