@@ -94,3 +94,24 @@ def test_each_profile_that_has_run_is_drawn_named_and_hollow_where_untestable():
     assert [t.xy for t in ax2.texts] == [(9, 0.3), (5, 0.2)]
     plt.close(fig)
     plt.close(fig2)
+
+
+def test_each_profile_is_read_alone_and_one_without_a_reading_is_left_out():
+    """A profile's table comes from its own results and parameters; a profile that stored
+    nothing, or whose reading is empty, adds no row; with none left, the named columns."""
+    seen = []
+
+    def read(results, params):
+        seen.append(params["name"])
+        part = results[results["w"] == params["w"]]
+        return part.assign(doubled=2 * part["gap"]) if len(part) else None
+
+    across = {"ci": (pd.DataFrame({"w": [4], "gap": [1.0]}), {"w": 8, "name": "ci"}),
+              "cpu": (pd.DataFrame({"w": [8, 16], "gap": [0.5, 9.0]}), {"w": 8, "name": "cpu"}),
+              "long": (pd.DataFrame(), {"w": 8, "name": "long"}),
+              "full": (None, {"w": 8, "name": "full"})}
+    got = pilots.per_profile(across, read, columns=["w", "gap", "doubled"])
+    assert seen == ["ci", "cpu"]  # nothing stored: not read at all
+    assert got[["profile", "w", "doubled"]].values.tolist() == [["cpu", 8, 1.0]]
+    empty = pilots.per_profile({"ci": across["ci"]}, read, columns=["w", "gap", "doubled"])
+    assert empty.empty and list(empty.columns) == ["w", "gap", "doubled", "profile"]

@@ -49,6 +49,7 @@ import pandas as pd
 from .errors import ParameterError
 from .lm_sweep import lm_config, matched_size
 from .pilots import budgets as checked_budgets
+from .pilots import per_profile
 
 __all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
            "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
@@ -424,15 +425,11 @@ def profile_reads(across: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     profile's own grid with every net's loss the mean over its seeds, so that a profile that has
     run sits on the pilot's axes: two tables with a ``profile`` column. A profile with a net
     missing is left out."""
-    fractions, spread = [], []
-    for profile, (runs, params) in across.items():
-        grid = design(ratios=params["ratios"], depths=params["depths"], sizes=params["sizes"],
+    def grid(params):
+        return design(ratios=params["ratios"], depths=params["depths"], sizes=params["sizes"],
                       baseline_sizes=params["baseline_sizes"], d_a=params["d_a"])
-        f, s = pilot_fractions(runs, grid), pilot_spreads(runs, grid)
-        if len(f):
-            fractions.append(f.assign(profile=profile))
-        if len(s):
-            spread.append(s.assign(profile=profile))
-    empty = pd.DataFrame(columns=["steps", "tokens", "profile"])
-    return (pd.concat(fractions, ignore_index=True) if fractions else empty,
-            pd.concat(spread, ignore_index=True) if spread else empty.copy())
+
+    return (per_profile(across, lambda runs, p: pilot_fractions(runs, grid(p)),
+                        columns=["steps", "tokens"]),
+            per_profile(across, lambda runs, p: pilot_spreads(runs, grid(p)),
+                        columns=["steps", "tokens"]))

@@ -46,6 +46,7 @@ from .depth_efficiency import crossing_from_frame, gap_difference
 from .errors import ParameterError
 from .lm_sweep import lm_config
 from .pilots import budgets as checked_budgets
+from .pilots import per_profile
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
            "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps",
@@ -351,18 +352,17 @@ def profile_gaps(across: dict) -> pd.DataFrame:
       profile  factor  gap
     0     cpu     0.5  0.5
     """
-    tables = []
-    for profile, (runs, params) in across.items():
+    def read(runs, params):
         V = list(params["vocabs"])[0]
         part = runs[runs["V"] == V]
         if "r" in part:
             part = part[[_rank(r) is None for r in part["r"]]]
         if not len(part):
-            continue
+            return None
         gaps = pilot_gaps(seed_mean(part), L_shallow=params["L_shallow"],
                           L_deep=params["L_deep"])
-        if len(gaps):
-            tables.append(gaps.assign(profile=profile, factor=gaps["d_shallow"] / V))
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
-        columns=["V", "r", "steps", "tokens", "d_shallow", "d_deep", "params", "loss_shallow",
-                 "loss_deep", "gap", "profile", "factor"])
+        return gaps.assign(factor=gaps["d_shallow"] / V) if len(gaps) else None
+
+    return per_profile(across, read,
+                       columns=["V", "r", "steps", "tokens", "d_shallow", "d_deep", "params",
+                                "loss_shallow", "loss_deep", "gap", "factor"])

@@ -43,6 +43,7 @@ from .depth_sweep import pilot_gaps as _pair_gaps
 from .errors import ParameterError
 from .lm_sweep import lm_config
 from .pilots import budgets as checked_budgets
+from .pilots import per_profile
 
 __all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates",
            "pilot_configs", "pilot_gaps", "profile_gaps"]
@@ -192,11 +193,6 @@ def profile_gaps(across: dict) -> pd.DataFrame:
     seeds (:func:`attnbook.depth_sweep.seed_mean`), so that a profile that has run sits on the
     pilot's axes: one table with a ``profile`` column. A profile without a matched pair is
     left out."""
-    tables = []
-    for profile, (runs, _) in across.items():
-        gaps = pilot_gaps(seed_mean(_check(runs))) if len(runs) else pd.DataFrame()
-        if len(gaps):
-            tables.append(gaps.assign(profile=profile))
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
-        columns=["L_shallow", "L_deep", "V", "r", "steps", "tokens", "d_shallow", "d_deep",
-                 "params", "loss_shallow", "loss_deep", "gap", "profile"])
+    return per_profile(across, lambda runs, _: pilot_gaps(seed_mean(_check(runs))),
+                       columns=["L_shallow", "L_deep", "V", "r", "steps", "tokens", "d_shallow",
+                                "d_deep", "params", "loss_shallow", "loss_deep", "gap"])

@@ -11,8 +11,9 @@ every chapter's pilot does alike:
   budgets) and the budget at which that line reaches a target (0: where a gap changes sign).
   An extrapolation, not a measurement: the chapter shows it as the budget a run would need,
   never as a result;
-* :func:`mark_profiles`: on a pilot's figure, the same statistic of each profile that has
-  run (ci, cpu, long, full), one marker per profile (:data:`PROFILE_MARKERS`), named beside it.
+* :func:`per_profile`: the same statistic read from each profile that has run (ci, cpu, long,
+  full), one table with a ``profile`` column, and :func:`mark_profiles`, which draws it on a
+  pilot's figure, one marker per profile (:data:`PROFILE_MARKERS`), named beside it.
 
 Used by: attnbook.attention_ratio, attnbook.depth_sweep, attnbook.depth_transition,
 attnbook.memorization.figures, attnbook.memorization.sweeps and attnbook.positional_rank, and
@@ -41,7 +42,8 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["budgets", "trend", "readable", "summary", "mark_profiles", "PROFILE_MARKERS",
+__all__ = ["budgets", "trend", "readable", "summary", "per_profile", "mark_profiles",
+           "PROFILE_MARKERS",
            "HORIZON", "NO_CROSSING"]
 
 HORIZON = 10  # doublings beyond the largest budget that a trend is extrapolated to (1024 x)
@@ -143,6 +145,33 @@ def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "toke
 
 
 PROFILE_MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's points
+
+
+def per_profile(across: dict, read, columns: Sequence[str]) -> pd.DataFrame:
+    """``read(results, params)`` of each profile in ``across`` (profile -> (its stored
+    results, its parameters), as ``run.across_profiles`` gives them), read the way the pilot
+    is read, in one table with a ``profile`` column. A profile whose reading is empty (a
+    configuration the statistic needs is missing) is left out; with none left, the table is
+    empty with ``columns`` and ``profile``, so that a figure can still select from it.
+
+    >>> across = {"cpu": (pd.DataFrame({"w": [8, 8], "gap": [0.2, 0.4]}), {"w": 8}),
+    ...           "long": (pd.DataFrame({"w": [16], "gap": [0.1]}), {"w": 8})}
+    >>> def read(results, params):  # the mean gap at the parameters' width
+    ...     part = results[results["w"] == params["w"]]
+    ...     return part.groupby("w", as_index=False)["gap"].mean()
+    >>> per_profile(across, read, columns=["w", "gap"]).round(3)
+       w  gap profile
+    0  8  0.3     cpu
+    >>> list(per_profile({}, read, columns=["w", "gap"]).columns)
+    ['w', 'gap', 'profile']
+    """
+    tables = []
+    for profile, (results, params) in across.items():
+        table = read(results, params) if results is not None and len(results) else None
+        if table is not None and len(table):
+            tables.append(table.assign(profile=profile))
+    return (pd.concat(tables, ignore_index=True) if tables
+            else pd.DataFrame(columns=[*columns, "profile"]))
 
 
 def mark_profiles(ax, table: pd.DataFrame, *, x: str, y: str, colour, filled=None,

@@ -34,6 +34,7 @@ import pandas as pd
 from .errors import ParameterError
 from .lm_sweep import lm_config
 from .pilots import budgets as checked_budgets
+from .pilots import per_profile
 
 __all__ = ["f7_ranks", "pilot_configs", "pilot_statistics", "pilot_gaps", "profile_statistics"]
 
@@ -208,21 +209,18 @@ def profile_statistics(across: dict, *, pos_divisor: int, low_divisor: int,
       profile  loss_full  rank1_between
     0     cpu        2.1            0.5
     """
-    tables = []
-    for profile, (runs, params) in across.items():
+    def read(runs, params):
         part = runs[(runs["d_x"] == params["d_x"]) & (runs["steps"] == params["steps"])]
         if "model" in part:
             part = part[part["model"] == "ours"]
         if not len(part):
-            continue
+            return None
         key = (part["r"].map(lambda v: _rank(v) or 0), part["r_e"].map(lambda v: _rank(v) or 0))
         mean = (part.assign(_r=key[0], _r_e=key[1])
                 .groupby(["_r", "_r_e", "steps", "batch", "N", "d_x"], as_index=False)
                 .agg(test_loss=("test_loss", "mean"), r=("r", "first"), r_e=("r_e", "first")))
-        stats = pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
-                                 low_divisor=low_divisor, high_divisor=high_divisor)
-        if len(stats):
-            tables.append(stats.assign(profile=profile))
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
-        columns=["steps", "tokens", "loss_full", "pos_gap", "rank1_gap", "rank1_between",
-                 "profile"])
+        return pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
+                                low_divisor=low_divisor, high_divisor=high_divisor)
+
+    return per_profile(across, read, columns=["steps", "tokens", "loss_full", "pos_gap",
+                                              "rank1_gap", "rank1_between"])

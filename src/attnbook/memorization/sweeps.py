@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..pilots import budgets as checked_budgets
+from ..pilots import per_profile
 from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotonicity_by
 from .trained import MemorizationConfig, training_flops
 
@@ -202,13 +203,9 @@ def profiles_statistics(across: dict, *, saturated_at: float, mse_floor: float) 
     """:func:`profile_statistics` of every profile in ``across`` (profile -> (its trained
     models, its parameters), as ``run.across_profiles`` gives them), one table with a
     ``profile`` column; empty when no profile has a complete panel."""
-    tables = [profile_statistics(runs, params, saturated_at=saturated_at,
-                                 mse_floor=mse_floor).assign(profile=profile)
-              for profile, (runs, params) in across.items()]
-    tables = [t for t in tables if len(t)]
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
-        columns=["steps", "flops", "panel", "statistic", "value", "unsaturated", "mean_metric",
-                 "profile"])
+    return per_profile(across, lambda runs, params: profile_statistics(
+        runs, params, saturated_at=saturated_at, mse_floor=mse_floor),
+        columns=["steps", "flops", "panel", "statistic", "value", "unsaturated", "mean_metric"])
 
 
 def head_size_pilot(budgets: Sequence[int], *, H: int, T: int, n: int, d: int,
@@ -261,11 +258,9 @@ def head_size_profile_gains(across: dict) -> pd.DataFrame:
     models, its parameters: ``T_values``, ``n``), as ``run.across_profiles`` gives them) at
     its first T, as the pilot is read, one table with a ``profile`` column; a profile whose
     sweep lacks a model at n or either side of it is left out."""
-    tables = []
-    for profile, (runs, params) in across.items():
+    def read(runs, params):
         first = runs[runs["T"] == list(params["T_values"])[0]]
-        gains = head_size_pilot_gains(first, params["n"]) if len(first) else pd.DataFrame()
-        if len(gains):
-            tables.append(gains.assign(profile=profile))
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
-        columns=["steps", "flops", "gain_to_n", "gain_beyond_n", "models", "profile"])
+        return head_size_pilot_gains(first, params["n"]) if len(first) else None
+
+    return per_profile(across, read,
+                       columns=["steps", "flops", "gain_to_n", "gain_beyond_n", "models"])
