@@ -12,9 +12,10 @@ import pytest
 import torch
 
 from attnbook import paths
-from attnbook.book import checkpoints
+from attnbook.book import checkpoints, provenance
 from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, load_state, unit_key
 from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
+from attnbook.book.provenance import function_modules
 from attnbook.book.store import ResultStore
 from attnbook.memorization.statistics import saturation_experiment
 from attnbook.memorization.trained import MemorizationConfig, train_group, train_sweep
@@ -115,6 +116,60 @@ def test_a_checkpoint_of_changed_code_is_discarded(tmp_path, monkeypatch):
                         lambda modules=None: {m: "changed" for m in saved["fingerprint"]})
     with pytest.warns(UserWarning, match="changed since"):
         assert Checkpoint(path).load() is None
+
+
+def test_a_unit_checkpoint_is_judged_by_the_code_its_unit_runs(tmp_path, monkeypatch):
+    """A sweep unit's checkpoint records and compares only the modules its unit can run (the
+    fingerprint its stored result gets): an edit elsewhere (the book, an analysis module)
+    resumes it, an edit inside starts it over. A checkpoint that recorded every module loaded
+    is judged by the unit's modules too, and by all it recorded where no unit code is known."""
+    import attnbook.pilots  # noqa: F401 - loaded, so a full fingerprint records it
+
+    unit = ["attnbook.errors", "attnbook.schedules"]
+    narrow, full = tmp_path / "narrow.pt", tmp_path / "full.pt"
+    Checkpoint(narrow, modules=unit).save(3, {"x": 1})
+    Checkpoint(full).save(4, {"x": 2})
+    assert sorted(load_state(narrow)["fingerprint"]) == unit
+    assert {"attnbook.pilots", *unit} <= set(load_state(full)["fingerprint"])
+    real = provenance._module_hash
+
+    def edit(module):
+        monkeypatch.setattr(provenance, "_module_hash",
+                            lambda m: "edited" if m == module else real(m))
+
+    edit("attnbook.pilots")  # outside the unit
+    assert Checkpoint(narrow, modules=unit).load() == {"x": 1}
+    assert Checkpoint(full, modules=unit).load() == {"x": 2}
+    with pytest.warns(UserWarning, match="changed since"):
+        assert Checkpoint(full).load() is None
+    edit("attnbook.schedules")  # inside it
+    for path in (narrow, full):
+        with pytest.warns(UserWarning, match="changed since"):
+            assert Checkpoint(path, modules=unit).load() is None
+    monkeypatch.setattr(provenance, "_module_hash", real)
+    with pytest.warns(UserWarning, match="changed since"):  # a module it never recorded
+        assert Checkpoint(narrow, modules=[*unit, "attnbook.device"]).load() is None
+
+
+def test_a_sweep_gives_its_units_checkpoints_the_units_code(tmp_path):
+    """Sweep.run(checkpoint=True) hands each unit a checkpoint judged by the modules its
+    function can run, the fingerprint its stored result records; for a function of the
+    notebook's own, which may call anything loaded, by every module."""
+    seen = []
+
+    def unit_fn(unit, checkpoint):
+        seen.append(checkpoint.modules)
+        return {"y": unit["x"]}
+
+    sweep = Sweep(ResultStore("nb", "ci", root=tmp_path), "s")
+    sweep.run(unit_fn, [{"x": 0}], progress=False, checkpoint=True)
+    unit_fn.__module__ = "attnbook.pilots"  # as if the library defined it
+    sweep.run(unit_fn, [{"x": 1}], progress=False, checkpoint=True)
+    assert seen[0] is None
+    assert seen[1] == function_modules(unit_fn) and "attnbook.pilots" in seen[1]
+    (record,) = [r for r in (json.loads(f.read_text()) for f in tmp_path.rglob("*.json"))
+                 if r["config"] == {"x": 1}]
+    assert sorted(record["fingerprint"]) == sorted(seen[1])
 
 
 def test_a_damaged_checkpoint_starts_over(tmp_path):

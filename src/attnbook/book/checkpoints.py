@@ -27,8 +27,11 @@ strings and numeric numpy arrays and scalars (what the trainers save). A checkpo
 anything else (a pickle that would call a function, an object array) is refused before any of
 it is unpickled, discarded with one warning line, and its unit starts over.
 
-Each file carries the code fingerprint of the run that wrote it; a checkpoint written by code
-that has changed since is discarded (with a warning), never resumed. Saving is atomic (a
+Each file carries the code fingerprint of the unit it belongs to: for a unit of a sweep, the
+modules its function can run (``modules``, the same fingerprint its stored result gets), else
+every module loaded. A checkpoint whose code has changed since is discarded (with a warning),
+never resumed; a change elsewhere (the book's machinery, a chapter's analysis module) keeps it,
+as it keeps the unit's stored results current. Saving is atomic (a
 killed process leaves the previous checkpoint). A resumed training is the uninterrupted one,
 step for step: the trainers' tests stop and resume them and compare every number.
 
@@ -138,8 +141,18 @@ def unit_key(unit) -> str:
     return config_key({"unit": [config_key(c) for c in unit]})
 
 
-def _modules(fingerprint: dict) -> list[str]:
-    return sorted(m for m in fingerprint if m.startswith("attnbook."))
+def _current(saved, modules) -> bool:
+    """Whether a checkpoint's fingerprint ``saved`` matches the code now: over ``modules`` (a
+    unit's code; a checkpoint that recorded every module loaded is judged by those alone), or
+    over every module it recorded when ``modules`` is None. A module gone, or missing from
+    ``saved``, counts as changed."""
+    if not isinstance(saved, dict):
+        return False
+    names = sorted(set(modules) if modules is not None
+                   else (m for m in saved if m.startswith("attnbook.")))
+    now = code_fingerprint(names)
+    return bool(names) and all(saved.get(m) is not None and saved.get(m) == now.get(m)
+                               for m in names)
 
 
 @dataclass
@@ -150,6 +163,7 @@ class Checkpoint:
     every_s: float = DEFAULT_EVERY_S
     deadline: float | None = None  # seconds since the epoch (the run's time budget)
     label: str = "unit"  # what the unit is, for messages
+    modules: list[str] | None = None  # the code the unit can run; None: every module loaded
     saves: int = field(default=0, init=False)
     resumed_step: int | None = field(default=None, init=False)
     _last_save: float = field(default_factory=time.monotonic, init=False, repr=False)
@@ -180,8 +194,7 @@ class Checkpoint:
             warnings.warn(f"checkpoint {self.path} unreadable ({type(e).__name__}); {self.label}"
                           " starts over", stacklevel=2)
             return None
-        now = code_fingerprint(_modules(saved.get("fingerprint", {})))
-        if saved.get("fingerprint") != now or not now:
+        if not _current(saved.get("fingerprint"), self.modules):
             warnings.warn(f"checkpoint {self.path} was written by code that has changed since; "
                           f"{self.label} starts over", stacklevel=2)
             return None
@@ -218,7 +231,7 @@ class Checkpoint:
         t0 = time.monotonic()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        fingerprint = code_fingerprint()
+        fingerprint = code_fingerprint(self.modules)
         sitting = {"device": self.device or describe_device(torch.device("cpu")),
                    "s": round(t0 - self._started, 3), "step": int(step)}
         torch.save({"step": int(step), "state": state, "fingerprint": fingerprint,

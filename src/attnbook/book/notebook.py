@@ -494,10 +494,11 @@ class Sweep:
                               checkpointed=checkpoint)
         budget.check()
         modules = function_modules(fn)  # the code a unit can run: its record's fingerprint
-        if checkpoint:
+        if checkpoint:  # and its checkpoints' (None, a notebook's function: every module)
             fn = _Checkpointed(fn, None if self.store.readonly else
                                checkpoint_dir(self.store.dir, self.name), deadline(),
-                               f"sweep {self.name!r} " + ("group" if groups else "unit"))
+                               f"sweep {self.name!r} " + ("group" if groups else "unit"),
+                               modules)
         work = executor.map(fn, units)
         try:
             for unit, results, wall_s in work:
@@ -565,10 +566,11 @@ class _Checkpointed:
     folder: Path | None  # None: save nothing (a read-only run)
     deadline: float | None
     label: str
+    modules: list[str] | None = None  # the code a unit can run (None: every module loaded)
 
     def checkpoint(self, unit) -> Checkpoint:
         path = None if self.folder is None else self.folder / f"{unit_key(unit)}.pt"
-        return Checkpoint(path, deadline=self.deadline, label=self.label)
+        return Checkpoint(path, deadline=self.deadline, label=self.label, modules=self.modules)
 
     def __call__(self, unit):
         ckpt = self.checkpoint(unit)
