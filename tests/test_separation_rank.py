@@ -144,6 +144,23 @@ def test_rank_sweep_is_deterministic_and_bounded(tmp_path):
     assert all(int(k) <= u for k, u in zip(a["rank_exact"], a["levine_t2"], strict=True))
 
 
+def test_rank_sweep_in_worker_processes_stores_the_same_ranks(tmp_path, monkeypatch, recwarn):
+    """ATTNBOOK_WORKERS=2: the grid ranks are measured in two worker processes (the sweep's
+    unit function is sent by value), and every rank and singular value equals the in-process
+    run's."""
+    settings_ = [sr.GridSetting(L=L, d_x=3, H=1, d_a=3, r=r, N=4, V=5)
+                 for L in (1, 2) for r in (1, 3)]
+    monkeypatch.setenv("ATTNBOOK_WORKERS", "2")
+    par = sr.rank_sweep(settings_, _sweep(tmp_path, "par"), seed=3, progress=False)
+    monkeypatch.delenv("ATTNBOOK_WORKERS")
+    one = sr.rank_sweep(settings_, _sweep(tmp_path, "one"), seed=3, progress=False)
+    assert not [w for w in recwarn if "cannot be sent" in str(w.message)]
+    assert par["rank_exact"].tolist() == one["rank_exact"].tolist()
+    assert par["ranks"].tolist() == one["ranks"].tolist()
+    for a, b in zip(par["sigma_rel"], one["sigma_rel"], strict=True):
+        assert list(a) == list(b)
+
+
 def test_grid_setting_rejects_bad_values(tmp_path):
     with pytest.raises(ParameterError, match="r = 4"):
         sr.GridSetting(L=1, d_x=3, H=1, d_a=1, r=4, N=4, V=8)

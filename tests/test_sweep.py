@@ -142,9 +142,33 @@ def test_worker_process_errors_reach_the_sweep(tmp_path):
         list(ProcessExecutor(workers=2, progress=False).map(int, ["1", "x", "3"]))
     with pytest.raises(ParameterError, match="workers"):
         ProcessExecutor(workers=0)
-    with pytest.warns(UserWarning, match="cannot be sent to worker processes"):  # a closure
-        out = list(ProcessExecutor(workers=2, progress=False).map(lambda u: u + 1, [1, 2]))
+    import threading
+
+    lock = threading.Lock()  # holds a lock: cannot be sent, even by value
+    with pytest.warns(UserWarning, match="cannot be sent to worker processes"):
+        out = list(ProcessExecutor(workers=2, progress=False).map(
+            lambda u: (lock.locked(), u + 1)[1], [1, 2]))
     assert [r for _, r, _ in out] == [2, 3]
+
+
+def test_closures_and_a_notebooks_functions_run_in_the_workers(recwarn):
+    """A closure and a function defined in a notebook (module ``__main__``) do not pickle by
+    reference; they are sent by value (cloudpickle) and computed in the worker processes, with
+    the values they close over, and no warning."""
+    import os
+
+    from attnbook.book.executors import ProcessExecutor
+
+    offset = 10
+    namespace = {"__name__": "__main__"}  # as a notebook's kernel defines a function
+    exec("import os\ndef cell(u):\n    return u * 2, os.getpid()\n", namespace)
+    ex = ProcessExecutor(workers=2, progress=False)
+    closure = sorted(r for _, r, _ in ex.map(lambda u: (u + offset, os.getpid()), [1, 2, 3]))
+    notebook = sorted(r for _, r, _ in ex.map(namespace["cell"], [1, 2, 3]))
+    assert [r for r, _ in closure] == [11, 12, 13]
+    assert [r for r, _ in notebook] == [2, 4, 6]
+    assert os.getpid() not in {p for _, p in closure + notebook}  # computed in the workers
+    assert not [w for w in recwarn if "cannot be sent" in str(w.message)]
 
 
 def test_a_chapter_reads_what_another_profile_has_stored(tmp_path, monkeypatch):

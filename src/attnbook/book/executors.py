@@ -62,10 +62,36 @@ def _start_worker(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
+_SENT: dict[bytes, Callable] = {}  # a worker's functions received by value, by their bytes
+
+
 def _timed(fn, unit):
+    if isinstance(fn, bytes):  # sent by value (cloudpickle): loaded once per worker
+        if fn not in _SENT:
+            import cloudpickle
+
+            _SENT[fn] = cloudpickle.loads(fn)
+        fn = _SENT[fn]
     t0 = time.perf_counter()
     result = fn(unit)
     return result, time.perf_counter() - t0
+
+
+def _sendable(fn, units) -> Callable | bytes:
+    """``fn`` as a worker receives it: itself when it pickles by reference (a library
+    function, a ``functools.partial`` of one), else its code and the values it closes over by
+    value, with cloudpickle, as submitit sends a job (a closure, a notebook's own function).
+    Raises when neither can be sent, or the units cannot."""
+    import pickle
+
+    pickle.dumps(units)
+    try:
+        pickle.dumps(fn)
+        return fn
+    except Exception:  # noqa: BLE001 - a closure or a notebook's own function
+        import cloudpickle
+
+        return cloudpickle.dumps(fn)
 
 
 class ProcessExecutor:
@@ -74,8 +100,11 @@ class ProcessExecutor:
     handed to a worker only when one is free and the sweep asks for the next result, so the
     sweep's time-budget check still runs before every unit starts; a unit's exception (a
     checkpointed unit stopped by the deadline, say) reaches the sweep as it would locally, after
-    the units still running have ended. ``fn`` and the units must pickle: a library function,
-    or a ``functools.partial`` of one.
+    the units still running have ended. The units must pickle; ``fn`` is sent by reference
+    when it can be (a library function, a ``functools.partial`` of one), else by value with
+    cloudpickle (a closure, a function a notebook defines); one that cannot be sent at all
+    (it holds a lock or an open file, say) is computed here, one unit after another, with a
+    warning.
 
     >>> ex = ProcessExecutor(workers=2, progress=False)
     >>> sorted(r for _, r, _ in ex.map(abs, [-1, -2, -3]))
@@ -95,12 +124,11 @@ class ProcessExecutor:
         if not units:
             return
         import multiprocessing
-        import pickle
         import warnings
 
         try:
-            pickle.dumps((fn, units))
-        except Exception as e:  # noqa: BLE001 - a closure or a notebook's own function
+            fn = _sendable(fn, units)
+        except Exception as e:  # noqa: BLE001 - whatever pickling raises
             warnings.warn(f"{self.desc}: its units cannot be sent to worker processes "
                           f"({type(e).__name__}); computed here, one after another",
                           stacklevel=3)
