@@ -31,7 +31,8 @@ help:
 	@echo "                              is installed, then the browser test"
 	@echo "make pdf                      the book as one PDF: build/pdf/_build/latex/attnbook.pdf"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
-	@echo "  WORKERS=2                   a sweep's units in 2 worker processes of one thread each"
+	@echo "  WORKERS=2                   a sweep's units in 2 worker processes of one thread each (the"
+	@echo "                              notebook's own computations keep torch's threads)"
 	@echo "make claims PROFILE=..        print the claims ledger"
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since,"
 	@echo "                              or that are damaged"
@@ -58,7 +59,7 @@ book: venv notebooks pages html
 	@echo "book: build/book/_build/html/index.html"
 
 notebooks: venv
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run --profile=$(BOOK_PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS)) $(PY) -m attnbook run --profile=$(BOOK_PROFILE) $(ARGS)
 
 pages: venv
 	$(PY) -m attnbook report
@@ -75,7 +76,7 @@ serve:
 # one notebook: NB must name it (make notebooks runs them all)
 run: venv
 	@test -n "$(strip $(NB))" || { echo "make run: NB=<stem> names the notebook to run (make notebooks runs every one)" >&2; exit 2; }
-	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS) ATTNBOOK_THREADS=1) $(PY) -m attnbook run $(NB) --profile=$(PROFILE) $(ARGS)
+	$(if $(WORKERS),ATTNBOOK_WORKERS=$(WORKERS)) $(PY) -m attnbook run $(NB) --profile=$(PROFILE) $(ARGS)
 
 # PROFILE= (empty): every profile
 claims: venv
