@@ -206,3 +206,16 @@ def test_a_profile_sits_on_the_pilot_axes_with_its_seed_mean_at_its_first_vocabu
     assert got["gap"].tolist() == pytest.approx([0.4, -0.1])
     assert got["tokens"].tolist() == [128, 128]
     assert D.profile_gaps({}).empty
+
+
+def test_pilot_standing_names_the_deep_nets_side_at_every_width():
+    """Gap deep - shallow: all above 0 is behind, all below 0 ahead, mixed names the sides that
+    occur (a gap of exactly 0 is level); no rows is refused."""
+    assert D.pilot_standing(pd.DataFrame({"gap": [0.3, 0.1, 0.05]})) == "behind at every width"
+    assert D.pilot_standing(pd.DataFrame({"gap": [-0.3, -0.1]})) == "ahead at every width"
+    assert D.pilot_standing(pd.DataFrame({"gap": [0.1, 0.0]})) == \
+        "behind at some widths and level at others"
+    assert D.pilot_standing(pd.DataFrame({"gap": [0.1, -0.2, 0.0]})) == \
+        "behind at some widths and ahead and level at others"
+    with pytest.raises(ParameterError, match="gaps"):
+        D.pilot_standing(pd.DataFrame({"gap": []}))

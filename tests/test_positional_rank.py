@@ -161,3 +161,26 @@ def test_a_profile_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged
     row = got.iloc[0]
     assert (row["loss_full"], row["loss_rank1"]) == pytest.approx((2.0, 2.3))
     assert row["rank1_between"] == pytest.approx(0.5)
+    # no profile complete (none run, or every ledger stale): the columns the figure draws
+    none = P.profile_statistics({}, pos_divisor=32, low_divisor=8, high_divisor=4)
+    assert none.empty and set(got.columns) <= set(none.columns)
+
+
+def test_the_pilot_reading_says_which_gaps_head_away_from_what_w_f7_asks():
+    """A gap W-F7 needs >= 0 that is negative and falling: no budget is expected to reproduce
+    it; negative and rising: said so; every needed sign held: said so. The long profile's
+    budget is called the pilot's largest only where it is."""
+    def reading(gap, slope):
+        return pd.DataFrame({"statistic": ["r_e = 4 minus full rank", "r = 8 minus r_e = 1"],
+                             "needs": ["near 0 (within the seed noise)", "at least 0"],
+                             "tokens": [1000, 1000], "gap": [-0.5, gap],
+                             "per_doubling": [-0.1, slope]})
+
+    away = P.pilot_reading(reading(-0.2, -0.05), top_steps=10, long_steps=10)
+    assert "r = 8 minus r_e = 1 is below the zero W-F7 asks and still falling" in away
+    assert "the pilot's largest budget" in away
+    rising = P.pilot_reading(reading(-0.2, +0.05), top_steps=10, long_steps=20)
+    assert "r = 8 minus r_e = 1 is below zero but rising" in rising
+    assert "no budget" not in rising and "the pilot's largest budget" not in rising
+    held = P.pilot_reading(reading(+0.2, -0.05), top_steps=10, long_steps=10)
+    assert "Every gap that must be at least zero is." in held  # the near-0 gap is not judged

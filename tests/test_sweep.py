@@ -279,3 +279,13 @@ def test_a_chapter_its_pilot_stops_says_in_the_ledger_why_it_has_no_verdict(sand
     assert row.loc["B-NN", "status"] == "not run" and "falling" in row.loc["B-NN", "measured"]
     with pytest.raises(BudgetExhausted):  # nothing is recorded after the stop
         run.record("B-NN", True, "late")
+    # a chapter that reads another chapter's pilot cites that chapter's cost
+    run = Run("wies2021_vocab_rank", "long", 0, "cpu", "r", False,
+              {"commit": "abc", "dirty": False})
+    with pytest.raises(BudgetExhausted, match="the ledger says why"):
+        run.pilot_only(["W-F3"], "the gap closes too slowly.",
+                       pilot_of="wies2021_depth_efficiency")
+    entry = json.loads((sandbox / "data/claims/results/long/W-F3.json").read_text())
+    assert entry["measured"].startswith(
+        "no long run: the gap closes too slowly. The pilot (wies2021_depth_efficiency at long) "
+        "took 238 minutes on the cpu (measured).")

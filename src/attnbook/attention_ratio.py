@@ -425,11 +425,8 @@ def profile_reads(across: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     profile's own grid with every net's loss the mean over its seeds, so that a profile that has
     run sits on the pilot's axes: two tables with a ``profile`` column. A profile with a net
     missing is left out."""
-    def grid(params):
-        return design(ratios=params["ratios"], depths=params["depths"], sizes=params["sizes"],
-                      baseline_sizes=params["baseline_sizes"], d_a=params["d_a"])
-
-    return (per_profile(across, lambda runs, p: pilot_fractions(runs, grid(p)),
-                        columns=["steps", "tokens"]),
-            per_profile(across, lambda runs, p: pilot_spreads(runs, grid(p)),
-                        columns=["steps", "tokens"]))
+    gridded = {profile: (runs, design(ratios=p["ratios"], depths=p["depths"], sizes=p["sizes"],
+                                      baseline_sizes=p["baseline_sizes"], d_a=p["d_a"]))
+               for profile, (runs, p) in across.items()}  # each profile's grid, built once
+    return (per_profile(gridded, pilot_fractions, columns=["steps", "tokens"]),
+            per_profile(gridded, pilot_spreads, columns=["steps", "tokens"]))

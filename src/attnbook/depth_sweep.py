@@ -50,7 +50,7 @@ from .pilots import per_profile
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
            "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps",
-           "seed_mean", "profile_gaps"]
+           "pilot_standing", "seed_mean", "profile_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -319,6 +319,27 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
                          **({"s_per_token": 1 / float(a.tokens_per_s)
                              + 1 / float(b["tokens_per_s"])} if "tokens_per_s" in df else {})})
     return pd.DataFrame(rows)
+
+
+def pilot_standing(gaps: pd.DataFrame) -> str:
+    """Where the deep net stands across the widths of :func:`pilot_gaps` rows (one budget):
+    "behind at every width" (every gap deep - shallow above 0), "ahead at every width" (every
+    gap below 0), else which sides occur (a gap of exactly 0 is level).
+
+    >>> pilot_standing(pd.DataFrame({"gap": [0.02, 0.01]}))
+    'behind at every width'
+    >>> pilot_standing(pd.DataFrame({"gap": [0.02, -0.01]}))
+    'behind at some widths and ahead at others'
+    """
+    if len(gaps) == 0:
+        raise ParameterError("gaps", "no rows", "the gaps of at least one width pair")
+    gap = gaps["gap"]
+    for side, held in (("behind", gap > 0), ("ahead", gap < 0), ("level", gap == 0)):
+        if held.all():
+            return f"{side} at every width"
+    sides = [side for side, held in (("behind", gap > 0), ("ahead", gap < 0), ("level", gap == 0))
+             if held.any()]
+    return f"{sides[0]} at some widths and " + " and ".join(sides[1:]) + " at others"
 
 
 def seed_mean(results: pd.DataFrame) -> pd.DataFrame:

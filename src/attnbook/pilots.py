@@ -43,8 +43,7 @@ import pandas as pd
 from .errors import ParameterError
 
 __all__ = ["budgets", "trend", "readable", "summary", "per_profile", "mark_profiles",
-           "PROFILE_MARKERS",
-           "HORIZON", "NO_CROSSING"]
+           "PROFILE_MARKERS", "HORIZON", "NO_CROSSING"]
 
 HORIZON = 10  # doublings beyond the largest budget that a trend is extrapolated to (1024 x)
 NO_CROSSING = "no value: a single budget so far, or no crossing in sight (the gap does not " \

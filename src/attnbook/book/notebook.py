@@ -288,19 +288,22 @@ class Run:
         _stop(self.store, f"{self.notebook} at {self.profile} stops here: {why}",
               {"stopped": why})
 
-    def pilot_only(self, claims, why: str) -> None:
+    def pilot_only(self, claims, why: str, pilot_of: str | None = None) -> None:
         """End a chapter whose pilot puts its effect beyond this profile: record each claim id
         of ``claims`` as ``not run`` here, its measured text ``why`` (what the pilot measured
-        and what a run would need) and the pilot's cost from the chapter's .yml, so that the
-        ledger and the status page say why this profile has no verdict; then stop as
-        :meth:`partly` does."""
+        and what a run would need) and the pilot's cost from the .yml of the chapter that ran
+        it (this one, or ``pilot_of``: another chapter's pilot at this profile, which this
+        chapter reads), so that the ledger and the status page say why this profile has no
+        verdict; then stop as :meth:`partly` does."""
         from .profiles import load_spec
 
-        cost = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb").cost.get(self.profile, {})
+        owner = pilot_of or self.notebook
+        cost = load_spec(paths.NOTEBOOKS / f"{owner}.ipynb").cost.get(self.profile, {})
         spent = ""
         if cost.get("minutes"):
             how = "measured" if cost.get("measured") else "estimated"
-            spent = (f" The pilot took {cost['minutes']:g} minutes on the "
+            whose = f" ({owner} at {self.profile})" if pilot_of else ""
+            spent = (f" The pilot{whose} took {cost['minutes']:g} minutes on the "
                      f"{cost.get('where', 'cpu')} ({how}).")
         for claim_id in claims:
             self.record(claim_id, None, f"no {self.profile} run: {why}{spent}")
