@@ -50,7 +50,7 @@ from .pilots import per_profile
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
            "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps",
-           "pilot_standing", "seed_mean", "profile_gaps"]
+           "pilot_standing", "pilot_description", "seed_mean", "profile_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -334,12 +334,29 @@ def pilot_standing(gaps: pd.DataFrame) -> str:
     if len(gaps) == 0:
         raise ParameterError("gaps", "no rows", "the gaps of at least one width pair")
     gap = gaps["gap"]
-    for side, held in (("behind", gap > 0), ("ahead", gap < 0), ("level", gap == 0)):
-        if held.all():
-            return f"{side} at every width"
-    sides = [side for side, held in (("behind", gap > 0), ("ahead", gap < 0), ("level", gap == 0))
-             if held.any()]
+    held = {"behind": gap > 0, "ahead": gap < 0, "level": gap == 0}
+    sides = [side for side, where in held.items() if where.any()]
+    if len(sides) == 1:
+        return f"{sides[0]} at every width"
     return f"{sides[0]} at some widths and " + " and ".join(sides[1:]) + " at others"
+
+
+def pilot_description(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
+    """A pilot in words: its vocabulary, depths and nets (``runs``, one seed) and where the
+    deep net stands (:func:`pilot_standing`) at the largest budget of its :func:`pilot_gaps`.
+
+    >>> rows = [dict(V=32, L=L, d_x=w, seed=0, steps=4, batch=2, N=16, test_loss=t,
+    ...              params_non_embedding=non_embedding_params(L, w))
+    ...         for L, w, t in ((1, 16, 3.0), (1, 64, 2.0), (2, 12, 3.5), (2, 46, 2.1))]
+    >>> runs = pd.DataFrame(rows)
+    >>> pilot_description(runs, pilot_gaps(runs, L_shallow=1, L_deep=2))
+    'at V = 32, 1 against 2 layers, 4 nets of one seed up to 128 tokens each, the deep net is behind at every width at the largest budget'
+    """
+    last = gaps[gaps["tokens"] == gaps["tokens"].max()]
+    return (f"at V = {int(runs['V'].iloc[0])}, {int(runs['L'].min())} against "
+            f"{int(runs['L'].max())} layers, {len(runs)} nets of one seed up to "
+            f"{int(gaps['tokens'].max()):,} tokens each, the deep net is {pilot_standing(last)} "
+            "at the largest budget")
 
 
 def seed_mean(results: pd.DataFrame) -> pd.DataFrame:
