@@ -349,8 +349,10 @@ def pilot_description(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
     ...              params_non_embedding=non_embedding_params(L, w))
     ...         for L, w, t in ((1, 16, 3.0), (1, 64, 2.0), (2, 12, 3.5), (2, 46, 2.1))]
     >>> runs = pd.DataFrame(rows)
-    >>> pilot_description(runs, pilot_gaps(runs, L_shallow=1, L_deep=2))
-    'at V = 32, 1 against 2 layers, 4 nets of one seed up to 128 tokens each, the deep net is behind at every width at the largest budget'
+    >>> print(pilot_description(runs, pilot_gaps(runs, L_shallow=1, L_deep=2)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    at V = 32, 1 against 2 layers, 4 nets of one seed up to 128 tokens each, the deep net is
+    behind at every width at the largest budget
     """
     last = gaps[gaps["tokens"] == gaps["tokens"].max()]
     return (f"at V = {int(runs['V'].iloc[0])}, {int(runs['L'].min())} against "
