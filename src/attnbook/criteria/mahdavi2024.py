@@ -305,8 +305,8 @@ def clopper_pearson(successes: int, draws: int, confidence: float) -> tuple[floa
     (the share is at least this, unless a chance of 1 - confidence came true) and the upper
     bound likewise (scipy.stats.binomtest, alternative "greater" and "less", exact method).
 
-    >>> [round(b, 4) for b in clopper_pearson(4963, 5000, 0.95)]
-    [0.9903, 0.9945]
+    >>> [round(b, 4) for b in clopper_pearson(990, 1000, 0.95)]
+    [0.9831, 0.9946]
     >>> clopper_pearson(20, 20, 0.95)[1], round(clopper_pearson(0, 20, 0.95)[1], 4)
     (1.0, 0.1391)
     """
@@ -325,8 +325,8 @@ def crossing_k(ks, fractions, level):
     interpolation between the last k at or above it and the next k (None when no measured k is
     below it, or none at or above it).
 
-    >>> crossing_k([197, 265, 289], [0.99, 0.576, 0.142], 0.5)
-    269.2
+    >>> crossing_k([10, 20, 30], [0.9, 0.7, 0.3], 0.5)
+    25.0
     """
     pts = sorted((float(k), float(f)) for k, f in zip(ks, fractions, strict=True))
     above = [i for i, (_, f) in enumerate(pts) if f >= level]
