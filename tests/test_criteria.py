@@ -48,6 +48,13 @@ def _corollary1(rank):
     return [row, {**row, "L": 1, "rank_exact": 2, "wies_lower": None}]
 
 
+def _f2(means, spread=0.01, matched=None):
+    """W-F2's nets: rank -> mean loss, three seeds at mean -/+ ``spread`` (sample std
+    ``spread``), size 1000 each, matched sizes from ``matched`` (rank -> size; 500 else)."""
+    return [{"r": r, "losses": [m - spread, m, m + spread], "params": 1000.0,
+             "matched": float((matched or {}).get(r, 500.0))} for r, m in means.items()]
+
+
 # claim id -> (a measurement the paper's statement holds for, one it fails)
 def _pts(x, by_T):
     """Per-point table of a gradient-descent sweep: {T: [(x, metric), ...]} -> DataFrame."""
@@ -118,7 +125,8 @@ CASES = {
     "L-T1": (([(3, 4, 48), (14, 10**6, 10**9)],), ([(3, 2, 48), (14, 10**6, 10**9)],)),
     "L-C3": (([(6, [5] * 10), (4, [3] * 3)],), ([(6, [5] * 9 + [6])],)),
     "L-T3": (([(3, 10, 5, 96)],), ([(3, 10, 2, 96)],)),
-    "W-F2": (([(1, 1000, 200.0), (2, 1000, 300.0)],), ([(1, 1000, 400.0), (2, 1000, 300.0)],)),
+    "W-F2": (("bottleneck", _f2({2: 2.30, 4: 2.20, 16: 2.00}), 8),
+             ("bottleneck", _f2({2: 2.30, 4: 2.20, 16: 2.19}), 8)),
     "W-F7": (({1: 2.00, 4: 2.01}, {4: 2.15, 8: 1.95}, 1.99, 0.01, 32, 32),
              ({1: 1.90, 4: 2.01}, {4: 2.15, 8: 1.95}, 1.99, 0.01, 32, 32)),
     "W-T1": ((_embedding_ranks(grown=True),), (_embedding_ranks(grown=False),)),
@@ -1197,6 +1205,44 @@ def _(t):
     ok = _pts("n", {64: _mse(f, k)})
     return [((_pts("H", {64: _mse(f, k - 1)}), ok), criteria.NOT_TESTABLE),
             ((_pts("H", {64: _mse(f, k)}), ok), True)]
+
+
+@edge("W-F2", "n_se")
+def _(t):
+    # two nets of 3 seeds with sample std 0.01: the standard error of their difference is
+    # 0.01 * sqrt(2/3); a cost just above / below n_se of them
+    se = 0.01 * math.sqrt(2 / 3)
+    return [(("bottleneck", _f2({4: 2.0 + t["n_se"] * se * 1.01, 16: 2.0}), 8), True),
+            (("bottleneck", _f2({4: 2.0 + t["n_se"] * se * 0.99, 16: 2.0}), 8), False)]
+
+
+@edge("W-F2", "anchor_ratio", "size_ratio", "size_tolerance")
+def _(t):
+    # d_x 1000: the rank nearest anchor_ratio * d_x in log ratio is judged, the other is not
+    d_x = 1000
+    r_near = max(1, round(t["anchor_ratio"] * d_x))
+    r_far = r_near * 8
+    inside = t["size_ratio"] + 0.99 * t["size_tolerance"]
+    outside = t["size_ratio"] + 1.01 * t["size_tolerance"]
+
+    def nets(at_near, at_far):
+        return _f2({r_near: 2.3, r_far: 2.2, 2 * d_x: 2.0},
+                   matched={r_near: at_near * 400, r_far: at_far * 400, 2 * d_x: 400})
+    return [(("size", nets(inside, outside), d_x), True),
+            (("size", nets(outside, inside), d_x), False),
+            (("size", _f2({r_near: 2.3, 2 * d_x: 2.0}, matched={r_near: 100, 2 * d_x: 0}), d_x),
+             criteria.NOT_TESTABLE)]
+
+
+def test_wf2_needs_seeds_and_a_control_and_a_steady_cost():
+    one_seed = [{**n, "losses": n["losses"][:1]} for n in _f2({4: 2.3, 16: 2.0})]
+    assert criteria.decide("W-F2", "bottleneck", one_seed, 8) == criteria.NOT_TESTABLE
+    no_control = _f2({2: 2.3, 4: 2.2})
+    assert criteria.decide("W-F2", "bottleneck", no_control, 8) == criteria.NOT_TESTABLE
+    # r = 2 costs less than r = 4 beyond the noise: the cost falls as r falls
+    assert criteria.decide("W-F2", "bottleneck", _f2({2: 2.10, 4: 2.20, 16: 2.0}), 8) is False
+    with pytest.raises(AttnbookError, match="parts"):
+        criteria.decide("W-F2", "other", _f2({2: 2.3, 16: 2.0}), 8)
 
 
 def _verdict(claim_id, args, expected):

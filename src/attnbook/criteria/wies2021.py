@@ -3,7 +3,7 @@
 import math
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, all_at_most, criterion
+from . import NOT_TESTABLE, all_at_most, criterion, thresholds
 from . import records as _records  # the one table-to-dicts of the criteria
 
 __all__ = ["seed_outliers", "seed_sd"]
@@ -208,16 +208,107 @@ def rank_above_corollary_1(table, *, min_bound):
             and max(b for _, b in checked) >= min_bound)
 
 
+def _mean_var(losses) -> tuple[float, float, int]:
+    """Mean, sample variance and count of one net's seed losses (variance NaN with one)."""
+    x = [float(v) for v in losses]
+    m = sum(x) / len(x)
+    return m, (sum((v - m) ** 2 for v in x) / (len(x) - 1) if len(x) > 1 else math.nan), len(x)
+
+
 @criterion("W-F2")
-def low_rank_matched_by_smaller_full_rank(points):
-    """W-F2: ``points`` holds (r, own parameter count, matched full-rank size) for every net
-    with r < d_x. Every matched size is below the net's own, and the matched size is
-    non-decreasing in r (it does not grow as r decreases)."""
-    pts = sorted((float(r), float(own), float(m)) for r, own, m in points)
-    if not pts or any(m != m or own != own for _, own, m in pts):  # NaN: not measured
-        return False
-    return (all(m < own for _, own, m in pts)
-            and all(b[2] >= a[2] for a, b in zip(pts, pts[1:], strict=False)))
+def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio, size_ratio,
+                                          size_tolerance):
+    """W-F2, in two parts; ``nets`` holds one record per factored net of width ``d_x``:
+    ``r``, ``losses`` (one per seed), ``params`` (its size) and ``matched`` (the size of the
+    full-rank net of reduced width with its loss; 0 below the smallest). The control is the
+    net of the smallest r above d_x: full rank, only factored.
+
+    ``"bottleneck"`` (the paper's Figure 2): every net with r < d_x is worse than the control
+    by more than ``n_se`` standard errors of the seeds (sqrt(s_r^2/n_r + s_c^2/n_c)), and the
+    cost over the control does not fall as r falls: for consecutive ranks r1 < r2 below d_x,
+    cost(r1) - cost(r2) > -n_se standard errors. Not testable with fewer than two seeds of a
+    net, or without a control.
+
+    ``"size"`` (the paper's 16/680 ~ a full-rank net 25% smaller): at the rank whose r / d_x is
+    nearest ``anchor_ratio`` in log ratio, the matched size over the control's matched size
+    (the size the rank costs beyond the factoring) is within ``size_tolerance`` of
+    ``size_ratio``. Not testable where the control or the net falls below every baseline."""
+    by_r = {int(n["r"]): n for n in nets}
+    controls = sorted(r for r in by_r if r > d_x)
+    below = sorted(r for r in by_r if r < d_x)
+    if not controls or not below:
+        return NOT_TESTABLE
+    ctrl = by_r[controls[0]]
+    if part == "bottleneck":
+        stats = {r: _mean_var(by_r[r]["losses"]) for r in [*below, controls[0]]}
+        if any(not v == v for _, v, _ in stats.values()):  # a net of one seed: no variance
+            return NOT_TESTABLE
+        mc, vc, nc = stats[controls[0]]
+        above_ctrl = all(m - mc > n_se * math.sqrt(v / n + vc / nc)
+                         for m, v, n in (stats[r] for r in below))
+        steady = all(stats[a][0] - stats[b][0]
+                     > -n_se * math.sqrt(stats[a][1] / stats[a][2] + stats[b][1] / stats[b][2])
+                     for a, b in zip(below, below[1:], strict=False))
+        return bool(above_ctrl and steady)
+    if part == "size":
+        r = f2_anchor_rank(below, d_x, anchor_ratio)
+        if not float(ctrl["matched"]) > 0 or not float(by_r[r]["matched"]) > 0:
+            return NOT_TESTABLE
+        ratio = float(by_r[r]["matched"]) / float(ctrl["matched"])
+        return abs(ratio - size_ratio) <= size_tolerance
+    raise AttnbookError(f"W-F2 has parts 'bottleneck' and 'size', got {part!r}")
+
+
+def f2_anchor_rank(ranks, d_x, anchor_ratio) -> int:
+    """The rank below ``d_x`` whose r / d_x is nearest ``anchor_ratio`` in log ratio (W-F2's
+    part "size" is judged there).
+
+    >>> f2_anchor_rank([4, 8, 16, 32, 96], 64, 16 / 680)
+    4
+    """
+    below = sorted(int(r) for r in ranks if int(r) < d_x)
+    return min(below, key=lambda r: abs(math.log(r / d_x) - math.log(anchor_ratio)))
+
+
+def f2_description(part, nets, d_x, unfactored=None) -> str:
+    """The numbers W-F2's ``part`` decides from, in words (``nets`` as the criterion reads
+    them; ``unfactored``: the unfactored net's seed losses, reported beside the control).
+
+    >>> nets = [{"r": r, "losses": [m - 0.01, m, m + 0.01], "params": 1000.0, "matched": s}
+    ...         for r, m, s in ((2, 2.3, 300.0), (4, 2.2, 400.0), (16, 2.0, 500.0))]
+    >>> f2_description("size", nets, 8)  # doctest: +ELLIPSIS
+    'at r = 2 (r/d_x 0.25, ...): ... matched size 0.60 (asked 0.75 +- 0.15); over its own size 0.30'
+    """
+    t = thresholds("W-F2")
+    by_r = {int(n["r"]): n for n in nets}
+    controls = sorted(r for r in by_r if r > d_x)
+    if not controls:
+        return f"no factored net with r above d_x = {d_x} (the control)"
+    c = by_r[controls[0]]
+    mc, vc, nc = _mean_var(c["losses"])
+    if part == "bottleneck":
+        costs = []
+        for r in sorted(r for r in by_r if r < d_x):
+            m, v, n = _mean_var(by_r[r]["losses"])
+            se = math.sqrt(v / n + vc / nc) if v == v and vc == vc else math.nan
+            costs.append(f"r = {r}: {m - mc:+.3f}" + (f" ({(m - mc) / se:.1f} se)" if se > 0
+                                                      else " (one seed: no se)"))
+        ctrl = f"control r = {controls[0]} (full rank, factored): {mc:.3f}"
+        if unfactored:
+            mu, vu, nu = _mean_var(unfactored)
+            se_u = math.sqrt(vu / nu + vc / nc) if vu == vu and vc == vc else math.nan
+            ctrl += (f", {mc - mu:+.3f} against the unfactored net's {mu:.3f}"
+                     + (f" ({(mc - mu) / se_u:.1f} se)" if se_u > 0 else ""))
+        return (f"test loss above the control, at d_x = {d_x}, seeds {nc}: " + "; ".join(costs)
+                + f" (more than {t['n_se']:g} se asked, not falling as r falls); {ctrl}")
+    r = f2_anchor_rank(by_r, d_x, t["anchor_ratio"])
+    n = by_r[r]
+    over_c = (f"{n['matched'] / c['matched']:.2f}" if c["matched"] > 0 and n["matched"] > 0
+              else "not measured (below every full-rank net)")
+    return (f"at r = {r} (r/d_x {r / d_x:.3g}, the ratio run nearest {t['anchor_ratio']:g}): "
+            f"matched full-rank size over the control r = {controls[0]} matched size {over_c} "
+            f"(asked {t['size_ratio']:g} +- {t['size_tolerance']:g}); over its own size "
+            f"{n['matched'] / n['params']:.2f}")
 
 
 @criterion("W-F7")
