@@ -108,7 +108,8 @@ def test_status_page_lists_every_claim_with_its_verdict_per_profile(sandbox, tmp
     ids = {t: set(ledger.index[ledger["type"] == t]) for t in claims.TYPES}
     unchecked = {t: len(ids[t] - claims.chapter_claims()) for t in claims.TYPES}
     n_eff, n_con = len(ids["effect"]), len(ids["consistency"])
-    assert claims.STATUSES[:4] == ("reproduced", "not reproduced", "not testable", "partly run")
+    assert claims.STATUSES[:5] == ("reproduced", "fragile", "not reproduced", "not testable",
+                                   "partly run")
     effects = f"{{verdict}}`not run` {n_eff - unchecked['effect']}" + (
         f" · {{verdict}}`no chapter yet` {unchecked['effect']}" if unchecked["effect"] else "")
     checks = (f"{{verdict}}`reproduced` 1 · {{verdict}}`not run` "
@@ -282,7 +283,7 @@ def test_an_entry_recorded_before_hashes_is_stale_until_confirmed(sandbox):
 
 @pytest.mark.parametrize("tail, why", [
     ('X-9,theorem,effect,"src,statement,value,criterion,\n', "is never closed"),
-    ("X-9,theorem,effect,src,statement,value,criterion,t,extra\n", "9 fields where"),
+    ("X-9,theorem,effect,src,statement,value,criterion,t,computation,extra\n", "10 fields where"),
 ])
 def test_a_malformed_claims_csv_is_one_line_naming_file_and_line(sandbox, monkeypatch, capsys,
                                                                   tail, why):
@@ -295,3 +296,63 @@ def test_a_malformed_claims_csv_is_one_line_naming_file_and_line(sandbox, monkey
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"levine2020.csv: line {where}: " in err and why in err
+
+
+@pytest.fixture
+def run(sandbox, monkeypatch):
+    """A Run whose ledger is the sandbox's."""
+    import torch
+
+    from attnbook import paths
+    from attnbook.book.notebook import Run
+
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data/claims")
+    return Run("nb", "cpu", 0, torch.device("cpu"), "r1", False)
+
+
+def test_a_verdict_one_seed_overturns_is_fragile_and_not_counted(sandbox, run, tmp_path):
+    """The stability rule: every seed left out in turn; one that overturns a reproduced
+    verdict makes it fragile, on the status page and in claims, and it is not counted."""
+    from attnbook.book.report import status_markdown
+
+    d = sandbox / "data/claims"
+    losses = {0: 0.1, 1: 0.1, 2: 0.9}  # seed 2 alone carries the effect
+    line = run.record("W-F2", True, "cost 0.37", part="bottleneck", seeds=[0, 1, 2],
+                      decide_seeds=lambda kept: sum(losses[s] for s in kept) / len(kept) > 0.3)
+    assert line.startswith("W-F2 / bottleneck [cpu] fragile: cost 0.37 [stability 2/3")
+    entry = json.loads((d / "results/cpu/W-F2__bottleneck.json").read_text())
+    assert entry["status"] == "fragile" and entry["stability"]["overturned_by"] == [
+        "without seed 2"]
+    table = claims.status_table("cpu", parts=True, claims_dir=d)
+    whole = table[(table["id"] == "W-F2") & table["part"].isna()].iloc[0]
+    assert whole["status"] == "fragile" and whole["stability"] == "2/3 leave one seed out"
+    page = status_markdown(claims.status_table(claims_dir=d), tmp_path)
+    counts = next(line for line in page.splitlines() if line.startswith("| `cpu` | "))
+    assert "{verdict}`fragile` 1" in counts and "{verdict}`reproduced`" not in counts
+    # every resample agrees: reproduced, with its stability
+    run.record("W-F2", True, "cost 0.9", part="bottleneck", seeds=[0, 1, 2],
+               decide_seeds=lambda kept: True)
+    entry = json.loads((d / "results/cpu/W-F2__bottleneck.json").read_text())
+    assert entry["status"] == "reproduced" and entry["stability"]["share"] == 1.0
+
+
+def test_a_verdict_from_fewer_than_three_seeds_is_not_testable(sandbox, run):
+    d = sandbox / "data/claims"
+    called = []
+    line = run.record("W-F2", True, "cost 0.37", part="size", seeds=[0, 1, 1],
+                         decide_seeds=lambda kept: called.append(kept) or True)
+    assert not called
+    assert line == ("W-F2 / size [cpu] not testable: 2 seeds at this profile, at least 3 needed "
+                    "for a verdict from trained models (on these the criterion says reproduced): "
+                    "cost 0.37")
+    entry = json.loads((d / "results/cpu/W-F2__size.json").read_text())
+    assert entry["status"] == "not testable" and "stability" not in entry
+
+
+def test_resampled_draws_give_a_stability_share(sandbox, run):
+    d = sandbox / "data/claims"
+    run.record("M-F1", True, "4990 of 5000", resamples={"draw 0": True, "draw 1": False},
+                  resample_kind="bootstrap of the draws")
+    entry = json.loads((d / "results/cpu/M-F1.json").read_text())
+    assert entry["status"] == "fragile"
+    assert entry["stability"]["kind"] == "bootstrap of the draws"

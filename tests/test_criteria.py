@@ -217,8 +217,9 @@ def test_every_threshold_is_written_in_the_criterion(claim_id):
 
 def test_a_threshold_name_the_code_does_not_read_is_refused(tmp_path):
     csv = tmp_path / "work.csv"
-    csv.write_text("id,kind,type,source,statement,paper_value,criterion,thresholds\n"
-                   "M-F2b,figure,effect,s,s,v,drop <= 0.01,max_drop=0.01; extra=2\n")
+    csv.write_text("id,kind,type,source,statement,paper_value,criterion,thresholds,evidence\n"
+                   "M-F2b,figure,effect,s,s,v,drop <= 0.01,max_drop=0.01; extra=2,"
+                   "trained models\n")
     with pytest.raises(AttnbookError, match="differ from the names"):
         criteria.decide("M-F2b", [0.0], claims_dir=tmp_path)
 
@@ -315,7 +316,8 @@ def test_not_testable_is_a_verdict_of_its_own(tmp_path):
         d = tmp_path / "claims"
         d.mkdir()
         (d / "x.csv").write_text("id,kind,type,source,statement,paper_value,criterion,"
-                                 "thresholds\nX-NT,figure,effect,s,t,v,c,\n")
+                                 "thresholds,evidence\nX-NT,figure,effect,s,t,v,c,,"
+                                 "computation\n")
         assert decide("X-NT", None, claims_dir=d) == NOT_TESTABLE
         assert decide("X-NT", 1, claims_dir=d) is True
         book_claims.record("X-NT", NOT_TESTABLE, "outside the regime", profile="cpu",

@@ -53,3 +53,36 @@ def test_math_has_no_doubled_backslash_before_a_command(path):
         text = path.read_text()
     bad = [m for tex in _math(text) for m in re.findall(r".{0,20}\\\\[A-Za-z,;:!].{0,10}", tex)]
     assert not bad, f"doubled backslash before a TeX command: {bad}"
+
+
+# chapters whose claim cells do not yet hand the stability rule their seeds (issue: verdicts
+# with their stability); each leaves this set when its claims are re-recorded under the rule
+STABILITY_PENDING = {"bruna2024_furthest_neighbour", "bruna2024_symmetric",
+                     "levine2020_depth_transition", "mahdavi2024_fig2_heads_context",
+                     "mahdavi2024_fig2c_head_size", "mahdavi2024_fig3_saturation",
+                     "mahdavi2024_real_models", "wies2021_attention_ratio",
+                     "wies2021_depth_efficiency", "wies2021_rank_bottleneck",
+                     "wies2021_vocab_rank"}
+
+
+def _resampled_claims() -> set[str]:
+    from attnbook.book.claims import load_ledger
+
+    ledger = load_ledger()
+    return set(ledger.loc[ledger["evidence"] != "computation", "id"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_verdicts_from_models_or_draws_carry_their_resamples(path):
+    """A cell that records a claim decided from trained models or random draws (the ledger's
+    ``evidence``) hands run.record its seeds (``seeds=``, with ``decide_seeds=``) or its
+    resamples (``resamples=``), so the ledger stores the verdict's stability."""
+    from attnbook.book.claims import recorded_ids
+
+    missing = [cid for src in _code(nbformat.read(path, as_version=4))
+               for cid in recorded_ids(src)
+               if cid in _resampled_claims() and not re.search(r"\b(seeds|resamples)=", src)]
+    if path.stem in STABILITY_PENDING:
+        assert missing, f"{path.stem} follows the stability rule: remove it from the pending set"
+    else:
+        assert not missing, f"recorded without seeds or resamples: {missing}"

@@ -19,6 +19,12 @@ content does not match its hash (edited by hand, cut short) is **damaged**. Its 
 used: :func:`status_table` reports it for its own claim and profile alone (column ``damaged``),
 every other claim goes on, and ``python -m attnbook stale`` lists the file. An entry recorded
 before entries carried a hash counts as stale (:data:`UNHASHED`) until its chapter runs again.
+
+**Stability.** A verdict decided from trained models carries the verdicts of the same
+criterion on resamples of its evidence (:func:`stability`): each seed left out in turn, or
+bootstrap resamples of random draws. The entry stores how many agree. A ``reproduced`` that
+any resample overturns is :data:`FRAGILE`, and counts as no reproduction; an effect decided
+from fewer than :data:`MIN_SEEDS` seeds is ``not testable`` (:func:`seed_rule`).
 """
 
 import hashlib
@@ -33,17 +39,25 @@ from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .store import atomic_write, dumps, finite_json, jsonable
 
-__all__ = ["PROFILES", "STATUSES", "TYPES", "chapter_claims", "check_claim_id", "check_entry",
-           "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
-           "record", "recorded_ids", "shown_profiles", "stale_modules", "status_table",
-           "verdict_line"]
+__all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PROFILES", "STATUSES", "TYPES", "chapter_claims",
+           "check_claim_id", "check_entry", "combined_status", "criterion_sha",
+           "damaged_entries", "entry_sha", "load_ledger", "notebook_claims", "record",
+           "recorded_ids", "seed_rule", "shown_profiles", "stability", "stability_text",
+           "stale_modules", "status_table", "status_word", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
-STATUSES = ("reproduced", "not reproduced", "not testable", "partly run", "not run",
+STATUSES = ("reproduced", "fragile", "not reproduced", "not testable", "partly run", "not run",
             "no chapter yet")
 NOT_TESTABLE = "not testable"  # a verdict: the measurement does not meet the criterion's premise
+# the stability rule: a verdict from trained models needs at least MIN_SEEDS seeds, and a
+# "reproduced" that one resample of its evidence (a seed left out) overturns is FRAGILE
+FRAGILE = "fragile"
+MIN_SEEDS = 3
 LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
-                  "thresholds"]
+                  "thresholds", "evidence"]
+# what a claim is decided from: the stability rule applies to trained models (seeds left out)
+# and to random draws (resampled); a computation is exact or deterministic
+EVIDENCE = ("trained models", "random draws", "computation")
 CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
 UNHASHED = "(no sha256: recorded before ledger entries carried one)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
@@ -105,6 +119,10 @@ def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
     bad = ledger.loc[~ledger["type"].isin(TYPES), "id"].tolist()
     if bad:
         raise AttnbookError(f"claims {bad}: column 'type' must be one of {', '.join(TYPES)}")
+    bad = ledger.loc[~ledger["evidence"].isin(EVIDENCE), "id"].tolist()
+    if bad:
+        raise AttnbookError(f"claims {bad}: column 'evidence' must be one of "
+                            f"{', '.join(EVIDENCE)}")
     dup = ledger["id"][ledger["id"].duplicated()].tolist()
     if dup:
         raise AttnbookError(f"claim ids listed twice in the ledger: {dup}")
@@ -112,7 +130,8 @@ def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
 
 
 def load_ledger(claims_dir: Path | None = None) -> pd.DataFrame:
-    """All claims of all works: id, kind, type, source, statement, paper_value, criterion, work.
+    """All claims of all works: id, kind, type, source, statement, paper_value, criterion,
+    thresholds, evidence (:data:`EVIDENCE`), work.
 
     ``type`` is ``effect`` (the paper's finding, which could be false at this scale) or
     ``consistency`` (a proven bound, which a correct computation cannot violate).
@@ -125,21 +144,101 @@ def _slug(part: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", part).strip("_")
 
 
-def _status(reproduced) -> str:
+def status_word(reproduced, stable: dict | None = None) -> str:
+    """The ledger's word for a criterion's answer, :data:`FRAGILE` for a True that
+    ``stable`` (:func:`stability`) does not back on every resample.
+
+    >>> status_word(True), status_word(None), status_word(True, {"agree": 2, "of": 3})
+    ('reproduced', 'not run', 'fragile')
+    """
     if isinstance(reproduced, str) and reproduced == NOT_TESTABLE:
         return NOT_TESTABLE
+    if reproduced is True and stable and stable["agree"] < stable["of"]:
+        return FRAGILE
     return {True: "reproduced", False: "not reproduced", None: "not run"}[reproduced]
 
 
+def combined_status(statuses: list[str]) -> str:
+    """The verdict of a claim from those of its parts: any part not reproduced decides; then
+    any not testable; then any fragile; every part that ran reproduced but some did not run:
+    ``partly run``.
+
+    >>> combined_status(["reproduced", "not reproduced"])
+    'not reproduced'
+    >>> combined_status(["reproduced", "not run"]), combined_status(["reproduced", "fragile"])
+    ('partly run', 'fragile')
+    """
+    ran = [s for s in statuses if s != "not run"]
+    if not ran:
+        return "not run"
+    for decisive in ("not reproduced", NOT_TESTABLE, FRAGILE):
+        if decisive in ran:
+            return decisive
+    return "partly run" if len(ran) < len(statuses) else "reproduced"
+
+
+def seed_rule(seeds) -> str | None:
+    """Why a verdict from trained models on these seeds is not testable (fewer than
+    :data:`MIN_SEEDS` distinct seeds), or None.
+
+    >>> seed_rule([0, 1])
+    '2 seeds at this profile, at least 3 needed for a verdict from trained models'
+    >>> seed_rule([0, 1, 2]) is None
+    True
+    """
+    n = len(set(seeds))
+    if n >= MIN_SEEDS:
+        return None
+    return (f"{n} seed{'' if n == 1 else 's'} at this profile, at least {MIN_SEEDS} needed for "
+            f"a verdict from trained models")
+
+
+def stability(reproduced, resamples: dict, kind: str) -> dict:
+    """How many verdicts of the same criterion on resamples of the evidence agree with
+    ``reproduced``: ``{"kind", "agree", "of", "share", "overturned_by"}`` (the labels of those
+    that differ). ``resamples`` maps a label ("without seed 2") to that verdict.
+
+    >>> s = stability(True, {"without seed 0": True, "without seed 1": False}, "leave one out")
+    >>> s["agree"], s["of"], s["share"], s["overturned_by"]
+    (1, 2, 0.5, ['without seed 1'])
+    """
+    if not resamples:
+        raise AttnbookError("stability needs at least one resample")
+    word = status_word(reproduced)
+    off = [label for label, v in resamples.items() if status_word(v) != word]
+    return {"kind": str(kind), "agree": len(resamples) - len(off), "of": len(resamples),
+            "share": round((len(resamples) - len(off)) / len(resamples), 4),
+            "overturned_by": [str(x) for x in off]}
+
+
+def stability_text(stable: dict | None) -> str:
+    """``stable`` in words, as the verdict line ends ('' for none).
+
+    >>> stability_text({"kind": "leave one seed out", "agree": 2, "of": 3, "share": 0.667,
+    ...                 "overturned_by": ["without seed 1"]})
+    'stability 2/3 (leave one seed out; overturned without seed 1)'
+    """
+    if not stable:
+        return ""
+    off = stable.get("overturned_by") or []
+    shown = ", ".join(x.removeprefix("without ") for x in off[:3]) + (", ..." if len(off) > 3
+                                                                       else "")
+    return (f"stability {stable['agree']}/{stable['of']} ({stable['kind']}"
+            + (f"; overturned without {shown}" if off and all(x.startswith("without ")
+                                                              for x in off)
+               else f"; overturned by {len(off)}" if off else "") + ")")
+
+
 def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured: str,
-                 part: str | None = None) -> str:
+                 part: str | None = None, stable: dict | None = None) -> str:
     """The one rounded line a claim check prints (and nbval compares).
 
     >>> verdict_line("L-Lem1", "ci", True, "degree 3^L at 12/12 settings")
     'L-Lem1 [ci] reproduced: degree 3^L at 12/12 settings'
     """
     name = f"{claim_id} / {part}" if part else claim_id
-    return f"{name} [{profile}] {_status(reproduced)}: {measured}"
+    tail = f" [{stability_text(stable)}]" if stable else ""
+    return f"{name} [{profile}] {status_word(reproduced, stable)}: {measured}{tail}"
 
 
 def criterion_sha(claim_id: str, claims_dir: Path | None = None) -> str:
@@ -164,11 +263,13 @@ def check_claim_id(claim_id: str, claims_dir: Path | None = None) -> None:
 
 def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: str,
            notebook: str, run: dict, part: str | None = None, details: dict | None = None,
-           claims_dir: Path | None = None) -> dict:
+           stable: dict | None = None, claims_dir: Path | None = None) -> dict:
     """Store the measured side of one claim (or one part of it, e.g. a table cell).
 
     ``reproduced`` is the verdict of the ledger's criterion on the measured value; ``None``
     means the check could not run at this profile (the reason goes in ``measured``).
+    ``stable`` (:func:`stability`) is stored with it; a ``reproduced`` it does not back
+    entirely is recorded :data:`FRAGILE`.
     """
     claims_dir = Path(claims_dir or _claims_dir())
     check_claim_id(claim_id, claims_dir)
@@ -180,18 +281,20 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
     run = dict(run)
     run.setdefault("fingerprint", code_fingerprint())
     entry = {
-        "id": claim_id, "part": part, "profile": profile, "status": _status(reproduced),
+        "id": claim_id, "part": part, "profile": profile, "status": status_word(reproduced, stable),
         "measured": str(measured), "notebook": notebook, "details": jsonable(details or {}),
         "run": jsonable(run), "criterion": criterion_sha(claim_id, claims_dir),
     }
+    if stable:
+        entry["stability"] = jsonable(stable)
     name = claim_id + (f"__{_slug(part)}" if part else "")
     path = claims_dir / "results" / profile / f"{name}.json"
     if path.exists():  # a re-draw with the same verdict keeps the run that established it
         # ... unless that run's code has changed since, or the file is damaged
         old, problem = check_entry(path)
         if old is not None and not problem and \
-                all(old.get(k) == entry[k] for k in ("status", "measured", "details",
-                                                     "notebook")) \
+                all(old.get(k) == entry.get(k) for k in ("status", "measured", "details",
+                                                         "notebook", "stability")) \
                 and not set(stale_modules(old, claims_dir)) - {UNHASHED}:
             if "sha256" in old:
                 return old
@@ -364,23 +467,14 @@ def status_table(profile: str | None = None, *, parts: bool = False,
             if not mine:
                 rows.append({**base, "part": None,
                              "status": "not run" if c["id"] in checked else "no chapter yet",
-                             "measured": "damaged ledger entry" if bad else "",
+                             "measured": "damaged ledger entry" if bad else "", "stability": "",
                              "notebook": "", "commit": "", "device": "", "time": "",
                              "stale": "", "dirty": ""})
                 continue
             n_bad = sum(d["id"] == c["id"] and d["profile"] == p for d in damaged)
             statuses = [r["status"] for r in mine] + ["not run"] * n_bad  # damaged: unknown
             ran = [s for s in statuses if s != "not run"]
-            if not ran:
-                status = "not run"
-            elif any(s == "not reproduced" for s in ran):
-                status = "not reproduced"
-            elif any(s == NOT_TESTABLE for s in ran):  # a part whose premise failed
-                status = NOT_TESTABLE
-            elif len(ran) < len(statuses):
-                status = "partly run"
-            else:
-                status = "reproduced"
+            status = combined_status(statuses)
             whole = [r for r in mine if r["part"] is None]
             if whole:
                 measured = whole[0]["measured"]
@@ -395,6 +489,7 @@ def status_table(profile: str | None = None, *, parts: bool = False,
             stale = sorted({m for r in mine for m in stale_modules(r, claims_dir)})
             dirty = next((_dirty(r["run"]) for r in mine if _dirty(r["run"])), "")
             rows.append({**base, "part": None, "status": status, "measured": measured,
+                         "stability": _least_stable(mine),
                          "notebook": last["notebook"], "commit": last["run"].get("commit", ""),
                          "device": _device(last["run"]),
                          "time": last["run"].get("time", ""), "stale": ", ".join(stale),
@@ -403,13 +498,24 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                 for r in mine:
                     if r["part"] is not None:
                         rows.append({**base, "part": r["part"], "status": r["status"],
-                                     "measured": r["measured"], "notebook": r["notebook"],
+                                     "measured": r["measured"],
+                                     "stability": _least_stable([r]),
+                                     "notebook": r["notebook"],
                                      "commit": r["run"].get("commit", ""),
                                      "device": _device(r["run"]),
                                      "time": r["run"].get("time", ""),
                                      "stale": ", ".join(stale_modules(r, claims_dir)),
                                      "dirty": _dirty(r["run"]), "damaged": ""})
     return pd.DataFrame(rows)
+
+
+def _least_stable(entries) -> str:
+    """The lowest stability of ``entries`` as ``agree/of kind`` ('' where none carries one)."""
+    shares = [e["stability"] for e in entries if isinstance(e.get("stability"), dict)]
+    if not shares:
+        return ""
+    low = min(shares, key=lambda s: (s.get("share", 1.0), -s.get("of", 0)))
+    return f"{low.get('agree')}/{low.get('of')} {low.get('kind', '')}".strip()
 
 
 def shown_profiles(table) -> list[str]:

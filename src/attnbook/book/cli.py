@@ -183,8 +183,8 @@ def _claims(args) -> int:
     from .claims import status_table
 
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
-    cols = ["id", "part", "profile", "status", "paper_value", "measured", "notebook", "commit",
-            "kind", "type", "source", "device", "time", "stale", "damaged"]
+    cols = ["id", "part", "profile", "status", "stability", "paper_value", "measured",
+            "notebook", "commit", "kind", "type", "source", "device", "time", "stale", "damaged"]
     ran = ~table["status"].isin(["not run", "no chapter yet"])
     stale = ran & (table["stale"].fillna("") != "")
     damaged = table["damaged"].fillna("") != ""
@@ -198,7 +198,8 @@ def _claims(args) -> int:
                              + damaged.map({True: " (damaged entry)", False: ""}))
         with pd.option_context("display.max_rows", None, "display.max_colwidth", 60,
                                "display.width", 200):
-            print(shown[["id", "part", "profile", "status", "paper_value", "measured"]]
+            print(shown[["id", "part", "profile", "status", "stability", "paper_value",
+                         "measured"]]
                   .fillna("").to_string(index=False))
     if stale.any() or damaged.any():
         print(f"{int(stale.sum())} verdicts are stale (computed by code or decided by a criterion "

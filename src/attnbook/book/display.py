@@ -26,7 +26,7 @@ import math
 import numbers
 import re
 
-from .claims import shown_profiles  # noqa: F401 - a page of this module shows them
+from .claims import combined_status, shown_profiles  # noqa: F401 - the pages show them
 
 __all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_status",
            "escape", "DASH", "MISSING_NOTE"]
@@ -338,31 +338,13 @@ def install(shell=None) -> bool:
 
 
 # -- verdicts -------------------------------------------------------------------------------------
-def combined_status(statuses: list[str]) -> str:
-    """The verdict of a claim from those of its parts, as the ledger combines them
-    (:func:`attnbook.book.claims.status_table`): any part not reproduced decides; then any
-    not testable; every part that ran reproduced but some did not run: ``partly run``.
-
-    >>> combined_status(["reproduced", "not reproduced"])
-    'not reproduced'
-    >>> combined_status(["reproduced", "not run"])
-    'partly run'
-    """
-    ran = [s for s in statuses if s != "not run"]
-    if not ran:
-        return "not run"
-    if "not reproduced" in ran:
-        return "not reproduced"
-    if "not testable" in ran:
-        return "not testable"
-    return "partly run" if len(ran) < len(statuses) else "reproduced"
-
-
 _WHY = {"reproduced": "holds",
         "not reproduced": "does not hold",
         "not testable": "its premise does not hold here, so the measurement neither confirms "
                         "nor refutes the claim",
         "partly run": "holds for every part that ran",
+        "fragile": "holds, but not on every resample of the evidence (a seed left out), so it "
+                   "does not count as reproduced",
         "not run": "not checked at this profile"}
 
 
@@ -413,9 +395,9 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
         if len(parts) <= MANY_PARTS:
             body += ["**Measured**, part by part:", items(parts)]
         else:  # the parts that decide in view, every part one click away
-            order = {"not reproduced": 0, "not testable": 1}  # what failed first
+            order = {"not reproduced": 0, "not testable": 1, "fragile": 2}  # what failed first
             other = sorted((p for p in parts if p["status"] != "reproduced"),
-                           key=lambda p: order.get(p["status"], 2))
+                           key=lambda p: order.get(p["status"], 3))
             body += [f"**Measured**: {len(parts) - len(other)} parts reproduced"
                      + (", and these not:" if other else ".")]
             if other:

@@ -316,32 +316,61 @@ class Run:
 
     # -- ledger ----------------------------------------------------------------------------
     def record(self, claim_id: str, reproduced: bool | None, measured: str, *,
-               part: str | None = None, details: dict | None = None) -> str:
-        """Record a claim's measured value and verdict in the ledger, print the verdict line."""
+               part: str | None = None, details: dict | None = None, seeds=None,
+               decide_seeds=None, resamples: dict | None = None,
+               resample_kind: str = "bootstrap") -> str:
+        """Record a claim's measured value and verdict in the ledger, print the verdict line.
+
+        A verdict from trained models names its ``seeds``: with fewer than
+        :data:`~attnbook.book.claims.MIN_SEEDS` it is recorded ``not testable`` (the verdict the
+        criterion gave is kept in the measured text); otherwise ``decide_seeds(kept)``, the
+        verdict on the models of the seeds ``kept``, is called with each seed left out in turn,
+        and the entry stores how many agree (:func:`attnbook.book.claims.stability`). A verdict
+        from random draws passes ``resamples`` instead (label -> verdict on a resample of the
+        draws). A ``reproduced`` that a resample overturns is recorded ``fragile``.
+        """
         stopped = getattr(self.store, "budget_stop", None)
         if stopped:  # the notebook went on after a budget stop: its sweeps are incomplete
             raise BudgetExhausted(f"{claim_id} not recorded: {stopped}")
         if reproduced is not None and not (isinstance(reproduced, str)
                                            and reproduced == _claims.NOT_TESTABLE):
             reproduced = bool(reproduced)
+        stable = None
+        if seeds is not None:
+            seeds = sorted(set(seeds))
+            short = _claims.seed_rule(seeds)
+            if short and reproduced is not None:
+                measured = (f"{short} (on these the criterion says "
+                            f"{_display.status_of(reproduced)}): {measured}")
+                reproduced = _claims.NOT_TESTABLE
+            elif not short and decide_seeds is not None:
+                resamples = {f"without seed {s}": decide_seeds([k for k in seeds if k != s])
+                             for s in seeds}
+                resample_kind = "leave one seed out"
+        if resamples is not None and reproduced is not None \
+                and reproduced != _claims.NOT_TESTABLE:
+            stable = _claims.stability(reproduced, resamples, resample_kind)
         if self.readonly or self.overrides:
             _claims.check_claim_id(claim_id)
         else:
             # `computed_by`: where the cached numbers behind this verdict were computed (a book
             # re-drawn on a laptop from results computed on a GPU credits the GPU)
             _claims.record(claim_id, reproduced, measured, profile=self.profile,
-                           notebook=self.notebook, part=part, details=details,
+                           notebook=self.notebook, part=part, details=details, stable=stable,
                            run={"run_id": self.run_id, "seed": self.seed, **self.info,
                                 "computed_by": list(self.store.sources)})
-        line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part)
+        line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part, stable)
         if self.overrides:
             line += (f" [not recorded in the ledger: parameters changed from profile "
                      f"{self.profile}: {self.changed()}]")
-        if not self._show_verdict_later(claim_id, part, reproduced, measured, line):
+        if stable:
+            measured = f"{measured}; {_claims.stability_text(stable)}"
+        if not self._show_verdict_later(claim_id, part, reproduced, measured, line, stable):
             print(line)
         return line
 
-    def _show_verdict_later(self, claim_id, part, reproduced, measured, line) -> bool:
+    def _show_verdict_later(self, claim_id, part, reproduced, measured, line,
+                            stable=None) -> bool:
         """In a kernel: keep the verdict to show when the cell ends (:meth:`show_verdicts`,
         one admonition per claim, its parts together). Outside one: False (it is printed)."""
         from IPython import get_ipython
@@ -355,7 +384,7 @@ class Run:
             shell.events.register("post_run_cell", self.show_verdicts)
             self._verdict_hook = True
         self._verdicts.append({"id": claim_id, "part": part, "line": line,
-                               "status": _display.status_of(reproduced),
+                               "status": _claims.status_word(reproduced, stable),
                                "measured": str(measured)})
         return True
 

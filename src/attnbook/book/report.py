@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from .claims import PROFILES, STATUSES, recorded_ids, status_table
+from .claims import MIN_SEEDS, PROFILES, STATUSES, recorded_ids, status_table
 from .figures import badge_status, check_label
 from .provenance import short_device
 from .publish import chapter_doc
@@ -49,8 +49,8 @@ _WORK_TITLES = {
 }
 # the verdicts' colours, in the overview figure and on the badges (_static/custom.css);
 # "stale": a result that ran but whose code has changed since (hatched in the figure)
-COLOURS = {"reproduced": "#2e7d32", "not reproduced": "#c62828", "not testable": "#1565c0",
-           "partly run": "#ef6c00",
+COLOURS = {"reproduced": "#2e7d32", "fragile": "#827717", "not reproduced": "#c62828",
+           "not testable": "#1565c0", "partly run": "#ef6c00",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
 
@@ -373,9 +373,13 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
         txt += f" {_cell(r['measured'])}:"
         for _, part in parts.iterrows():
             txt += (f"<br>{{verdict}}`{part['status']}` **{_cell(part['part'])}**: "
-                    f"{_cell(part['measured'])}")
+                    f"{_cell(part['measured'])}"
+                    + (f" (stability {_cell(part['stability'])})" if part.get("stability")
+                       else ""))
     elif r["measured"]:
         txt += f" {_cell(r['measured'])}"
+    if r.get("stability") and parts is None:
+        txt += f" (stability {_cell(r['stability'])})"
     if r["notebook"]:
         dirty = f" {r['dirty']}" if r.get("dirty") else ""  # 'dirty (diff <hash>)'
         txt += f" <br>`{r['commit']}`{dirty}, {short_device(r['device'])}"
@@ -431,6 +435,12 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
               "measured; {verdict}`not testable` means the measurement does not meet the "
               "premise the criterion states (the paper's regime, or an effect nothing measured "
               "could show), so it neither reproduces nor refutes the claim; "
+              "{verdict}`fragile` means the criterion holds but not on every resample of its "
+              "evidence (each seed of the trained models left out in turn, or a bootstrap of "
+              "random draws), so it is not counted as reproduced; a verdict from trained "
+              f"models needs at least {MIN_SEEDS} seeds, and with fewer it is "
+              "{verdict}`not testable`; the stability share beside a verdict says how many "
+              "resamples agree with it; "
               "{verdict}`partly run` means every part that ran reproduced but some "
               "parts could not run at that profile (their reasons are in the chapter); "
               "{verdict}`not run` means a chapter checks it but no run at that profile has; "
