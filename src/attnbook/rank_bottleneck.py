@@ -1,4 +1,4 @@
-"""wies2021's Figure 2: what a low-rank input embedding costs, against nets made narrower.
+"""wies2021's Figures 2 and 7 and Tables 1-2, read from one sweep of trained language models.
 
 wies2021 (section 5.1, Figure 2) lower the rank r of the input embedding of a width-d_x net
 (``attnbook.lm.LMConfig.r``: the embedding factored as M_low M_vocab) and compare its test loss
@@ -13,7 +13,13 @@ of the factoring itself.
   interpolation over the baselines' monotone envelope, ``attnbook.lm_sweep.matched_size``), as a
   share of its own size and of the control's matched size, and its loss above the control's in
   standard errors of the seeds;
-* :func:`f2_nets`: the same as the records the W-F2 criterion reads.
+* :func:`f2_nets`: the same as the records the W-F2 criterion reads;
+* :func:`f7_measurement`: what W-F7 reads (Figure 7: positional against vocabulary rank), as
+  seed means;
+* :func:`repeat_losses`: the seed losses of the repeated points of Tables 1 and 2.
+
+Each takes ``seeds``, the seeds whose models it reads, so a verdict can be decided again with
+a seed left out (the stability rule).
 
 Used by: wies2021_rank_bottleneck.
 """
@@ -25,7 +31,7 @@ import pandas as pd
 
 from .lm_sweep import matched_size
 
-__all__ = ["net_table", "bottleneck_table", "f2_nets"]
+__all__ = ["net_table", "bottleneck_table", "f2_nets", "f7_measurement", "repeat_losses"]
 
 
 def net_table(results: pd.DataFrame, seeds=None) -> pd.DataFrame:
@@ -86,3 +92,38 @@ def f2_nets(table: pd.DataFrame) -> list[dict]:
     return [{"r": int(t.r), "losses": [float(x) for x in t.losses],
              "params": float(t.params_total), "matched": float(t.matched_params)}
             for t in table.itertuples()]
+
+
+def f7_measurement(results: pd.DataFrame, d_x: int, seeds=None) -> dict:
+    """W-F7's measurement from the nets of width ``d_x``: ``pos`` (positional rank r_e ->
+    mean test loss, the vocabulary at full rank), ``vocab`` (vocabulary rank r -> mean test
+    loss), the unfactored net's mean loss ``full_loss`` and its seed standard deviation
+    ``full_std``; only the seeds in ``seeds`` when given."""
+    nets = net_table(results, seeds)
+    nets = nets[nets["d_x"] == d_x]
+    full = nets[nets["group"] == "full"].iloc[0]
+    pos = nets[nets["group"] == "positional"]
+    vocab = nets[nets["group"] == "rank"]
+    return {"pos": {int(r): float(x) for r, x in zip(pos["r_e"], pos["test_loss"], strict=True)},
+            "vocab": {int(r): float(x) for r, x in zip(vocab["r"], vocab["test_loss"],
+                                                        strict=True)},
+            "full_loss": float(full["test_loss"]), "full_std": float(full["std"])}
+
+
+def repeat_losses(results: pd.DataFrame, tab2_rank: int, seeds=None) -> dict[str, list]:
+    """The seed losses (in seed order) of the points Tables 1 and 2 repeat: ``full`` (our
+    unfactored net), ``gpt2`` (GPT2LMHeadModel of its architecture), ``tab2`` (our net of rank
+    ``tab2_rank``) and ``long`` (the unfactored net trained longer); only ``seeds`` when given.
+
+    >>> frame = pd.DataFrame({"group": ["full", "full", "gpt2"], "model": ["ours", "ours", "gpt2"],
+    ...                       "r": np.nan, "seed": [1, 0, 0], "test_loss": [2.1, 2.0, 2.2]})
+    >>> repeat_losses(frame, 4)
+    {'full': [2.0, 2.1], 'gpt2': [2.2], 'tab2': [], 'long': []}
+    """
+    rows = results if seeds is None else results[results["seed"].isin(list(seeds))]
+    rows = rows.sort_values("seed")
+    ours = rows["model"] == "ours"
+    pick = {"full": ours & (rows["group"] == "full"), "gpt2": rows["model"] == "gpt2",
+            "tab2": ours & (rows["group"] == "rank") & (rows["r"] == tab2_rank),
+            "long": ours & (rows["group"] == "long")}
+    return {k: [float(x) for x in rows.loc[m, "test_loss"]] for k, m in pick.items()}
