@@ -17,7 +17,7 @@ STAMP   := $(VENV)/.installed
 BOOK_PROFILE := $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),largest)
 
 .PHONY: help venv corpora book notebooks pages html serve test lint unit notebooks-ci nbval \
-	book-ci browser publish-check pdf run claims stale lock clean extremes
+	book-ci browser publish-check pdf run claims stale lock clean extremes migrate
 
 help:
 	@echo "make book                     run every notebook and build the HTML book: each chapter at the"
@@ -37,6 +37,7 @@ help:
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since,"
 	@echo "                              or that are damaged"
 	@echo "make extremes                 the consistency chapters at the ends of their parameters' ranges"
+	@echo "make migrate NB=.. PROFILE=.. re-stamp a chapter's stale results after a sample agrees"
 
 venv: $(STAMP)
 $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
@@ -87,6 +88,12 @@ claims: venv
 # unless PROFILE is given on the command line (and not empty).
 stale: venv
 	$(PY) -m attnbook stale $(if $(and $(filter command line,$(origin PROFILE)),$(strip $(PROFILE))),--profile=$(PROFILE))
+
+# re-stamp a chapter's stale results with the current code, after recomputing a sample of them
+# that agrees within the tolerance its .yml declares (NB and PROFILE required)
+migrate: venv
+	@test -n "$(strip $(NB))" || { echo "make migrate: NB=<stem> PROFILE=<cpu|long|full> names the chapter" >&2; exit 2; }
+	$(PY) -m attnbook migrate $(NB) --profile=$(PROFILE) $(ARGS)
 
 # ---- the checks ------------------------------------------------------------------------
 test: venv lint unit notebooks-ci nbval book-ci browser

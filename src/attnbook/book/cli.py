@@ -68,6 +68,13 @@ def _parser() -> argparse.ArgumentParser:
                                       "code has changed since they were computed, or that are "
                                       "damaged")
     st.add_argument("--profile", default=None, help="only this profile (ci, cpu, long or full)")
+
+    mg = sub.add_parser("migrate", help="re-stamp a chapter's stale results with the current "
+                                        "code after recomputing a sample that agrees with them")
+    mg.add_argument("notebook")
+    mg.add_argument("--profile", required=True, help="cpu, long or full")
+    mg.add_argument("--seed", type=int, default=None,
+                    help="the sample's seed (default: drawn, and recorded)")
     return p
 
 
@@ -261,6 +268,17 @@ def _stale(args) -> int:
               f"{d['problem']}")
     print(f"{n} stale or damaged" + (f" at profile {args.profile}" if args.profile else ""),
           file=sys.stderr)
+    from .migrate import migrated_results
+
+    moved: dict = {}
+    for r in migrated_results(profile=args.profile):
+        m = r["migrated"]
+        key = (r["notebook"], r["profile"], m.get("from_commit"), m.get("checked_at"))
+        moved.setdefault(key, [0, m])[0] += 1
+    for (nb, prof, old, at), (count, m) in moved.items():
+        print(f"{nb}\t{prof}\t{count} results current by migration from {old} (checked at {at} "
+              f"on {len(m.get('sampled', []))} recomputed, largest difference "
+              f"{m.get('largest_difference', 0):.3g})", file=sys.stderr)
     return 0
 
 
@@ -329,6 +347,15 @@ def main(argv=None) -> int:
             return _params(args)
         if args.command == "stale":
             return _stale(args)
+        if args.command == "migrate":
+            from .migrate import migrate
+            from .runner import UsageError, check_environment
+
+            if args.profile not in ("cpu", "long", "full"):
+                raise UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
+                                 "results are not committed)")
+            check_environment()
+            return migrate(args.notebook, args.profile, seed=args.seed)
         if args.command == "report":
             from .publish import publish_chapters
             from .report import write_pages

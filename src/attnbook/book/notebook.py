@@ -350,8 +350,8 @@ class Run:
         if resamples is not None and reproduced is not None \
                 and reproduced != _claims.NOT_TESTABLE:
             stable = _claims.stability(reproduced, resamples, resample_kind)
-        if self.readonly or self.overrides:
-            _claims.check_claim_id(claim_id)
+        if self.readonly or self.overrides or self.store.migrating:
+            _claims.check_claim_id(claim_id)  # a migration records nothing: it re-records after
         else:
             # `computed_by`: where the cached numbers behind this verdict were computed (a book
             # re-drawn on a laptop from results computed on a GPU credits the GPU)

@@ -387,6 +387,7 @@ class NotebookSpec:
     rules: list = field(default_factory=list)
     cost: dict = field(default_factory=dict)  # profile -> {where, minutes, units, flop, ...}
     estimate: dict = field(default_factory=dict)  # work, memory_gb: expressions of parameters
+    migrate: dict = field(default_factory=dict)  # rtol, atol, why: a migration's tolerance
 
     @property
     def stem(self) -> str:
@@ -702,6 +703,30 @@ def _check_cost(cost, yml: Path) -> dict:
     return cost
 
 
+def _check_migrate(section, yml: Path) -> dict:
+    """The ``migrate`` section: the tolerance a verified migration compares the stored numbers
+    with (:mod:`attnbook.book.migrate`): ``rtol`` and ``atol`` (numbers >= 0, default 0:
+    exact) and ``why`` (its justification, required with a tolerance)."""
+    if section is None:
+        return {}
+    if not isinstance(section, dict) or set(section) - {"rtol", "atol", "why"}:
+        raise AttnbookError(f"{yml}: migrate must be a mapping of rtol, atol (numbers >= 0) "
+                            "and why (the tolerance's justification)")
+    for key in ("rtol", "atol"):
+        value = section.get(key, 0.0)
+        if isinstance(value, str):
+            try:
+                value = section[key] = float(value)  # YAML 1.1 reads 1e-6 as a string
+            except ValueError:
+                pass
+        if not _is_number(value) or not math.isfinite(value) or value < 0:
+            raise AttnbookError(f"{yml}: migrate {key} = {value!r}: allowed a number >= 0")
+    if (section.get("rtol") or section.get("atol")) and not str(section.get("why") or ""):
+        raise AttnbookError(f"{yml}: migrate: a tolerance needs its 'why' (from the seeds' "
+                            "spread, say)")
+    return section
+
+
 def load_spec(nb_path: Path) -> NotebookSpec:
     """Read a notebook's parameters cell and its ``.yml`` ranges, rules and profiles, checking
     all of them (every profile must satisfy every rule as it stands)."""
@@ -710,10 +735,10 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     yml = nb_path.with_suffix(".yml")
     raw = yaml.safe_load(yml.read_text()) if yml.exists() else {}
     raw = raw or {}
-    extra = set(raw) - {"allowed", "profiles", "rules", "cost", "estimate"}
+    extra = set(raw) - {"allowed", "profiles", "rules", "cost", "estimate", "migrate"}
     if extra:
         raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
-                            f"rules, profiles, cost, estimate")
+                            f"rules, profiles, cost, estimate, migrate")
     allowed = raw.get("allowed") or {}
     profiles = raw.get("profiles") or {}
     for name in allowed:
@@ -757,7 +782,8 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     for key, expr in estimate.items():
         _compile_rule(expr, f"{yml}: estimate {key}", defaults)
     spec = NotebookSpec(nb_path, defaults, allowed, profiles, rules,
-                        _check_cost(raw.get("cost"), yml), estimate)
+                        _check_cost(raw.get("cost"), yml), estimate,
+                        _check_migrate(raw.get("migrate"), yml))
     for name, value in defaults.items():
         if name not in RESERVED:
             check_value(name, value, value, allowed.get(name) or {})

@@ -24,6 +24,12 @@ the file; a stale one (code changed, or no fingerprint) is recomputed like a mis
 book built where nothing expensive may run, e.g. the deployment workflow, fails loudly rather
 than training for hours). A stale result (code changed since) is served there rather than
 recomputed, with one warning per notebook; a damaged one is never served.
+
+A migration (``python -m attnbook migrate``, :mod:`attnbook.book.migrate`) runs the notebook
+with ``ATTNBOOK_MIGRATE`` naming the stale results to recompute (its sample): those are
+recomputed, every other stale one is served as it is, a missing or damaged one is an error,
+and every result the notebook asks for is listed in the file the variable names, so the
+migration knows which stored results the chapter still uses.
 """
 
 import hashlib
@@ -42,6 +48,8 @@ import pandas as pd
 from .. import paths
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
+
+ENV_MIGRATE = "ATTNBOOK_MIGRATE"  # JSON {"sample": [paths], "log": path}: see the docstring
 
 __all__ = ["ResultStore", "CacheMiss", "StaleResultWarning", "config_key", "jsonable",
            "finite_json", "dumps", "DamagedResultWarning", "payload_hash", "check_record",
@@ -202,6 +210,20 @@ def stored_counts(root: Path | None = None, profile: str | None = None) -> dict:
     return counts
 
 
+def _migration() -> tuple[bool, set, str | None]:
+    """(migrating, the sample's resolved paths, the file asked paths go to), from
+    ``ATTNBOOK_MIGRATE``."""
+    text = os.environ.get(ENV_MIGRATE, "")
+    if not text:
+        return False, set(), None
+    try:
+        plan = json.loads(text)
+        return True, {Path(p).resolve() for p in plan["sample"]}, str(plan["log"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise AttnbookError(f"environment variable {ENV_MIGRATE} is not a migration plan "
+                            f"({type(e).__name__})") from None
+
+
 class StaleResultWarning(UserWarning):
     """A result computed by code that has changed since is served as it is (``cache_only``)."""
 
@@ -226,6 +248,7 @@ class ResultStore:
         self.stale: dict[str, list[str]] = {}  # path -> changed modules, of results recomputed
         self.served_stale: dict[str, list[str]] = {}  # the same, of stale results served as
         # they are (cache_only: nothing is recomputed)
+        self.migrating, self._sample, self._asked_log = _migration()
 
     def refuse_to_compute(self, what: str) -> None:
         """Raise :class:`CacheMiss` if this store may not compute ``what`` (``cache_only``)."""
@@ -267,13 +290,19 @@ class ResultStore:
             return None
         if path in self._checked:
             return self._checked[path]
+        if self.migrating:
+            with open(self._asked_log, "a") as f:
+                f.write(str(path.resolve()) + "\n")
+            if not path.exists():
+                raise CacheMiss(f"{path} is not stored: a migration recomputes only its sample "
+                                "of stored results; compute the chapter first (run)")
         record = None
         if path.exists():
             csv = path.with_suffix(".csv")
             record, problem, changed = check_record(
                 path, csv_text=self._memory.get(csv))
             if problem:
-                if self.cache_only:  # nothing may be recomputed: say which file, and why not
+                if self.cache_only or self.migrating:  # nothing may be recomputed: say which
                     raise CacheMiss(f"stored result {problem}; it cannot be recomputed under "
                                     "--cache-only: restore the file (git checkout), or run "
                                     "without --cache-only to recompute it")
@@ -284,7 +313,12 @@ class ResultStore:
                 warnings.warn(f"{problem}; recomputing it", DamagedResultWarning, stacklevel=4)
                 record = None
             elif changed and path not in self._fresh:
-                if self.cache_only:  # never recomputed here: served, and said so once
+                if self.migrating and path.resolve() not in self._sample:
+                    self.served_stale[str(path)] = changed  # re-stamped if the sample agrees
+                elif self.migrating:
+                    self.stale[str(path)] = changed  # recomputed, then compared
+                    record = None
+                elif self.cache_only:  # never recomputed here: served, and said so once
                     if not self.served_stale:
                         warnings.warn(f"serving results under {self.dir} computed by code that "
                                       f"has changed since: {', '.join(changed)}; --cache-only "

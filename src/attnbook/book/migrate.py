@@ -1,0 +1,313 @@
+"""Verified migration of stored results: change the library code without recomputing a chapter.
+
+A stored result is stale as soon as a module its computation ran changes (see
+:mod:`attnbook.book.provenance`). When the change should not alter its numbers (a module
+moved, a duplicate folded, a faster path), ``python -m attnbook migrate <stem> --profile P``
+checks that on a sample instead of recomputing everything:
+
+1. The chapter's ``.yml`` declares the tolerance beforehand (``migrate: {rtol, atol, why}``;
+   none: exact), committed: a tolerance with uncommitted changes is refused, as is a library
+   or notebook with uncommitted changes (the re-stamped results name the commit they were
+   checked at).
+2. A first pass runs the notebook serving every stale result as it is and lists those it asks
+   for (``ATTNBOOK_MIGRATE``, :mod:`attnbook.book.store`): stored results it no longer asks for
+   are named and left alone.
+3. The sample: :data:`SAMPLE` of the stale results it asks for, drawn at random with a seed that
+   is recorded, plus the cheapest one (least ``wall_s``) and the cheapest of each group (a sweep,
+   or a table's name) the others do not cover, so every group's new fingerprint comes from a
+   recomputation. A second pass recomputes the sample with the current code.
+4. Every number of each recomputed result is compared with the stored one (:func:`compare`:
+   integers, booleans and text exactly, floats within ``atol + rtol * |stored|``). If all agree,
+   every other stale result the chapter asks for is re-stamped with its group's new fingerprint,
+   and its record keeps ``migrated``: the old fingerprint and commit, the commit checked at, the
+   seed, the sampled results and the largest difference seen; the chapter is then re-drawn from
+   the cache (its ledger re-recorded). If any differs, nothing is re-stamped: the differences
+   are listed, and the chapter must be recomputed.
+
+``python -m attnbook stale`` and the execution report name the results that are current by
+migration.
+"""
+
+import io
+import json
+import math
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..errors import AttnbookError
+from .provenance import git_state
+from .store import ENV_MIGRATE, atomic_write, check_record, dumps, stored_results
+
+__all__ = ["SAMPLE", "compare", "compare_tables", "migrate", "choose_sample", "group_of",
+           "migrated_results"]
+
+SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
+
+
+def group_of(path: Path, profile_dir: Path) -> str:
+    """The group a stored result belongs to: its sweep (the folder under the profile's) or, for
+    a table, its name (the file name before the parameters' key).
+
+    >>> group_of(Path("r/nb/cpu/lm/ab12.json"), Path("r/nb/cpu"))
+    'sweep lm'
+    >>> group_of(Path("r/nb/cpu/table1-ab12.json"), Path("r/nb/cpu"))
+    'table table1'
+    """
+    if path.parent != profile_dir:
+        return f"sweep {path.parent.relative_to(profile_dir).as_posix()}"
+    return f"table {path.stem.rsplit('-', 1)[0]}"
+
+
+def choose_sample(units: list[dict], seed: int, k: int = SAMPLE) -> list[dict]:
+    """``k`` of ``units`` (dicts with ``path``, ``group``, ``wall_s``) at random with ``seed``,
+    plus the cheapest, plus the cheapest of each group the others leave out; in the order of
+    ``units``.
+
+    >>> us = [{"path": f"u{i}", "group": "a" if i < 4 else "b", "wall_s": 10 - i}
+    ...       for i in range(6)]
+    >>> [u["path"] for u in choose_sample(us, seed=0, k=1)]
+    ['u3', 'u5']
+    """
+    def cost(u):
+        w = u.get("wall_s")
+        return float(w) if isinstance(w, (int, float)) and math.isfinite(w) else math.inf
+
+    picked = {u["path"] for u in random.Random(seed).sample(units, min(k, len(units)))}
+    picked.add(min(units, key=cost)["path"])
+    for g in dict.fromkeys(u["group"] for u in units):
+        mine = [u for u in units if u["group"] == g]
+        if not any(u["path"] in picked for u in mine):
+            picked.add(min(mine, key=cost)["path"])
+    return [u for u in units if u["path"] in picked]
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def compare(old, new, rtol: float, atol: float, where: str = "") -> tuple[list[str], float]:
+    """Compare two JSON values: (the differences beyond the tolerance, each as one line, and
+    the largest absolute difference between floats). Integers, booleans, text and None must be
+    equal; floats agree within ``atol + rtol * |old|``.
+
+    >>> compare({"a": [1, 2.0]}, {"a": [1, 2.0 + 1e-9]}, rtol=1e-6, atol=0)[0]
+    []
+    >>> compare({"a": 1, "b": 0.5}, {"a": 2, "b": 0.6}, rtol=0.1, atol=0)[0]
+    ['a: 1 -> 2', 'b: 0.5 -> 0.6 (difference 0.1 above 0.05)']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out, worst = [], 0.0
+        for key in sorted(set(old) | set(new), key=str):
+            if key not in old or key not in new:
+                out.append(f"{where}{key}: {'added' if key not in old else 'removed'}")
+                continue
+            o, w = compare(old[key], new[key], rtol, atol, f"{where}{key}.")
+            out, worst = out + o, max(worst, w)
+        return [line.replace(".: ", ": ") for line in out], worst
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return [f"{where.rstrip('.')}: length {len(old)} -> {len(new)}"], 0.0
+        out, worst = [], 0.0
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            o, w = compare(a, b, rtol, atol, f"{where}{i}.")
+            out, worst = out + o, max(worst, w)
+        return out, worst
+    name = where.rstrip(".") or "value"
+    if isinstance(old, float) or isinstance(new, float):
+        if not isinstance(old, (int, float)) or not isinstance(new, (int, float)) \
+                or isinstance(old, bool) or isinstance(new, bool):
+            return [f"{name}: {old!r} -> {new!r}"], 0.0
+        a, b = float(old), float(new)
+        if math.isnan(a) and math.isnan(b):
+            return [], 0.0
+        diff = abs(a - b)
+        if not diff <= atol + rtol * abs(a):
+            return [f"{name}: {old!r} -> {new!r} (difference {diff:.3g} above "
+                    f"{atol + rtol * abs(a):.3g})"], diff if math.isfinite(diff) else math.inf
+        return [], diff
+    if old != new or type(old) is not type(new) and not (_is_int(old) and _is_int(new)):
+        return [f"{name}: {old!r} -> {new!r}"], 0.0
+    return [], 0.0
+
+
+def compare_tables(old_csv: str, new_csv: str, rtol: float, atol: float) -> tuple[list[str],
+                                                                                  float]:
+    """:func:`compare` for two stored tables (CSV texts): the same columns and rows, each
+    column's integers and text equal, its floats within the tolerance.
+
+    >>> compare_tables("k,x\\n1,0.5\\n", "k,x\\n1,0.5000001\\n", rtol=1e-5, atol=0)[0]
+    []
+    """
+    a, b = (pd.read_csv(io.StringIO(t)) for t in (old_csv, new_csv))
+    if list(a.columns) != list(b.columns) or a.shape != b.shape:
+        return [f"table shape or columns {a.shape} {list(a.columns)} -> {b.shape} "
+                f"{list(b.columns)}"], 0.0
+    records = [{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}
+               for r in a.to_dict("records")]
+    other = [{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}
+             for r in b.to_dict("records")]
+    return compare(records, other, rtol, atol, "row ")
+
+
+def _payload(path: Path) -> tuple[dict, object]:
+    """A stored result's record and what its numbers are: the sweep record's ``result`` and
+    ``config``, or the table's CSV text."""
+    record = json.loads(path.read_text())
+    if "result" in record:
+        return record, {"config": record.get("config"), "result": record.get("result")}
+    return record, path.with_suffix(".csv").read_text()
+
+
+def migrated_results(root: Path | None = None, profile: str | None = None) -> list[dict]:
+    """The stored results that are current by migration: notebook, profile, path and their
+    ``migrated`` record."""
+    out = []
+    for r in stored_results(root, profile):
+        if r["problem"] or r["changed"]:
+            continue
+        record = json.loads(r["path"].read_text())
+        if isinstance(record.get("migrated"), dict):
+            out.append({**r, "migrated": record["migrated"]})
+    return out
+
+
+def _tolerance(spec) -> dict:
+    tol = dict(spec.migrate or {})
+    return {"rtol": float(tol.get("rtol", 0.0)), "atol": float(tol.get("atol", 0.0)),
+            "why": str(tol.get("why", "exact: no tolerance declared"))}
+
+
+def _clean_or_refuse(stem: str) -> dict:
+    """The git state, refusing uncommitted changes to the library, the notebooks (the
+    chapter's tolerance among them) or a repository git cannot read."""
+    import subprocess
+
+    state = git_state()
+    try:
+        changed = subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks"],
+                                 cwd=paths.ROOT, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        changed = None
+    if changed is None or state.get("commit") in (None, "unknown"):
+        raise AttnbookError("migrate needs a git checkout: the re-stamped results name the "
+                            "commit they were checked at")
+    if changed:
+        yml = f"notebooks/{stem}.yml"
+        first = changed.splitlines()[0]
+        why = (f"its tolerance ({yml}) has uncommitted changes: commit it before the migration"
+               if yml in changed else f"uncommitted changes ({first.strip()}...)")
+        raise AttnbookError(f"migrate {stem}: {why}")
+    return state
+
+
+def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> int:
+    """Migrate the stale stored results of ``stem`` at ``profile`` (see the module's text);
+    0 when migrated or nothing is stale, 1 when the sample disagrees or a run fails."""
+    from .profiles import load_spec
+    from .runner import available_notebooks, execute, plan, resolve_notebook
+
+    available = available_notebooks()
+    stem = resolve_notebook(stem, available)
+    spec = load_spec(available[stem])
+    tol = _tolerance(spec)
+    state = _clean_or_refuse(stem)
+    profile_dir = paths.COMMITTED_RESULTS / stem / profile
+    mine = [r for r in stored_results(profile=profile) if r["notebook"] == stem]
+    damaged = [r for r in mine if r["problem"]]
+    if damaged:
+        raise AttnbookError(f"migrate {stem}: damaged stored result {damaged[0]['problem']}: "
+                            "restore it (git checkout) first")
+    stale = {r["path"].resolve(): r for r in mine if r["changed"]}
+    if not stale:
+        log(f"{stem} · {profile}: no stale stored result; nothing to migrate")
+        return 0
+    seed = int(time.time()) % 100_000 if seed is None else int(seed)
+    (job,) = plan([stem], profile, [])
+    with tempfile.TemporaryDirectory() as tmp:
+        asked_log = Path(tmp) / "asked.txt"
+        asked_log.touch()
+
+        def one_pass(sample) -> dict:
+            os.environ[ENV_MIGRATE] = json.dumps({"sample": [str(p) for p in sample],
+                                                  "log": str(asked_log)})
+            try:
+                (entry,) = execute([job], log=log)
+            finally:
+                os.environ.pop(ENV_MIGRATE, None)
+            return entry
+
+        log(f"{stem} · {profile}: {len(stale)} stale stored results; first pass: which the "
+            "chapter asks for")
+        entry = one_pass([])
+        if entry["status"] != "ok":
+            log(f"migrate: the first pass failed ({entry.get('error')}); nothing re-stamped")
+            return 1
+        asked = {Path(line) for line in asked_log.read_text().split()}
+        unused = sorted(p for p in stale if p not in asked)
+        for p in unused:
+            log(f"      not asked for by the chapter (left as it is): {p.relative_to(paths.ROOT)}")
+        units = []
+        for p in sorted(p for p in stale if p in asked):
+            record = json.loads(p.read_text())
+            units.append({"path": p, "group": group_of(p, profile_dir.resolve()),
+                          "wall_s": record.get("wall_s"), "record": record})
+        if not units:
+            log("migrate: the chapter asks for none of its stale results; nothing re-stamped")
+            return 0
+        sample = choose_sample(units, seed)
+        old = {u["path"]: _payload(u["path"]) for u in sample}
+        log(f"      sample (seed {seed}): {len(sample)} of {len(units)}: "
+            + ", ".join(str(u["path"].relative_to(profile_dir.resolve())) for u in sample))
+        t0 = time.perf_counter()
+        entry = one_pass([u["path"] for u in sample])
+        wall = time.perf_counter() - t0
+        if entry["status"] != "ok":
+            log(f"migrate: the second pass failed ({entry.get('error')}); nothing re-stamped")
+            return 1
+    problems, worst, new_fp = [], 0.0, {}
+    for u in sample:
+        record, problem, changed = check_record(u["path"])
+        if problem or changed or record.get("fingerprint") == u["record"].get("fingerprint"):
+            problems.append(f"{u['path'].relative_to(paths.ROOT)}: not recomputed by the "
+                            "second pass")
+            continue
+        _, new_payload = _payload(u["path"])
+        _, old_payload = old[u["path"]]
+        if isinstance(old_payload, str):
+            diffs, w = compare_tables(old_payload, new_payload, tol["rtol"], tol["atol"])
+        else:
+            diffs, w = compare(old_payload, new_payload, tol["rtol"], tol["atol"])
+        worst = max(worst, w)
+        problems += [f"{u['path'].relative_to(paths.ROOT)}: {d}" for d in diffs[:5]]
+        new_fp[u["group"]] = record["fingerprint"]
+    if problems:
+        log(f"migrate {stem} · {profile}: the sample disagrees (tolerance rtol {tol['rtol']:g}, "
+            f"atol {tol['atol']:g}); nothing re-stamped, recompute the chapter:")
+        for line in problems:
+            log(f"      {line}")
+        return 1
+    sampled = [str(u["path"].relative_to(profile_dir.resolve())) for u in sample]
+    n = 0
+    for u in units:
+        if u in sample:
+            continue
+        record = u["record"]
+        record["migrated"] = {"from_fingerprint": record.get("fingerprint"),
+                              "from_commit": record.get("commit"),
+                              "checked_at": state["commit"], "seed": seed, "sampled": sampled,
+                              "largest_difference": worst, "tolerance": tol,
+                              "sample_seconds": round(wall, 1)}
+        record["fingerprint"] = new_fp[u["group"]]
+        atomic_write(u["path"], dumps(record, indent=1, sort_keys=True))
+        n += 1
+    log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
+        f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")
+    (entry,) = execute([job], cache_only=True, log=log)
+    return 0 if entry["status"] == "ok" else 1

@@ -1,0 +1,153 @@
+"""Verified migration: stale stored results re-stamped only when a recomputed sample agrees."""
+
+import json
+import subprocess
+
+import nbformat
+import pytest
+
+from attnbook import paths
+from attnbook.book import provenance
+from attnbook.book.migrate import compare, compare_tables, migrate
+from attnbook.book.store import ENV_MIGRATE, CacheMiss, ResultStore, check_record, payload_hash
+from attnbook.errors import AttnbookError
+
+NOTEBOOK = """
+import pandas as pd
+import attnbook as ab
+run = ab.start("m_migrates", profile=profile, seed=seed)
+
+
+def unit(c):
+    return {"y": c["n"] * 0.1, "k": c["n"]}
+
+
+res = run.sweep("s").run(unit, [{"n": i} for i in range(5)])
+t = run.cached("t", {"m": 1}, lambda: pd.DataFrame({"x": [0.5, 1.0], "i": [1, 2]}))
+run.record("L-Lem1", bool(res["k"].sum() == 10), f"sum {res['y'].sum():.3f}")
+"""
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(sandbox, monkeypatch):
+    """The sandbox as a git checkout with one chapter whose 5 sweep units and one table are
+    stored, then made stale (their fingerprint names an old version of a module)."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "cpu"  # set by the runner\nseed = 0  # seed')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# m"), params, nbformat.v4.new_code_cell(NOTEBOOK)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.write(nb, sandbox / "notebooks" / "m_migrates.ipynb")
+    (sandbox / "notebooks" / "m_migrates.yml").write_text("allowed:\n  seed: {min: 0, max: 9}\n")
+    for name, value in (("ROOT", sandbox), ("NOTEBOOKS", sandbox / "notebooks"),
+                        ("BUILD", sandbox / "build"), ("COMMITTED_RESULTS",
+                                                       sandbox / "data/results"),
+                        ("RESULTS", sandbox / "data/results"), ("CLAIMS", sandbox / "data/claims")):
+        monkeypatch.setattr(paths, name, value)
+    monkeypatch.setattr(provenance, "ROOT", sandbox)
+    (sandbox / "src").mkdir()
+    _git(sandbox, "init", "-q")
+    _git(sandbox, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(sandbox, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    from attnbook.book.runner import execute, plan
+
+    (entry,) = execute(plan(["m_migrates"], "cpu", []), log=lambda *_: None)
+    assert entry["status"] == "ok", entry["error"]
+    for f in (sandbox / "data/results/m_migrates/cpu").rglob("*.json"):
+        record = json.loads(f.read_text())
+        record["fingerprint"] = {**record["fingerprint"], "attnbook.linalg": "0" * 16}
+        f.write_text(json.dumps(record))
+    return sandbox
+
+
+def _results(root):
+    return sorted((root / "data/results/m_migrates/cpu").rglob("*.json"))
+
+
+def test_code_that_keeps_every_number_migrates_with_exact_agreement(project):
+    assert all(check_record(f)[2] == ["attnbook.linalg"] for f in _results(project))  # stale
+    assert migrate("m_migrates", "cpu", seed=1, log=lambda *_: None) == 0
+    records = [json.loads(f.read_text()) for f in _results(project)]
+    assert all(check_record(f)[2] == [] for f in _results(project))  # all current now
+    moved = [r["migrated"] for r in records if "migrated" in r]
+    assert len(moved) == 6 - len(moved[0]["sampled"]) >= 1  # the rest re-stamped
+    m = moved[0]
+    assert m["seed"] == 1 and m["largest_difference"] == 0.0 and m["tolerance"]["rtol"] == 0
+    assert m["from_fingerprint"]["attnbook.linalg"] == "0" * 16
+    assert "table t" not in " ".join(m["sampled"]) or len(m["sampled"]) >= 4
+    ledger = json.loads((project / "data/claims/results/cpu/L-Lem1.json").read_text())
+    assert ledger["status"] == "reproduced"  # re-recorded from the cache after the migration
+
+
+def test_a_changed_number_refuses_and_names_the_unit(project, capsys):
+    for f in _results(project):  # every stored y differs from what the code computes now
+        record = json.loads(f.read_text())
+        if "result" in record:
+            record["result"]["y"] += 0.5
+            record["sha256"] = payload_hash({"config": record["config"],
+                                             "result": record["result"]})
+            f.write_text(json.dumps(record))
+    before = {f: f.read_text() for f in _results(project)}
+    lines = []
+    assert migrate("m_migrates", "cpu", seed=1, log=lines.append) == 1
+    text = "\n".join(lines)
+    assert "the sample disagrees" in text and "nothing re-stamped" in text
+    assert "data/results/m_migrates/cpu/s/" in text and "result.y:" in text
+    sampled = [f for f in _results(project) if f.read_text() != before[f]]
+    for f in _results(project):
+        if f not in sampled:  # no record outside the sample was re-stamped
+            assert "migrated" not in json.loads(f.read_text())
+            assert check_record(f)[2] == ["attnbook.linalg"]
+
+
+def test_a_tolerance_not_committed_is_refused(project):
+    yml = project / "notebooks" / "m_migrates.yml"
+    yml.write_text(yml.read_text() + "migrate: {rtol: 0.5, why: seeds' spread}\n")
+    with pytest.raises(AttnbookError, match="tolerance .* uncommitted changes: commit it"):
+        migrate("m_migrates", "cpu", log=lambda *_: None)
+    assert all("migrated" not in json.loads(f.read_text()) for f in _results(project))
+
+
+def test_the_store_recomputes_only_the_sample_and_lists_what_it_serves(tmp_path, monkeypatch):
+    from attnbook.book.notebook import Sweep
+
+    Sweep(ResultStore("nb", "cpu", root=tmp_path), "s").run(
+        lambda c: {"y": c["n"]}, [{"n": 1}, {"n": 2}], progress=False)
+    paths_ = sorted((tmp_path / "nb/cpu/s").glob("*.json"))
+    for f in paths_:
+        record = json.loads(f.read_text())
+        record["fingerprint"] = {"attnbook.linalg": "0" * 16}
+        f.write_text(json.dumps(record))
+    log = tmp_path / "asked.txt"
+    monkeypatch.setenv(ENV_MIGRATE, json.dumps({"sample": [str(paths_[0])], "log": str(log)}))
+    store = ResultStore("nb", "cpu", root=tmp_path)
+    assert store.migrating
+    out = Sweep(store, "s").run(lambda c: {"y": 10 * c["n"]}, [{"n": 1}, {"n": 2}],
+                                progress=False)
+    sampled_n = json.loads(paths_[0].read_text())["config"]["n"]
+    assert dict(zip(out["n"], out["y"], strict=True)) == {
+        n: 10 * n if n == sampled_n else n for n in (1, 2)}  # only the sample is recomputed
+    assert list(store.served_stale) == [str(paths_[1])]
+    assert {p.strip() for p in log.read_text().split()} == {str(p.resolve()) for p in paths_}
+    with pytest.raises(CacheMiss, match="a migration recomputes only its sample"):
+        Sweep(store, "s").run(lambda c: {"y": 0}, [{"n": 3}], progress=False)
+
+
+def test_compare_reads_integers_exactly_and_floats_within_the_tolerance():
+    assert compare([1, 2.0], [1, 2.0], 0, 0) == ([], 0.0)
+    assert compare({"a": 1}, {"a": 1.0}, 0, 0)[0] == []  # equal numbers
+    assert compare({"a": True}, {"a": 1}, 0, 0)[0] == ["a: True -> 1"]
+    assert compare({"a": 1}, {"a": 2}, 1, 1)[0] == ["a: 1 -> 2"]  # integers exactly
+    assert compare({"a": float("nan")}, {"a": float("nan")}, 0, 0)[0] == []
+    assert compare({"a": None}, {"a": 0.0}, 1, 1)[0] == ["a: None -> 0.0"]
+    assert compare({"a": [1]}, {"a": [1, 2]}, 0, 0)[0] == ["a: length 1 -> 2"]
+    diffs, worst = compare({"x": 1.0}, {"x": 1.1}, rtol=0.2, atol=0)
+    assert diffs == [] and worst == pytest.approx(0.1)
+    assert compare_tables("a,b\n1,x\n", "a,b\n2,x\n", 0, 0)[0] == ["row 0.a: 1 -> 2"]
+    assert compare_tables("a\n1\n", "b\n1\n", 0, 0)[0][0].startswith("table shape or columns")
