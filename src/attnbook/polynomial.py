@@ -42,6 +42,22 @@ def lemma1_degree(L: int) -> int:
     return 2 * attention_factor_count(L) + 1
 
 
+def _log_norm(y: torch.Tensor) -> float:
+    """log ||y||, computed as log max|y| + log ||y / max|y|||, so that it neither overflows nor
+    underflows where ||y||^2 would (a degree-729 output at scale 2 has ||y||^2 ~ 2^1458; the
+    largest float64 is about 2^1024): -inf for y = 0, NaN or inf for a non-finite y.
+
+    >>> abs(_log_norm(torch.tensor([3.0, 4.0], dtype=torch.float64)) - float(np.log(5))) < 1e-15
+    True
+    >>> round(_log_norm(torch.tensor([2.0 ** 1000, 2.0 ** 1000], dtype=torch.float64)), 6)
+    693.493754
+    """
+    m = float(y.abs().max())
+    if m == 0 or not np.isfinite(m):
+        return -np.inf if m == 0 else m
+    return float(np.log(m) + np.log(float((y / m).norm())))
+
+
 @torch.no_grad()
 def homogeneity_check(f, x: torch.Tensor, scales, degree: int) -> dict:
     """Compare f(a x) with a^degree f(x) for every a in ``scales``.
@@ -57,17 +73,17 @@ def homogeneity_check(f, x: torch.Tensor, scales, degree: int) -> dict:
     if any(a <= 0 for a in scales):
         raise ParameterError("scales", scales, "positive numbers")
     y = f(x)
-    base = float(y.norm())
-    if not np.isfinite(base) or base == 0:
+    base = _log_norm(y)
+    if not np.isfinite(base):
         from .errors import AttnbookError
 
-        raise AttnbookError(f"f(x) has norm {base}: choose an input (or calibrate the network) "
-                            "so that f(x) is finite and non-zero")
+        raise AttnbookError(f"f(x) has norm exp({base}): choose an input (or calibrate the "
+                            "network) so that f(x) is finite and non-zero")
     errs, logs = [], []
     for a in scales:
         ya, pred = f(a * x), (a**degree) * y
         errs.append(float((ya - pred).abs().max() / pred.abs().max()))
-        logs.append(np.log(float(ya.norm())) - np.log(base))
+        logs.append(_log_norm(ya) - base)
     la = np.log(scales)
     slope = float(np.dot(la, logs) / np.dot(la, la))  # fit through the origin: log r = D log a
     return {"max_rel_error": max(errs), "fitted_degree": slope}
