@@ -340,8 +340,9 @@ def crossing_k(ks, fractions, level):
 def kruskal_rank_slightly_above_n(at_n, curve, n, d, *, fraction_min, confidence, min_draws,
                                   crossing, max_d_fraction):
     """M-F1, from the randomized rank test on the queries after one random attention layer
-    (draw k of them: is the k x d matrix of rank k?), decided by bounds that the sampling
-    noise of the draws cannot cross (never a sampled fraction against 0.99 directly).
+    (draw k of them: is the k x d matrix of rank k?), decided by one-sided Clopper-Pearson
+    bounds of the shares (never a sampled fraction against 0.99 directly); how often a
+    bootstrap resample of the draws overturns the verdict is its stability, not part of it.
 
     ``at_n`` = (successes, draws) at k = n; ``curve``: rows (k, successes, draws, exact),
     ``exact`` True where the share is 0 for certain (k above the rank of all the queries).
