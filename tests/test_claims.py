@@ -142,7 +142,8 @@ def test_an_entry_decided_by_a_criterion_changed_since_is_stale(sandbox):
     assert entry["criterion"] == claims.criterion_sha("M-F2b", d)
     assert claims.CRITERION_CHANGED not in claims.stale_modules(entry, d)
     csv = d / "mahdavi2024.csv"
-    csv.write_text(csv.read_text().replace("max_drop=0.01", "max_drop=0.02"))
+    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
+                                           "n_se=3; saturated_at=0.98; min_points=3"))
     assert claims.CRITERION_CHANGED in claims.stale_modules(entry, d)
     row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["M-F2b"]
     assert claims.CRITERION_CHANGED in row["stale"]
@@ -254,7 +255,8 @@ def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
     claims.record("M-F2b", True, "drop 0.004", profile="cpu", notebook="nb", run={},
                   claims_dir=d)
     csv = d / "mahdavi2024.csv"
-    csv.write_text(csv.read_text().replace("max_drop=0.01", "max_drop=0.02"))
+    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
+                                           "n_se=3; saturated_at=0.98; min_points=3"))
     _cli_on(sandbox, monkeypatch)
     assert main(["claims", "--profile", "cpu"]) == 0
     out, err = capsys.readouterr()

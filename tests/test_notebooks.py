@@ -61,8 +61,6 @@ STABILITY_PENDING = {
     "bruna2024_furthest_neighbour",
     "bruna2024_symmetric",
     "levine2020_depth_transition",
-    "mahdavi2024_fig2_heads_context",
-    "mahdavi2024_fig2c_head_size",
     "wies2021_attention_ratio",
     "wies2021_depth_efficiency",
     "wies2021_vocab_rank",

@@ -3,7 +3,10 @@
 The measurements are the chapters' tables (pandas DataFrames, or anything with the same
 columns): the theorem checks of ``mahdavi2024_theory``, the per-point mean training accuracy
 or MSE of the gradient-descent chapters (columns ``T``, the swept variable, ``metric``), and
-the rank-test fractions of ``mahdavi2024_real_models``.
+the rank-test fractions of ``mahdavi2024_real_models``. Where a criterion compares two noisy
+means (M-F2b, M-F2c, M-F5) the table also holds each point's seed standard deviation
+(``metric_std``) and its number of seeds (``seeds``), and the difference is read in standard
+errors of the seeds: (m_b - m_a) / sqrt(s_a^2/k_a + s_b^2/k_b).
 """
 
 import math
@@ -11,9 +14,10 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, all_at_most, criterion
+from . import NOT_TESTABLE, criterion, thresholds
 
-__all__ = ["clopper_pearson", "crossing_k", "line_r2_by", "memorization_limit",
+__all__ = ["clopper_pearson", "crossing_k", "f2c_case", "f2c_description", "head_size_reading",
+           "line_r2_by", "memorization_limit", "se_difference", "trend_description", "trend_in_se",
            "unsaturated_counts"]
 
 
@@ -86,6 +90,104 @@ def unsaturated_counts(points, *, saturated_at=None, floor=None) -> dict:
 
 def _testable(points, min_points, **level) -> bool:
     return any(c >= min_points for c in unsaturated_counts(points, **level).values())
+
+
+def _judged(points, min_points, **level) -> list:
+    """The T with at least ``min_points`` points short of saturation (or above the floor)."""
+    return [T for T, c in unsaturated_counts(points, **level).items() if c >= min_points]
+
+
+def se_difference(a, b) -> float:
+    """``b - a`` in standard errors of the seeds: (m_b - m_a) / sqrt(se_a^2 + se_b^2), each point
+    ``a``, ``b`` a (mean, standard error) pair; NaN where a point has no standard error (one
+    seed); with both errors 0, 0 for equal means and +-inf otherwise.
+
+    >>> se_difference((0.5, 0.03), (0.6, 0.04))
+    2.0
+    >>> se_difference((0.5, 0.0), (0.5, 0.0)), se_difference((0.5, 0.0), (0.4, 0.0))
+    (0.0, -inf)
+    """
+    (ma, sa), (mb, sb) = a, b
+    se = math.hypot(float(sa), float(sb))
+    diff = float(mb) - float(ma)
+    if math.isnan(se):
+        return math.nan
+    if se == 0.0:
+        return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
+    return round(diff / se, 12)
+
+
+def _curves(points, x, floor=None) -> dict:
+    """Per T: the points (x, mean, standard error of the mean over seeds) in the order of x;
+    the mean raised to ``floor`` when one is given (an MSE below it counts as memorized)."""
+    Ts, xs, ys, sds, ks = _rows(points, "T", x, "metric", "metric_std", "seeds")
+    out: dict = {}
+    for T, a, y, s, k in zip(Ts, xs, ys, sds, ks, strict=True):
+        y = float(y) if floor is None else max(float(y), floor)
+        out.setdefault(T, []).append((float(a), y, float(s) / math.sqrt(float(k))))
+    return {T: sorted(c) for T, c in sorted(out.items())}
+
+
+def trend_in_se(points, x, *, falling=False, floor=None) -> dict:
+    """Per T: the worst step from one ``x`` to the next and the change from the first ``x`` to
+    the last, each along the trend (a rise of accuracy, a fall of an MSE when ``falling``) in
+    standard errors of the seeds (:func:`se_difference`; negative: against the trend). ``points``:
+    ``T``, ``x``, ``metric`` (the mean over seeds), ``metric_std``, ``seeds``; ``floor`` raises
+    every mean to it first.
+
+    >>> pts = {"T": [8] * 3, "n": [1, 2, 3], "metric": [0.2, 0.19, 0.5],
+    ...        "metric_std": [0.01, 0.01, 0.02], "seeds": [4, 4, 4]}
+    >>> {T: {k: round(v, 2) for k, v in r.items()} for T, r in trend_in_se(pts, "n").items()}
+    {8: {'worst_step': -1.41, 'overall': 26.83}}
+    """
+    sign = -1.0 if falling else 1.0
+    out = {}
+    for T, c in _curves(points, x, floor).items():
+        z = [sign * se_difference(p[1:], q[1:]) for p, q in zip(c, c[1:], strict=False)]
+        out[T] = {"worst_step": min(z) if z else math.nan,
+                  "overall": sign * se_difference(c[0][1:], c[-1][1:]) if len(c) > 1 else math.nan}
+    return out
+
+
+def _trend_holds(points, x, judged, n_se, falling=False, floor=None) -> bool | str:
+    """At every judged T: no step against the trend by more than ``n_se`` standard errors and
+    a change along it, first x to last, of more than ``n_se``; NOT_TESTABLE without a judged T
+    or where a point has one seed (no standard error)."""
+    curves = _curves(points, x, floor)
+    if any(not math.isfinite(m) for T in judged for _, m, _ in curves[T]):
+        return False  # a model that diverged (NaN) memorized nothing
+    trend = trend_in_se(points, x, falling=falling, floor=floor)
+    read = [trend[T] for T in judged]
+    if not read or any(math.isnan(v) for r in read for v in r.values()):
+        return NOT_TESTABLE
+    return all(r["worst_step"] >= -n_se and r["overall"] > n_se for r in read)
+
+
+def trend_description(points, x, judged, *, falling=False, floor=None) -> str:
+    """The numbers :func:`trend_in_se` reads, per judged T, in words.
+
+    >>> pts = {"T": [8] * 3, "n": [1, 2, 3], "metric": [0.2, 0.19, 0.5],
+    ...        "metric_std": [0.01, 0.01, 0.02], "seeds": [4, 4, 4]}
+    >>> trend_description(pts, "n", [8])
+    'T=8: worst step -0.010 to n = 2 (-1.41 se), first to last +0.300 (+26.83 se)'
+    """
+    trend = trend_in_se(points, x, falling=falling, floor=floor)
+    curves = _curves(points, x, floor)
+    sign = -1.0 if falling else 1.0
+    fmt = "{:+.2e}" if falling else "{:+.3f}"
+    out = []
+    for T in judged:
+        c = curves[T]
+        steps = [(sign * se_difference(p[1:], q[1:]), q[1] - p[1], q[0])
+                 for p, q in zip(c, c[1:], strict=False)]
+        if not steps:
+            out.append(f"T={T}: one point")
+            continue
+        _, step, at = min(steps, key=lambda z: (z[0] if not math.isnan(z[0]) else -math.inf))
+        out.append(f"T={T}: worst step {fmt.format(step)} to {x} = {at:g} "
+                   f"({sign * trend[T]['worst_step']:+.2f} se), first to last "
+                   f"{fmt.format(c[-1][1] - c[0][1])} ({sign * trend[T]['overall']:+.2f} se)")
+    return "; ".join(out)
 
 
 # ---------------------------------------------------------------- theory (exact constructions)
@@ -179,14 +281,160 @@ def accuracy_linear_in_heads(points, *, saturated_at, min_points, r2_min):
     return _linear(points, "H", saturated_at, min_points, r2_min)
 
 
+F2C_PARTS = ("up to n", "beyond n")
+
+
+def head_size_reading(points, n, part, *, n_se, floor_at, saturated_at) -> list[dict]:
+    """Per T, what M-F2c's ``part`` reads from ``points`` (``T``, ``d_h``, ``metric``,
+    ``metric_std``, ``seeds``): ``judged`` (False where a mean it reads is at the floor
+    ``floor_at`` or the ceiling ``saturated_at``, or where a point has one seed), the numbers in
+    standard errors of the seeds, and ``holds`` (True, False, or None: not judged).
+
+    ``"up to n"``: over d_h <= n the worst step to the next d_h (``worst_step``, in se) and the
+    rise from the smallest d_h to n (``rise``, ``rise_se``); holds when no step drops by more than
+    ``n_se`` and the rise exceeds ``n_se``. ``"beyond n"``: per d_h > n the gain over d_h = n per
+    doubling of d_h (``gain_per_doubling``, its ``z`` in se) against the rise per doubling up to n
+    (``rise_per_doubling``); fails when a gain exceeds ``n_se`` se, holds when none does and
+    ``n_se`` se of every gain per doubling lie below the rise per doubling up to n (the noise
+    would have shown a gain as large as those below n), else is not judged.
+
+    >>> pts = {"T": [8] * 4, "d_h": [2, 4, 8, 16], "metric": [0.2, 0.4, 0.6, 0.61],
+    ...        "metric_std": [0.02] * 4, "seeds": [4] * 4}
+    >>> [r["holds"] for p in F2C_PARTS for r in head_size_reading(pts, 8, p, n_se=2,
+    ...                                                             floor_at=0.02,
+    ...                                                             saturated_at=0.98)]
+    [True, True]
+    """
+    if part not in F2C_PARTS:
+        raise AttnbookError(f"M-F2c has parts {F2C_PARTS}, got {part!r}")
+    rows = []
+    for T, c in _curves(points, "d_h").items():
+        by = {int(k): (m, se) for k, m, se in c}
+        if n not in by or min(by) >= n or (part == "beyond n" and max(by) <= n):
+            raise AttnbookError(f"M-F2c at T = {T}: d_h {sorted(by)} needs n = {n}, a value "
+                                f"below it and one above it")
+        low = min(by)
+        up = sorted(k for k in by if k <= n)
+        mine = up if part == "up to n" else sorted(k for k in by if k >= n)
+        means = [by[k][0] for k in mine]
+        row = {"T": T, "d_h": f"{mine[0]}-{mine[-1]}", "judged": True, "why": "", "holds": None}
+        if any(math.isnan(by[k][1]) for k in by):
+            row.update(judged=False, why="one seed: no standard error")
+        elif min(means) <= floor_at:
+            row.update(judged=False, why=f"at the floor: mean {min(means):.3f}")
+        elif max(means) >= saturated_at:
+            row.update(judged=False, why=f"at the ceiling: mean {max(means):.3f}")
+        rise = by[n][0] - by[low][0]
+        row["rise"] = round(rise, 12)
+        row["rise_se"] = se_difference(by[low], by[n])
+        if part == "up to n":
+            row["worst_step"] = min(se_difference(by[a], by[b]) for a, b in zip(up, up[1:],
+                                                                                  strict=False))
+            if row["judged"]:
+                row["holds"] = row["worst_step"] >= -n_se and row["rise_se"] > n_se
+            rows.append(row)
+            continue
+        per_doubling = rise / math.log2(n / low)
+        row["rise_per_doubling"] = round(per_doubling, 12)
+        gains = []
+        for k in (k for k in mine if k > n):
+            doublings = math.log2(k / n)
+            se = math.hypot(by[k][1], by[n][1]) / doublings
+            gains.append({"d_h": k, "gain_per_doubling": round((by[k][0] - by[n][0]) / doublings,
+                                                                 12),
+                          "z": se_difference(by[n], by[k]), "resolved": n_se * se < per_doubling})
+        row["gains"] = gains
+        if row["judged"]:
+            if any(g["z"] > n_se for g in gains):
+                row["holds"] = False
+            elif all(g["resolved"] for g in gains):
+                row["holds"] = True
+            else:
+                row.update(judged=False, why=f"the seeds' noise ({n_se:g} se) exceeds the rise "
+                                             f"per doubling up to n, {per_doubling:+.3f}")
+        rows.append(row)
+    return rows
+
+
 @criterion("M-F2c")
-def head_size_gains_stop_at_n(gains):
-    """M-F2c: for every T (rows with ``gain_to_n``, ``gain_beyond_n``), the accuracy rises from
-    the smallest d_h to d_h = n, and by more than it changes from d_h = n to the largest d_h
-    (the paper's "flat beyond" read as: the head sizes past n add less than those up to n)."""
-    to_n, beyond = _rows(gains, "gain_to_n", "gain_beyond_n")
-    return bool(to_n) and all(float(a) > 0 and float(a) > float(b)
-                              for a, b in zip(to_n, beyond, strict=True))
+def head_size_gains_stop_at_n(part, points, n, *, n_se, floor_at, saturated_at):
+    """M-F2c, in two parts (:data:`F2C_PARTS`), read per T by :func:`head_size_reading` from
+    ``points`` (``T``, ``d_h``, ``metric``: the mean accuracy over seeds, ``metric_std``,
+    ``seeds``) and the context size ``n``. ``"up to n"`` (the paper's "increases monotonically
+    with d_h as long as d_h <= n"): no step along d_h <= n drops by more than ``n_se`` standard
+    errors of the seeds and the accuracy at d_h = n exceeds that at the smallest d_h by more than
+    ``n_se``. ``"beyond n"`` ("no benefit beyond d_h > n"): no d_h > n gains over d_h = n by more
+    than ``n_se`` standard errors, with noise small enough to show a gain per doubling as large
+    as the doublings up to n had. A part is judged only at the T whose means it reads lie above
+    ``floor_at`` and below ``saturated_at`` (a curve at its floor or ceiling cannot show the
+    shape): reproduced when every judged T holds, not testable when none is judged."""
+    rows = head_size_reading(points, int(n), part, n_se=n_se, floor_at=floor_at,
+                             saturated_at=saturated_at)
+    judged = [r["holds"] for r in rows if r["judged"]]
+    return all(judged) if judged else NOT_TESTABLE
+
+
+def f2c_description(part, points, n) -> str:
+    """The numbers M-F2c's ``part`` decides from, per T, in words (those not judged say why).
+
+    >>> pts = {"T": [8] * 4, "d_h": [2, 4, 8, 16], "metric": [0.2, 0.4, 0.6, 0.61],
+    ...        "metric_std": [0.02] * 4, "seeds": [4] * 4}
+    >>> print(f2c_description("up to n", pts, 8))  # doctest: +NORMALIZE_WHITESPACE
+    T=8: rise from d_h = 2 to n = 8 +0.400 (+28.28 se), worst step +14.14 se
+    (asked: above 2 se, no step below -2 se)
+    >>> print(f2c_description("beyond n", pts, 8))  # doctest: +NORMALIZE_WHITESPACE
+    T=8: gain per doubling beyond n = 8: d_h 16 +0.010 (+0.71 se), against +0.200 per doubling
+    up to n (asked: at most 2 se)
+    """
+    t = thresholds("M-F2c")
+    out = []
+    for r in head_size_reading(points, int(n), part, **t):
+        if part == "up to n":
+            text = (f"T={r['T']}: rise from d_h = {r['d_h'].split('-')[0]} to n = {n} "
+                    f"{r['rise']:+.3f} ({r['rise_se']:+.2f} se), worst step "
+                    f"{r['worst_step']:+.2f} se")
+        else:
+            text = (f"T={r['T']}: gain per doubling beyond n = {n}: "
+                    + ", ".join(f"d_h {g['d_h']} {g['gain_per_doubling']:+.3f} ({g['z']:+.2f} se)"
+                                for g in r["gains"])
+                    + f", against {r['rise_per_doubling']:+.3f} per doubling up to n")
+        out.append(text + (f" (not judged: {r['why']})" if not r["judged"] else ""))
+    asked = (f"above {t['n_se']:g} se, no step below -{t['n_se']:g} se" if part == "up to n"
+             else f"at most {t['n_se']:g} se")
+    return "; ".join(out) + f" (asked: {asked})"
+
+
+def f2c_case(points, n) -> str:
+    """Which case a run of Fig. 2(c) shows beyond d_h = n, from M-F2c's reading of the part
+    ``"beyond n"``: per T a gain beyond the seeds' noise, none (with noise small enough to show
+    one), or why the T is not judged; the words follow the criterion, not a separate rule.
+
+    >>> pts = {"T": [8] * 4 + [9] * 4, "d_h": [2, 4, 8, 16] * 2,
+    ...        "metric": [0.2, 0.4, 0.6, 0.61, 0.2, 0.4, 0.6, 0.9],
+    ...        "metric_std": [0.02] * 8, "seeds": [4] * 8}
+    >>> print(f2c_case(pts, 8))  # doctest: +NORMALIZE_WHITESPACE
+    past d_h = n the accuracy still gains beyond the seeds' noise at T = 9 (up to +0.300 per
+    doubling of d_h, +21.21 se); it gains nothing beyond the noise at T = 8
+    """
+    t = thresholds("M-F2c")
+    rows = head_size_reading(points, int(n), "beyond n", **t)
+    gain = [r for r in rows if r["holds"] is False]
+    flat = [r for r in rows if r["holds"] is True]
+    out = []
+    if gain:
+        top = max((g for r in gain for g in r["gains"] if g["z"] > t["n_se"]),
+                  key=lambda g: g["gain_per_doubling"])
+        out.append("past d_h = n the accuracy still gains beyond the seeds' noise at T = "
+                   + ", ".join(str(r["T"]) for r in gain)
+                   + f" (up to {top['gain_per_doubling']:+.3f} per doubling of d_h, "
+                   f"{top['z']:+.2f} se)")
+    if flat:
+        out.append(("it" if gain else "past d_h = n the accuracy") + " gains nothing beyond "
+                   "the noise at T = " + ", ".join(str(r["T"]) for r in flat))
+    rest = [r for r in rows if not r["judged"]]
+    if rest:
+        out.append("T = " + ", ".join(f"{r['T']} is not judged ({r['why']})" for r in rest))
+    return "; ".join(out)
 
 
 def memorization_limit(accuracy, H, n):
@@ -257,45 +505,33 @@ def linear_in_heads_weaker_in_context(heads_gp, context_shared, context_gp, *, s
     return linear and max(gp) < min(shared)
 
 
-def _monotone_down(points, x, floor) -> bool:
-    Ts, xs, ys = _rows(points, "T", x, "metric")
-    if not Ts:
-        return False
-    for T in set(Ts):
-        seq = sorted((float(a), max(float(b), floor)) for t, a, b in zip(Ts, xs, ys, strict=True)
-                     if t == T)
-        if any(not math.isfinite(b) for _, b in seq):
-            return False
-        if any(b2 > b1 for (_, b1), (_, b2) in zip(seq, seq[1:], strict=False)):
-            return False
-    return True
-
-
 @criterion("M-F5")
-def mse_non_increasing(heads_reg, context_reg, *, mse_floor, min_points):
-    """M-F5: for every T, the best training MSE (``metric``, raised to ``mse_floor``: below it
-    counts as memorized, so equal) never rises from one H to the next (``heads_reg``) nor from
-    one n to the next (``context_reg``). Tested only where a trend can show: each sweep needs
-    a T with at least ``min_points`` models above the floor, else not testable (models that all
-    memorized their labels are equal at the floor and pass any monotone test)."""
-    if not (_testable(heads_reg, min_points, floor=mse_floor)
-            and _testable(context_reg, min_points, floor=mse_floor)):
+def mse_decreasing(heads_reg, context_reg, *, n_se, mse_floor, min_points):
+    """M-F5: along H (``heads_reg``) and along n (``context_reg``), each a table of ``T``, the
+    swept variable, ``metric`` (the best training MSE, mean over seeds), ``metric_std`` and
+    ``seeds``, with every mean raised to ``mse_floor`` (below it counts as memorized, so equal):
+    at every T with at least ``min_points`` models above the floor, the MSE rises from no point
+    to the next by more than ``n_se`` standard errors of the seeds and falls from the first point
+    to the last by more than ``n_se``. A sweep without such a T (models that all memorized their
+    labels show no trend), or a point of one seed: not testable."""
+    verdicts = [_trend_holds(pts, x, _judged(pts, min_points, floor=mse_floor), n_se,
+                             falling=True, floor=mse_floor)
+                for pts, x in ((heads_reg, "H"), (context_reg, "n"))]
+    if NOT_TESTABLE in verdicts:
         return NOT_TESTABLE
-    return _monotone_down(heads_reg, "H", mse_floor) and _monotone_down(context_reg, "n",
-                                                                        mse_floor)
+    return all(verdicts)
 
 
 @criterion("M-F2b")
-def accuracy_non_decreasing_in_context(worst_steps, points, *, max_drop, saturated_at,
-                                       min_points):
-    """M-F2b: for every T, the largest drop of accuracy from one context length n to the next
-    is at most ``max_drop`` (seed noise). ``worst_steps``: that drop per T; ``points`` (``T``,
-    ``metric``): the sweep's mean accuracies. Tested only where a trend can show: a T with at
-    least ``min_points`` accuracies below ``saturated_at``, else not testable (saturated models
-    never drop)."""
-    if not _testable(points, min_points, saturated_at=saturated_at):
-        return NOT_TESTABLE
-    return all_at_most(worst_steps, max_drop)
+def accuracy_increasing_in_context(points, *, n_se, saturated_at, min_points):
+    """M-F2b: ``points`` (``T``, ``n``, ``metric``: the mean accuracy over seeds,
+    ``metric_std``, ``seeds``): at every T with at least ``min_points`` accuracies below
+    ``saturated_at``, no step from one n to the next drops by more than ``n_se`` standard errors
+    of the seeds, and the accuracy rises from the smallest n to the largest by more than
+    ``n_se``. No such T (saturated models show no trend), or a point of one seed: not
+    testable."""
+    return _trend_holds(points, "n", _judged(points, min_points, saturated_at=saturated_at),
+                        n_se)
 
 
 # ---------------------------------------------------------------- real models
