@@ -222,6 +222,15 @@ def majority_of_rank_one_heads(edges, margin_errors, *, edge_exponent, edge_tol,
     return bool(np.isfinite(rates).all() and (rates >= rate_min).all())
 
 
+def _pairwise_wins(pair, K, unary, near_zero) -> bool:
+    """One trained instance of B-ZB: the pairwise error is <= ``near_zero`` and every
+    DeepSets model with H < K has an error above it."""
+    pair = float(pair)
+    below = [float(e) for H, e in unary if H < K]
+    return (math.isfinite(pair) and pair <= near_zero and bool(below)
+            and all(math.isfinite(e) and e > pair for e in below))
+
+
 @criterion("B-ZB")
 def unary_vs_pairwise(part, measurement, *, near_zero):
     """B-ZB in two parts.
@@ -230,21 +239,19 @@ def unary_vs_pairwise(part, measurement, *, near_zero):
     (d, N): the power sums needed per degree equal the predicted counts (#{|alpha| = k} for
     k <= N and 0 at k = N + 1) and 1 + their sum equals C(d + N, N).
 
-    ``"unary vs pairwise"``: ``measurement`` = (pairwise_error, K, [(H, deepsets_error), ...])
-    of trained models, errors relative to the target's variance: one pairwise feature reaches
-    an error <= ``near_zero``, and every DeepSets model with fewer than K unary features
-    (K: the rank of the target's matrix representation) has an error above the pairwise
-    model's.
+    ``"unary vs pairwise"``: ``measurement`` holds one trained instance per seed (its own
+    target, initialisations and batches), each (pairwise_error, K, [(H, deepsets_error),
+    ...]), errors relative to the target's variance. On every instance one pairwise feature
+    reaches an error <= ``near_zero``, and every DeepSets model with fewer than K unary
+    features (K: the rank of the target's matrix representation) has an error above the
+    pairwise model's.
     """
     if part == "power-sum basis":
         cases = list(measurement)
         return bool(cases) and all(list(needed) == list(predicted) and int(total) == int(basis)
                                    for needed, predicted, total, basis in cases)
     if part == "unary vs pairwise":
-        pair, K, unary = measurement
-        pair = float(pair)
-        below = [float(e) for H, e in unary if H < K]
-        return (math.isfinite(pair) and pair <= near_zero and bool(below)
-                and all(math.isfinite(e) and e > pair for e in below))
+        instances = list(measurement)
+        return bool(instances) and all(_pairwise_wins(*i, near_zero) for i in instances)
     raise ValueError(f"B-ZB has the parts 'power-sum basis' and 'unary vs pairwise', "
                      f"got {part!r}")
