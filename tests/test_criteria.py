@@ -20,6 +20,12 @@ from attnbook.errors import AttnbookError
 LEDGER = load_ledger()
 
 
+def _nn_seeds(means, spread=0.01, lines=2, ranks=(1, 2, 4, 8, 16)):
+    """B-NN lines: each rank's three seed losses around its mean (+- ``spread``)."""
+    line = (list(ranks), [[m - spread, m, m + spread] for m in means])
+    return [line] * lines
+
+
 def _lemma1(plain_error):
     """Two plain networks (one line-tested) and a residual control, as lemma1_table rows."""
     row = {"residual": False, "degree": 9, "fitted_degree": 9.0, "residual_at_degree": np.nan,
@@ -154,17 +160,15 @@ CASES = {
     "W-Tab2-5": (([5e-4, 3e-3],), ([5e-4, 0.05],)),
     # bruna2024 (the measurements the chapters pass; B-LB's tables are built below)
     "B-FR": (([0.79, 0.1, 1e-12, 0.0], 1.0), ([0.79, 0.8, 1e-12, 0.0], 1.0)),
-    "B-NN": (([([1, 2, 4, 8, 16], [0.85, 0.8, 0.78, 0.72, 0.02]),
-               ([1, 2, 4, 8, 16], [0.9, 0.88, 0.8, 0.75, 0.1])], 16),
-             ([([1, 2, 4, 8, 16], [0.54, 0.53, 0.56, 0.45, 0.06]),
-               ([1, 2, 4, 8, 16], [0.9, 0.88, 0.8, 0.75, 0.1])], 16)),
+    "B-NN": (("separation at any size", _nn_seeds([0.85, 0.8, 0.78, 0.72, 0.02]), 16),
+             ("separation at any size", _nn_seeds([0.54, 0.53, 0.56, 0.45, 0.06]), 16)),
     "B-LB": None,  # filled in below
     "B-MV": (([(d, 0.3 * d**-0.5) for d in (8, 64, 1024)],
               [(d, math.exp(-0.2 * d) / d) for d in (8, 16, 32, 64)]),
              ([(d, 0.3 * d**-0.5) for d in (8, 64, 1024)],
               [(d, 1.5 * d**-0.5) for d in (8, 16, 32, 64)])),  # the all-input error's decay
-    "B-ZB": (("unary vs pairwise", (0.005, 16, [(1, 0.93), (8, 0.5), (12, 0.3), (24, 0.003)])),
-             ("unary vs pairwise", (0.005, 16, [(1, 0.93), (8, 0.004), (24, 0.003)]))),
+    "B-ZB": (("unary vs pairwise", [(0.005, 16, [(1, 0.93), (8, 0.5), (12, 0.3), (24, 0.003)])]),
+             ("unary vs pairwise", [(0.005, 16, [(1, 0.93), (8, 0.004), (24, 0.003)])])),
 }
 
 
@@ -553,33 +557,84 @@ def edge(claim_id, *names):
 
 
 # bruna2024 ------------------------------------------------------------------------------------
-def _nn_lines(full=0.02, low=0.8, ranks=(1, 2, 4, 8, 16), lines=2):
-    losses = [low if r < 16 else full for r in ranks]
-    return ([(list(ranks), losses)] * lines, 16)
+_NN_PARTS = ("the talk's levels at d = 64", "separation at any size")
+
+
+def _nn_lines(part, full=0.02, low=0.8, ranks=(1, 2, 4, 8, 16), lines=2, spread=0.01):
+    """B-NN's arguments: ``lines`` lines, every low rank at ``low`` and full rank at ``full``
+    (three seeds each, +- ``spread``)."""
+    return (part, _nn_seeds([low if r < 16 else full for r in ranks], spread, lines, ranks), 16)
 
 
 @edge("B-NN", "full_max")
 def _(t):
-    return [(_nn_lines(full=t["full_max"]), True), (_nn_lines(full=t["full_max"] * 1.01), False)]
+    return [pair for part in _NN_PARTS
+            for pair in ((_nn_lines(part, full=t["full_max"]), True),
+                         (_nn_lines(part, full=t["full_max"] * 1.01), False))]
 
 
 @edge("B-NN", "low_min")
 def _(t):
-    return [(_nn_lines(low=t["low_min"]), True), (_nn_lines(low=t["low_min"] * 0.99), False)]
+    part = _NN_PARTS[0]
+    return [(_nn_lines(part, low=t["low_min"] * 1.01), True),
+            (_nn_lines(part, low=t["low_min"] * 0.99), False)]
 
 
 @edge("B-NN", "rank_div")
 def _(t):
-    # a rank of d / rank_div counts as low (and fails at a loss below low_min); one above not
+    # a rank of d / rank_div counts as low (and fails at a loss below both parts' bars); one
+    # above it does not
     r = 16 // t["rank_div"]
-    bad = [([1, r, 16], [0.8, 0.1, 0.02])] * 2
-    return [(([([1, r + 1, 16], [0.8, 0.1, 0.02])] * 2, 16), True), ((bad, 16), False)]
+
+    def lines(part, rank):
+        return (part, _nn_seeds([0.8, 0.1, 0.02], lines=2, ranks=(1, rank, 16)), 16)
+
+    return [pair for part in _NN_PARTS
+            for pair in ((lines(part, r + 1), True), (lines(part, r), False))]
 
 
 @edge("B-NN", "min_lines")
 def _(t):
     n = t["min_lines"]
-    return [(_nn_lines(lines=n), True), (_nn_lines(lines=n - 1), False)]
+    return [pair for part in _NN_PARTS
+            for pair in ((_nn_lines(part, lines=n), True), (_nn_lines(part, lines=n - 1), False))]
+
+
+@edge("B-NN", "gap_share")
+def _(t):
+    # the low ranks close just under, then just over, gap_share of the way from the zero
+    # output (1) to full rank
+    full, part = 0.05, _NN_PARTS[1]
+
+    def at(share):
+        return _nn_lines(part, full=full, low=1 - share * (1 - full))
+
+    return [(at(0.99 * t["gap_share"]), True), (at(1.01 * t["gap_share"]), False)]
+
+
+@edge("B-NN", "n_se")
+def _(t):
+    # low rank at 0.8, full rank at 0.06 (seeds +- 0.01): the low-rank seeds spread so that
+    # the gap of 0.74 is just over, then just under, n_se standard errors
+    def at(factor):
+        se = 0.74 / (t["n_se"] * factor)
+        s = math.sqrt(3 * se**2 - 1e-4)  # seeds m - s, m, m + s: variance s^2, se^2 = s^2/3 + ...
+        lines = [([1, 2, 16], [[0.8 - s, 0.8, 0.8 + s]] * 2 + [[0.05, 0.06, 0.07]])] * 2
+        return (_NN_PARTS[1], lines, 16)
+
+    return [(at(1.01), True), (at(0.99), False)]
+
+
+def test_bruna_nn_parts():
+    one_seed = [([1, 2, 16], [[0.8], [0.8], [0.05]])] * 2
+    assert criteria.decide("B-NN", _NN_PARTS[0], one_seed, 16) is True  # levels need no spread
+    assert criteria.decide("B-NN", _NN_PARTS[1], one_seed, 16) == criteria.NOT_TESTABLE
+    # a condition that needs no spread fails: not reproduced, whatever the seeds
+    halfway = [([1, 2, 16], [[0.8], [0.4], [0.05]])] * 2
+    assert criteria.decide("B-NN", _NN_PARTS[1], halfway, 16) is False
+    assert criteria.decide("B-NN", _NN_PARTS[0], halfway, 16) is False
+    with pytest.raises(AttnbookError, match="parts"):
+        criteria.decide("B-NN", "other", one_seed, 16)
 
 
 @edge("B-FR", "rise_tol")
@@ -673,8 +728,10 @@ def _(t):
 def _(t):
     unary = [(1, 0.93), (8, 0.5), (12, 0.3), (24, 0.001)]
     z = t["near_zero"]
-    return [(("unary vs pairwise", (z, 16, unary)), True),
-            (("unary vs pairwise", (1.01 * z, 16, unary)), False)]
+    return [(("unary vs pairwise", [(z, 16, unary)]), True),
+            (("unary vs pairwise", [(1.01 * z, 16, unary)]), False),
+            # every instance (seed) must pass: one over the threshold fails the part
+            (("unary vs pairwise", [(z, 16, unary), (1.01 * z, 16, unary)]), False)]
 
 
 # levine2020 -----------------------------------------------------------------------------------

@@ -58,8 +58,6 @@ def test_math_has_no_doubled_backslash_before_a_command(path):
 # chapters whose claim cells do not yet hand the stability rule their seeds (issue: verdicts
 # with their stability); each leaves this set when its claims are re-recorded under the rule
 STABILITY_PENDING = {
-    "bruna2024_furthest_neighbour",
-    "bruna2024_symmetric",
     "levine2020_depth_transition",
     "wies2021_attention_ratio",
     "wies2021_depth_efficiency",

@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 
-from . import criterion
+from ..errors import AttnbookError
+from . import NOT_TESTABLE, criterion, thresholds
 
-__all__: list[str] = []
+__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "nn_description", "nn_lines"]
 
 
 def _finite(values) -> np.ndarray:
@@ -33,22 +34,125 @@ def full_rank_head_exact(mse_by_c, exact_at_largest, *, rise_tol, mse_max):
             and float(exact_at_largest) == 1.0)
 
 
+def _seed_stats(losses) -> tuple[float, float, int]:
+    """Mean, sample variance (NaN with one seed) and count of one model's seed losses (mean NaN
+    when one of them is not finite)."""
+    x = _finite(losses)
+    if len(x) == 0 or not np.isfinite(x).all():
+        return math.nan, math.nan, len(x)
+    return float(x.mean()), (float(x.var(ddof=1)) if len(x) > 1 else math.nan), len(x)
+
+
+def _nn_line(ranks, losses, d, rank_div):
+    """One line's full-rank model (r = d) and its low-rank models (r <= d / rank_div), each as
+    (r, mean, variance, seeds) of its seed losses; None when the line lacks either, or a loss
+    is not finite."""
+    if len(ranks) != len(losses):
+        return None
+    models = [(int(r), *_seed_stats(ls)) for r, ls in zip(ranks, losses, strict=True)]
+    full = [m for m in models if m[0] == d]
+    low = [m for m in models if m[0] * rank_div <= d]
+    if len(full) != 1 or not low or not all(math.isfinite(m[1]) for m in models):
+        return None
+    return full[0], low
+
+
+NN_LEVELS = "the talk's levels at d = 64"  # B-NN's parts
+NN_SEPARATION = "separation at any size"
+NN_PARTS = (NN_LEVELS, NN_SEPARATION)
+
+
 @criterion("B-NN")
-def low_rank_fails_full_rank_learns(lines, d, *, full_max, low_min, rank_div, min_lines):
-    """B-NN: at least ``min_lines`` lines of constant rH; on each, the full-rank model (r = d)
-    reaches a loss <= ``full_max`` and every model of rank r <= d / ``rank_div`` stays at a
-    loss >= ``low_min``. ``lines``: one (ranks, losses) pair per line (min held-out MSE x d)."""
-    lines = [(list(rs), _finite(ls)) for rs, ls in lines]
-    if len(lines) < min_lines:
+def low_rank_fails_full_rank_learns(part, lines, d, *, full_max, low_min, rank_div, min_lines,
+                                    n_se, gap_share):
+    """B-NN in two parts, read off at least ``min_lines`` lines of constant rH. ``lines``: one
+    (ranks, losses) pair per line, ``losses[i]`` the min held-out MSE x d of rank
+    ``ranks[i]`` on each seed (a list); a model's loss is its mean over the seeds. In both
+    parts, on every line the full-rank model (r = d) has a loss <= ``full_max``; the low-rank
+    models are those of rank r <= d / ``rank_div``.
+
+    ``NN_LEVELS`` (the talk's absolute levels, which it reads at d = 64): every low-rank
+    model has a loss >= ``low_min``.
+
+    ``NN_SEPARATION`` (what the talk finds, in a form that does not depend on d): every
+    low-rank model closes less than ``gap_share`` of the way from the zero output (loss 1 at
+    every d and N) to the full-rank model of its line, 1 - L_r < ``gap_share`` (1 - L_d),
+    and stays above it by more than ``n_se`` standard errors of the seeds,
+    sqrt(s_r^2/n_r + s_d^2/n_d). It fails where a low-rank model gets ``gap_share`` of the way
+    or more, or comes within ``n_se`` standard errors of full rank. Not testable where a model
+    it reads has one seed (no spread), unless a condition that needs none already fails.
+    """
+    if part not in NN_PARTS:
+        raise AttnbookError(f"B-NN has the parts {NN_PARTS}, got {part!r}")
+    read = [_nn_line(ranks, losses, d, rank_div) for ranks, losses in lines]
+    if len(read) < min_lines or any(line is None for line in read):
         return False
-    for ranks, losses in lines:
-        if len(ranks) != len(losses) or not np.isfinite(losses).all():
-            return False
-        full = [v for r, v in zip(ranks, losses, strict=True) if r == d]
-        low = [v for r, v in zip(ranks, losses, strict=True) if r * rank_div <= d]
-        if len(full) != 1 or not low or full[0] > full_max or min(low) < low_min:
-            return False
-    return True
+    if any(full[1] > full_max for full, _ in read):
+        return False
+    if part == NN_LEVELS:
+        return all(m >= low_min for _, low in read for _, m, _, _ in low)
+    if not all(1 - m < gap_share * (1 - full[1]) for full, low in read for _, m, _, _ in low):
+        return False
+    if any(not v == v for full, low in read for _, _, v, _ in (full, *low)):
+        return NOT_TESTABLE  # a model of one seed: no standard error
+    return all(m - full[1] > n_se * math.sqrt(v / n + full[2] / full[3])
+               for full, low in read for _, m, v, n in low)
+
+
+def nn_lines(table, seeds) -> tuple[list, list[str]]:
+    """The lines B-NN reads from a table of trained models (one row per model: ``kind``,
+    ``rank_heads``, ``r``, ``seed``, ``min_loss``), over the models of ``seeds`` only: one
+    (ranks, losses) pair per line, each rank's losses one per seed, and the lines' names.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"kind": "attention", "rank_heads": 4, "r": [1, 4, 1, 4],
+    ...                   "seed": [0, 0, 1, 1], "min_loss": [0.8, 0.1, 0.9, 0.2]})
+    >>> nn_lines(t, [0, 1])
+    ([([1, 4], [[0.8, 0.9], [0.1, 0.2]])], ['attention rH = 4'])
+    >>> nn_lines(t, [1])[0]
+    [([1, 4], [[0.9], [0.2]])]
+    """
+    kept = table[table["seed"].isin(list(seeds))]
+    lines, names = [], []
+    for (kind, P), sub in kept.groupby(["kind", "rank_heads"]):
+        ranks = sorted(int(r) for r in set(sub["r"]))
+        lines.append((ranks, [[float(v) for v in sub.loc[sub["r"] == r, "min_loss"]]
+                              for r in ranks]))
+        names.append(f"{kind} rH = {P}")
+    return lines, names
+
+
+def nn_description(part, lines, d, names) -> str:
+    """The numbers B-NN's ``part`` decides from, in words, one clause per line (``lines`` as
+    the criterion reads them, ``names`` one label per line).
+
+    >>> lines = [([1, 2, 4], [[0.8, 0.82], [0.7, 0.74], [0.05, 0.07]])]
+    >>> nn_description(NN_LEVELS, lines, 4, ["rH = 4"])
+    'rH = 4: r = 1/2 -> 0.81/0.72, r = d 0.06'
+    >>> nn_description(NN_SEPARATION, lines, 4, ["rH = 4"])
+    'rH = 4: r = 1/2 close 0.20/0.30 of the way to r = d (0.06), above it by 53/30 se'
+    """
+    t = thresholds("B-NN")
+    out = []
+    for name, (ranks, losses) in zip(names, lines, strict=True):
+        line = _nn_line(ranks, losses, d, t["rank_div"])
+        if line is None:
+            out.append(f"{name}: no full-rank model, no r <= d/{t['rank_div']:g}, or a loss "
+                       f"not finite")
+            continue
+        (_, mf, vf, nf), low = line
+        rs = "/".join(str(r) for r, *_ in low)
+        if part == NN_LEVELS:
+            out.append(f"{name}: r = {rs} -> " + "/".join(f"{m:.2f}" for _, m, _, _ in low)
+                       + f", r = d {mf:.2f}")
+            continue
+        way = "/".join(f"{(1 - m) / (1 - mf):.2f}" if mf < 1 else "-" for _, m, _, _ in low)
+        se = [math.sqrt(v / n + vf / nf) for _, _, v, n in low]
+        gaps = ("by " + "/".join(f"{(m - mf) / s:.0f}" for (_, m, _, _), s in
+                                 zip(low, se, strict=True)) + " se"
+                if all(s == s and s > 0 for s in se) else "(one seed: no standard error)")
+        out.append(f"{name}: r = {rs} close {way} of the way to r = d ({mf:.2f}), above it {gaps}")
+    return "; ".join(out)
 
 
 @criterion("B-LB")
@@ -118,6 +222,15 @@ def majority_of_rank_one_heads(edges, margin_errors, *, edge_exponent, edge_tol,
     return bool(np.isfinite(rates).all() and (rates >= rate_min).all())
 
 
+def _pairwise_wins(pair, K, unary, near_zero) -> bool:
+    """One trained instance of B-ZB: the pairwise error is <= ``near_zero`` and every
+    DeepSets model with H < K has an error above it."""
+    pair = float(pair)
+    below = [float(e) for H, e in unary if H < K]
+    return (math.isfinite(pair) and pair <= near_zero and bool(below)
+            and all(math.isfinite(e) and e > pair for e in below))
+
+
 @criterion("B-ZB")
 def unary_vs_pairwise(part, measurement, *, near_zero):
     """B-ZB in two parts.
@@ -126,21 +239,19 @@ def unary_vs_pairwise(part, measurement, *, near_zero):
     (d, N): the power sums needed per degree equal the predicted counts (#{|alpha| = k} for
     k <= N and 0 at k = N + 1) and 1 + their sum equals C(d + N, N).
 
-    ``"unary vs pairwise"``: ``measurement`` = (pairwise_error, K, [(H, deepsets_error), ...])
-    of trained models, errors relative to the target's variance: one pairwise feature reaches
-    an error <= ``near_zero``, and every DeepSets model with fewer than K unary features
-    (K: the rank of the target's matrix representation) has an error above the pairwise
-    model's.
+    ``"unary vs pairwise"``: ``measurement`` holds one trained instance per seed (its own
+    target, initialisations and batches), each (pairwise_error, K, [(H, deepsets_error),
+    ...]), errors relative to the target's variance. On every instance one pairwise feature
+    reaches an error <= ``near_zero``, and every DeepSets model with fewer than K unary
+    features (K: the rank of the target's matrix representation) has an error above the
+    pairwise model's.
     """
     if part == "power-sum basis":
         cases = list(measurement)
         return bool(cases) and all(list(needed) == list(predicted) and int(total) == int(basis)
                                    for needed, predicted, total, basis in cases)
     if part == "unary vs pairwise":
-        pair, K, unary = measurement
-        pair = float(pair)
-        below = [float(e) for H, e in unary if H < K]
-        return (math.isfinite(pair) and pair <= near_zero and bool(below)
-                and all(math.isfinite(e) and e > pair for e in below))
+        instances = list(measurement)
+        return bool(instances) and all(_pairwise_wins(*i, near_zero) for i in instances)
     raise ValueError(f"B-ZB has the parts 'power-sum basis' and 'unary vs pairwise', "
                      f"got {part!r}")
