@@ -58,11 +58,9 @@ def test_math_has_no_doubled_backslash_before_a_command(path):
 # chapters whose claim cells do not yet hand the stability rule their seeds (issue: verdicts
 # with their stability); each leaves this set when its claims are re-recorded under the rule
 STABILITY_PENDING = {"bruna2024_furthest_neighbour", "bruna2024_symmetric",
-                     "levine2020_depth_transition", "mahdavi2024_fig2_heads_context",
-                     "mahdavi2024_fig2c_head_size", "mahdavi2024_fig3_saturation",
-                     "mahdavi2024_real_models", "wies2021_attention_ratio",
-                     "wies2021_depth_efficiency", "wies2021_rank_bottleneck",
-                     "wies2021_vocab_rank"}
+                     "mahdavi2024_fig2_heads_context", "mahdavi2024_fig2c_head_size",
+                     "mahdavi2024_fig3_saturation", "mahdavi2024_real_models",
+                     "wies2021_rank_bottleneck"}
 
 
 def _resampled_claims() -> set[str]:
