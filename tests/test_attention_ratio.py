@@ -111,6 +111,21 @@ def test_redundancy_recovers_a_known_fraction(grid):
     np.testing.assert_allclose([f[r] for r in (2, 4, 8, 16)], [0.9, 0.75, 0.65, 0.55])
 
 
+def test_claim_reads_of_some_seeds_read_only_their_nets(grid):
+    """W-F4 and W-F6's reads without a seed are those of the sweep that never trained it."""
+    g = {1: 1.0, 2: 0.9, 4: 0.75, 8: 0.65, 16: 0.55}
+    results = _results(grid, lambda r: 5 - 0.3 * math.log(r.params_non_embedding * g[r.ratio]))
+    results.loc[results["seed"] == 1, "test_loss"] += 0.5  # seed 1 off by far
+    sizes = sorted(set(grid.loc[grid["ratio"] > 1, "size"]))
+    every = ar.claim_reads(results, grid, sizes)
+    alone = ar.claim_reads(results, grid, sizes, seeds=[0])
+    assert all(len(x) == 2 for x in every["seed_losses"])
+    assert all(len(x) == 1 for x in alone["seed_losses"]) and alone["nets"] == every["nets"]
+    table = ar.loss_table(results[results["seed"] == 0], grid)
+    assert alone["fractions"] == ar.matched_fractions(ar.redundancy(ar.best_depth(table)))
+    pd.testing.assert_frame_equal(alone["spreads"], ar.spreads(table, sizes))
+
+
 def test_best_depth_picks_the_lower_loss(grid):
     # depth 3 better by 0.05 at every ratio: the best-depth curve is all depth 3
     table = ar.loss_table(_results(grid, lambda r: 3 - 0.05 * (r.L == 3)), grid)

@@ -57,12 +57,7 @@ def test_math_has_no_doubled_backslash_before_a_command(path):
 
 # chapters whose claim cells do not yet hand the stability rule their seeds (issue: verdicts
 # with their stability); each leaves this set when its claims are re-recorded under the rule
-STABILITY_PENDING = {
-    "levine2020_depth_transition",
-    "wies2021_attention_ratio",
-    "wies2021_depth_efficiency",
-    "wies2021_vocab_rank",
-}
+STABILITY_PENDING: set = set()
 
 
 def _resampled_claims() -> set[str]:

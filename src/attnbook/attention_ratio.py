@@ -20,7 +20,8 @@ predicted to be wasted. This module turns the design into one sweep and its resu
   size (the *matched fraction*; 1 minus it is the parameter redundancy), and
   :func:`matched_fractions`, its mean over sizes per ratio (W-F4's measurement);
 * :func:`spreads`: per size, the spread of the best-depth loss across ratios and the spread of
-  the loss across depths within each ratio (W-F6's measurement);
+  the loss across depths within each ratio (W-F6's measurement); :func:`claim_reads`, both
+  reads and the seeds' losses from the nets of some seeds only (a seed left out);
 * :func:`pilot_design`, :func:`pilot_configs`, :func:`pilot_fractions` and
   :func:`pilot_spreads`: the pilot that sizes a long run, a small grid (the baseline and a few
   ratios at one size, the baselines far below it, every depth) trained at several budgets (one
@@ -53,8 +54,8 @@ from .pilots import per_profile
 
 __all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
            "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
-           "matched_fractions", "spreads", "PILOT_PARAMETERS", "pilot_design", "pilot_configs",
-           "pilot_fractions", "pilot_spreads", "profile_reads"]
+           "matched_fractions", "spreads", "claim_reads", "PILOT_PARAMETERS", "pilot_design",
+           "pilot_configs", "pilot_fractions", "pilot_spreads", "profile_reads"]
 
 # wies2021 Table 5 (appendix C.3): ratio H d_a / d_x, depth L, heads H, widths; best depth of
 # Figure 4 (bold in the paper) marked True.
@@ -285,6 +286,21 @@ def spreads(table: pd.DataFrame, sizes: Sequence[float]) -> pd.DataFrame:
                      "across_depths_max": float(depth.max()),
                      "ratios": len(best)})
     return pd.DataFrame(rows)
+
+
+def claim_reads(results: pd.DataFrame, grid: pd.DataFrame, sizes: Sequence[float],
+                seeds: Sequence[int] | None = None) -> dict:
+    """What W-F4 and W-F6 read from a sweep, from the nets of ``seeds`` only (None: all):
+    ``fractions`` (:func:`matched_fractions` of the best depths), ``spreads`` (:func:`spreads`
+    at ``sizes``) and ``seed_losses``, each net's test loss per seed (their guard), with
+    ``nets``, the (ratio, size, L) of each. How a verdict is decided again without a seed."""
+    if seeds is not None:
+        results = results[results["seed"].isin(list(seeds))]
+    table = loss_table(results, grid)
+    nets = with_design(results, grid).groupby(["ratio", "size", "L"])
+    return {"fractions": matched_fractions(redundancy(best_depth(table))),
+            "spreads": spreads(table, sizes), "nets": list(nets.groups),
+            "seed_losses": [g.sort_values("seed")["test_loss"].tolist() for _, g in nets]}
 
 
 # the chapter's parameters that define its pilot's grid (:func:`pilot_design`)

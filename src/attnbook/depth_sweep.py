@@ -275,7 +275,7 @@ def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_d
 
 
 def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
-    """Per (V, r, budget, width pair) of a pilot: the training tokens (steps x batch x N),
+    """Per (V, r, budget, seed, width pair) of a pilot: the training tokens (steps x batch x N),
     the shallow and deep widths, the shallow net's non-embedding parameters, both test losses
     and ``gap`` = deep - shallow (negative: the deep net is better), and where the results
     carry their training speed (``tokens_per_s``), ``s_per_token``: the seconds per training
@@ -297,8 +297,10 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
     if not need <= set(df.columns):
         raise ParameterError("results", sorted(df.columns), f"columns {sorted(need)} as well")
     df = df.assign(_r=df["r"].fillna(0).astype(int))
+    if "seed" not in df.columns:
+        df = df.assign(seed=0)
     rows = []
-    for (V, r0, steps), part in df.groupby(["V", "_r", "steps"], sort=True):
+    for (V, r0, steps, seed), part in df.groupby(["V", "_r", "steps", "seed"], sort=True):
         sh = part[part["family"] == "shallow"].sort_values("d_x")
         dp = part[part["family"] == "deep"].sort_values("d_x")
         pairs = []
@@ -312,6 +314,7 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
                 pairs.append((a, b))
         for a, b in pairs:
             rows.append({"V": int(V), "r": None if r0 == 0 else int(r0), "steps": int(steps),
+                         "seed": int(seed),
                          "tokens": int(steps * a.batch * a.N), "d_shallow": int(a.d_x),
                          "d_deep": int(b["d_x"]), "params": int(a.params_non_embedding),
                          "loss_shallow": float(a.test_loss), "loss_deep": float(b["test_loss"]),
@@ -342,7 +345,7 @@ def pilot_standing(gaps: pd.DataFrame) -> str:
 
 
 def pilot_description(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
-    """A pilot in words: its vocabulary, depths and nets (``runs``, one seed) and where the
+    """A pilot in words: its vocabulary, depths, nets and seeds (``runs``) and where the
     deep net stands (:func:`pilot_standing`) at the largest budget of its :func:`pilot_gaps`.
 
     >>> rows = [dict(V=32, L=L, d_x=w, seed=0, steps=4, batch=2, N=16, test_loss=t,
@@ -355,8 +358,10 @@ def pilot_description(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
     behind at every width at the largest budget
     """
     last = gaps[gaps["tokens"] == gaps["tokens"].max()]
+    n = runs["seed"].nunique() if "seed" in runs.columns else 1
     return (f"at V = {int(runs['V'].iloc[0])}, {int(runs['L'].min())} against "
-            f"{int(runs['L'].max())} layers, {len(runs)} nets of one seed up to "
+            f"{int(runs['L'].max())} layers, {len(runs)} nets of "
+            f"{'one seed' if n == 1 else f'{n} seeds'} up to "
             f"{int(gaps['tokens'].max()):,} tokens each, the deep net is {pilot_standing(last)} "
             "at the largest budget")
 
@@ -404,5 +409,5 @@ def profile_gaps(across: dict) -> pd.DataFrame:
         return gaps.assign(factor=gaps["d_shallow"] / V) if len(gaps) else None
 
     return per_profile(across, read,
-                       columns=["V", "r", "steps", "tokens", "d_shallow", "d_deep", "params",
-                                "loss_shallow", "loss_deep", "gap", "factor"])
+                       columns=["V", "r", "steps", "seed", "tokens", "d_shallow", "d_deep",
+                                "params", "loss_shallow", "loss_deep", "gap", "factor"])

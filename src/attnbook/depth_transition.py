@@ -194,5 +194,6 @@ def profile_gaps(across: dict) -> pd.DataFrame:
     pilot's axes: one table with a ``profile`` column. A profile without a matched pair is
     left out."""
     return per_profile(across, lambda runs, _: pilot_gaps(seed_mean(_check(runs))),
-                       columns=["L_shallow", "L_deep", "V", "r", "steps", "tokens", "d_shallow",
-                                "d_deep", "params", "loss_shallow", "loss_deep", "gap"])
+                       columns=["L_shallow", "L_deep", "V", "r", "steps", "seed", "tokens",
+                                "d_shallow", "d_deep", "params", "loss_shallow", "loss_deep",
+                                "gap"])

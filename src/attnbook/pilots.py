@@ -6,11 +6,15 @@ tokens), each with its own schedule, and measures the statistic that decides a c
 every chapter's pilot does alike:
 
 * :func:`budgets`: the budgets, checked (distinct integers >= 1) and sorted;
-* :func:`trend`: per group of a pilot's table, the statistic's last value, its change per
-  doubling of the budget (a least-squares line in log2 of the budget over the last few
-  budgets) and the budget at which that line reaches a target (0: where a gap changes sign).
-  An extrapolation, not a measurement: the chapter shows it as the budget a run would need,
-  never as a result;
+* :func:`trend`: per group of a pilot's table, what it measured and no more: the statistic at
+  the largest budget (the mean over the seeds), its change per doubling of the budget (each
+  seed's least-squares line in log2 of the budget over its last few budgets, averaged, with a
+  standard error over the seeds), and, only where the pilot has at least two seeds and that
+  change is resolved, the budget at which it reaches a target (0: where a gap changes sign) if
+  that is within 4 times the largest budget measured (:data:`HORIZON`); beyond, a reading says
+  only "not reached by X; changes by a +- b per doubling" (:func:`summary`). A pilot of one
+  seed gets no standard error and no crossing. :func:`grid_cost` counts what the criterion
+  needs (every net of the grid at its seeds) for the hours quoted;
 * :func:`per_profile`: the same statistic read from each profile that has run (ci, cpu, long,
   full), one table with a ``profile`` column, and :func:`mark_profiles`, which draws it on a
   pilot's figure, one marker per profile (:data:`PROFILE_MARKERS`), named beside it.
@@ -25,13 +29,11 @@ The chapters' pilot sections read their pilots with it.
 >>> budgets([2000, 500, 1000])
 [500, 1000, 2000]
 >>> import pandas as pd
->>> t = pd.DataFrame({"w": [8, 8, 8], "tokens": [1e6, 2e6, 4e6], "gap": [0.3, 0.2, 0.1]})
+>>> t = pd.DataFrame({"w": 8, "tokens": [1e6, 2e6, 4e6] * 2, "seed": [0, 0, 0, 1, 1, 1],
+...                   "gap": [0.3, 0.2, 0.1, 0.34, 0.22, 0.1]})
 >>> row = trend(t, by=["w"], x="tokens", y="gap").iloc[0]
->>> f"{row['per_doubling']:.3f} per doubling, reaches 0 at {row['reaches_at']:.0f}"
-'-0.100 per doubling, reaches 0 at 8000000'
->>> t["s_per_token"] = 1e-4  # 10,000 tokens a second: 8M tokens take 800 s
->>> f"{trend(t, by=['w'], x='tokens', y='gap', cost='s_per_token')['hours_at'].iloc[0]:.3f}"
-'0.222'
+>>> f"{row['per_doubling']:.2f} +- {row['per_doubling_se']:.2f}, 0 at {row['reaches_at']:.3g}"
+'-0.11 +- 0.01, 0 at 7.51e+06'
 """
 
 import math
@@ -42,13 +44,17 @@ import pandas as pd
 
 from .errors import ParameterError
 
-__all__ = ["budgets", "trend", "readable", "summary", "per_profile", "mark_profiles",
-           "PROFILE_MARKERS", "HORIZON", "NO_CROSSING"]
+__all__ = ["budgets", "trend", "grid_cost", "readable", "summary", "per_profile",
+           "mark_profiles", "PROFILE_MARKERS", "HORIZON", "MIN_FIT_SEEDS", "RESOLVED_SE",
+           "NO_CROSSING"]
 
-HORIZON = 10  # doublings beyond the largest budget that a trend is extrapolated to (1024 x)
-NO_CROSSING = "no value: a single budget so far, or no crossing in sight (the gap does not " \
-              f"shrink over the largest budgets, or would reach zero only beyond 2^{HORIZON} " \
-              "times the largest budget)"
+HORIZON = 2  # doublings beyond the largest budget measured that a reading may reach (4 x)
+MIN_FIT_SEEDS = 2  # seeds a slope needs for a standard error, and a crossing to be read
+RESOLVED_SE = 2  # a slope within this many standard errors of zero heads nowhere
+NO_CROSSING = ("no value: one seed (no standard error, no crossing read), or no crossing "
+               f"within {2 ** HORIZON} times the largest budget measured (the statistic does "
+               f"not head for its target, its slope is within {RESOLVED_SE} standard errors "
+               "of zero, or its line reaches the target only beyond)")
 
 
 def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
@@ -66,80 +72,181 @@ def budgets(values: Sequence[int], name: str = "budgets") -> list[int]:
     return sorted(values)
 
 
-def _line(x: np.ndarray, y: np.ndarray, target: float) -> tuple[float, float]:
-    """Slope of y per doubling of x (least squares in log2 x) and the x where the line reaches
-    ``target`` (inf when it heads away from it or is flat; y[-1] is not at the target)."""
+def _slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Slope of y per doubling of x and intercept (least squares in log2 x); NaN for one x."""
     if len(x) < 2:
-        return math.nan, math.inf
+        return math.nan, math.nan
     slope, icept = np.polyfit(np.log2(x), y, 1)
-    if slope == 0 or (slope > 0) == (y[-1] > target):
-        return float(slope), math.inf
-    at = (target - icept) / slope  # log2 of the budget where the line reaches the target
-    return float(slope), float(2.0 ** at) if at - np.log2(x[-1]) <= HORIZON else math.inf
+    return float(slope), float(icept)
 
 
-def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, last: int = 3,
-          target: float = 0.0, cost: str | None = None) -> pd.DataFrame:
-    """Per group of ``table`` (columns ``by``): the budget ``x`` and value ``y`` at the largest
-    budget; ``per_doubling``, the change of y per doubling of x (least squares in log2 x over
-    the ``last`` largest budgets; NaN for a single budget); ``reaches_at``, the x at which that
-    line reaches ``target`` (inf when it heads away from it, is flat, or reaches it only
-    beyond :data:`HORIZON` doublings of the largest budget; the last x when y has
-    already reached or crossed it within the pilot); ``points``, the budgets the line is fitted
-    to. ``cost``: a column of seconds per unit of x; adds ``hours_at``, the hours ``reaches_at``
-    takes at the speed measured at the largest budget."""
+def _group(g: pd.DataFrame, x: str, y: str, seed: str | None, last: int, target: float):
+    """One group's reading: its largest budget, the seed mean there, the mean of the seeds'
+    slopes over their ``last`` largest budgets with its standard error, how many seeds, and
+    where the mean line reaches ``target`` (inf: not within :data:`HORIZON` doublings, or
+    not read)."""
+    per_seed = [part.sort_values(x) for _, part in
+                (g.groupby(seed, sort=True) if seed else [(0, g)])]
+    fits = [_slope(p[x].to_numpy(float)[-last:], p[y].to_numpy(float)[-last:])
+            for p in per_seed]
+    n = len(per_seed)
+    x_last = max(float(p[x].iloc[-1]) for p in per_seed)
+    at_last = g[g[x] == x_last][y].astype(float)
+    y_last = float(at_last.mean())
+    first = g[g[x] == g[x].min()][y].astype(float).mean()
+    slopes = np.array([f[0] for f in fits])
+    slope = float(slopes.mean()) if np.isfinite(slopes).all() else math.nan
+    se = float(slopes.std(ddof=1) / math.sqrt(n)) if n >= MIN_FIT_SEEDS and \
+        np.isfinite(slope) else math.nan
+    at = math.inf
+    if (y_last - target < 0) != (first - target < 0) or y_last == target:
+        at = x_last  # the seed mean changed sign within the pilot: reached (measured)
+    elif n >= MIN_FIT_SEEDS and np.isfinite(slope) and slope != 0 \
+            and (slope > 0) != (y_last > target) and abs(slope) >= RESOLVED_SE * se:
+        doublings = (target - y_last) / slope  # from the largest budget, along the mean slope
+        if doublings <= HORIZON:
+            at = x_last * 2.0 ** doublings
+    return x_last, y_last, slope, se, n, at, min(last, min(len(p) for p in per_seed))
+
+
+def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, seed: str = "seed",
+          last: int = 3, target: float = 0.0, cost: str | float | None = None,
+          seeds_needed: int = 3) -> pd.DataFrame:
+    """Per group of ``table`` (columns ``by``), what its pilot measured of statistic ``y``
+    against budget ``x``, and no more.
+
+    Columns: ``x``, the largest budget; ``y``, the mean over the seeds there; ``seeds``, how
+    many (the rows of column ``seed``; a table without it counts as one); ``per_doubling``, the
+    change of y per doubling of x (the mean over seeds of each seed's least-squares line in
+    log2 x over its ``last`` largest budgets; NaN for a single budget) and ``per_doubling_se``,
+    its standard error over the seeds (NaN for one seed); ``horizon``, :data:`HORIZON`
+    doublings beyond the largest budget (4 times it), as far as a reading goes;
+    ``reaches_at``: the largest budget where the seed mean has already crossed ``target``
+    within the pilot (a measurement); else, with at least :data:`MIN_FIT_SEEDS` seeds and a
+    slope that heads for the target by at least :data:`RESOLVED_SE` standard errors, the x at
+    which the line from the largest budget's mean reaches it, if that is within the horizon;
+    inf otherwise (one seed reads no crossing). ``points``: the budgets each line is fitted to.
+
+    ``cost``: the seconds per unit of x of everything the criterion needs (a number), or a
+    column of the seconds per unit of x of a group's own nets, one seed, summed over every
+    group and multiplied by ``seeds_needed``; adds ``hours_at``, the hours to train all of it
+    to ``reaches_at`` (NaN where no crossing is read).
+
+    >>> t = pd.DataFrame({"w": 8, "tokens": [1e6, 2e6, 4e6] * 2, "seed": [0] * 3 + [1] * 3,
+    ...                   "gap": [0.30, 0.20, 0.10, 0.32, 0.22, 0.12]})
+    >>> row = trend(t, by=["w"], x="tokens", y="gap").to_dict("records")[0]
+    >>> f"{row['per_doubling']:.3f} +- {row['per_doubling_se']:.3f}, {row['seeds']} seeds"
+    '-0.100 +- 0.000, 2 seeds'
+    >>> f"{row['gap']:.2f} at {row['tokens']:.0f}: 0 at {row['reaches_at']:.3g}"
+    '0.11 at 4000000: 0 at 8.57e+06'
+    >>> one = trend(t[t["seed"] == 0], by=["w"], x="tokens", y="gap").to_dict("records")[0]
+    >>> one["seeds"], math.isnan(one["per_doubling_se"]), math.isinf(one["reaches_at"])
+    (1, True, True)
+    """
     if last < 2:
         raise ParameterError("last", last, "an integer >= 2 (a line needs two budgets)")
-    missing = [c for c in [*by, x, y, *([cost] if cost else [])] if c not in table.columns]
+    missing = [c for c in [*by, x, y, *([cost] if isinstance(cost, str) else [])]
+               if c not in table.columns]
     if missing:
         raise ParameterError("table", sorted(table.columns), f"columns {missing} as well")
+    seed = seed if seed in table.columns else None
     rows = []
     for key, g in table.groupby(list(by), sort=True):
-        g = g.sort_values(x)
-        xs, ys = g[x].to_numpy(float), g[y].to_numpy(float)
-        slope, at = _line(xs[-last:], ys[-last:], target)
-        if (ys[-1] - target < 0) != (ys[0] - target < 0) or ys[-1] == target:
-            at = float(xs[-1])  # the sign changed within the pilot: reached
+        x_last, y_last, slope, se, n, at, points = _group(g, x, y, seed, last, target)
         rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
-                     x: xs[-1], y: ys[-1], "per_doubling": slope, "reaches_at": at,
-                     "points": min(last, len(xs)),
-                     **({"hours_at": at * float(g[cost].iloc[-1]) / 3600} if cost else {})})
-    return pd.DataFrame(rows)
+                     x: x_last, y: y_last, "seeds": n, "per_doubling": slope,
+                     "per_doubling_se": se, "reaches_at": at,
+                     "horizon": x_last * 2.0 ** HORIZON, "points": points})
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["seeds"] = out["seeds"].astype(int)
+    if cost is not None and len(out):
+        if isinstance(cost, str):
+            top = table[table.groupby(list(by))[x].transform("max") == table[x]]
+            per_unit = float(top.groupby(list(by))[cost].mean().sum()) * seeds_needed
+        else:
+            per_unit = float(cost)
+        out["hours_at"] = [at * per_unit / 3600 if math.isfinite(at) else math.nan
+                           for at in out["reaches_at"]]
+    return out
+
+
+def grid_cost(runs: pd.DataFrame, *, seeds: int, budget: str = "steps",
+              speed: str = "tokens_per_s") -> float:
+    """The seconds per training token (of each net) that training every net of a pilot's grid
+    at ``seeds`` seeds takes, at the speeds the pilot measured at its largest budget (one seed
+    of each net, 1 / ``speed`` summed over them): the ``cost`` of :func:`trend` for a criterion
+    that needs the pilot's widths at that many seeds.
+
+    >>> runs = pd.DataFrame({"steps": [10, 20, 20], "seed": 0, "tokens_per_s": [5.0, 4.0, 1.0]})
+    >>> grid_cost(runs, seeds=3)  # (1/4 + 1/1) x 3
+    3.75
+    """
+    at = runs[runs[budget] == runs[budget].max()]
+    if "seed" in at.columns:
+        at = at[at["seed"] == at["seed"].min()]
+    return float((1 / at[speed].astype(float)).sum()) * seeds
 
 
 def readable(reading: pd.DataFrame, x: str = "tokens", y: str = "gap") -> pd.DataFrame:
     """:func:`trend`'s table as a chapter shows it: named columns, and no value (NaN, shown
-    with :data:`NO_CROSSING`) where the line never reaches its target."""
+    with :data:`NO_CROSSING`) where no crossing is read."""
     return reading.replace(math.inf, np.nan).rename(columns={
         x: f"largest budget ({x})", y: f"{y} there", "per_doubling": "per doubling",
-        "reaches_at": f"{y} 0 at ({x})", "hours_at": "hours there", "points": "budgets fitted"})
+        "per_doubling_se": "its standard error", "reaches_at": f"{y} 0 at ({x})",
+        "horizon": f"read up to ({x})", "hours_at": "hours there (every net and seed)",
+        "points": "budgets fitted"})
 
 
-def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "tokens") -> str:
-    """One sentence on :func:`trend`'s table: which groups crossed within the pilot, which head
-    to their target and at what budget (and hours, where measured), which show no crossing.
-    ``name(row)`` names a group.
+def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "tokens",
+            y: str = "gap", what: str = "the gap") -> str:
+    """What :func:`trend`'s table measured, in sentences: the groups that crossed within the
+    pilot; those whose line reaches the target within :data:`HORIZON` doublings (at what
+    budget, and the hours for everything the criterion needs where measured); for the others,
+    that the target is not reached by the horizon and how much ``what`` changes per doubling
+    (with its standard error where the pilot has several seeds). ``name(row)`` names a group.
 
     >>> r = pd.DataFrame({"w": [8, 128, 32], "tokens": [8e6] * 3, "gap": [0.1, 0.03, -0.01],
-    ...                   "reaches_at": [math.inf, 1.4e7, 8e6], "hours_at": [math.inf, 1.1, 0.6]})
-    >>> summary(r, lambda row: f"width {row['w']}")
-    'Crossed within the pilot: width 32. Heading for a crossing: width 128 at 1.4e+07 tokens \
-(1.1 hours). No crossing in sight: width 8.'
+    ...                   "seeds": [3, 3, 3], "per_doubling": [0.01, -0.02, -0.01],
+    ...                   "per_doubling_se": [0.004, 0.005, 0.01], "horizon": [3.2e7] * 3,
+    ...                   "reaches_at": [math.inf, 2.2e7, 8e6], "hours_at": [math.nan, 9, 3]})
+    >>> print(summary(r, lambda row: f"width {row['w']}"))  # doctest: +NORMALIZE_WHITESPACE
+    Crossed within the pilot: width 32. Reaches zero within 4 times the largest budget (3
+    seeds): width 128 at 2.2e+07 tokens (9 hours for every net and seed the criterion needs).
+    Not reached by 3.2e+07 tokens (4 times the largest budget): width 8 (the gap +0.1 there,
+    changing by +0.010 +- 0.004 per doubling).
+    >>> one = r.assign(seeds=1, per_doubling_se=math.nan, reaches_at=math.inf).iloc[:1]
+    >>> print(summary(one, lambda row: f"width {row['w']}"))  # doctest: +NORMALIZE_WHITESPACE
+    One seed: no standard error and no crossing is read. Not reached by 3.2e+07 tokens (4
+    times the largest budget): width 8 (the gap +0.1 there, changing by +0.010 per doubling).
     """
     crossed, ahead, never = [], [], []
+    times = 2 ** HORIZON
     for row in reading.to_dict("records"):  # each column keeps its type (iterrows: floats)
         at = row["reaches_at"]
         if math.isinf(at) or math.isnan(at):
-            never.append(name(row))
+            se = row.get("per_doubling_se", math.nan)
+            change = ("no change measured (a single budget)" if not np.isfinite(
+                row["per_doubling"]) else f"changing by {row['per_doubling']:+.3f}"
+                + (f" +- {se:.3f}" if np.isfinite(se) else "") + " per doubling")
+            never.append((row["horizon"], f"{name(row)} ({what} {row[y]:+.3g} there, {change})"))
         elif at <= row[x]:
             crossed.append(name(row))
         else:
             hours = row.get("hours_at", math.nan)
             ahead.append(f"{name(row)} at {at:.2g} {unit}"
-                         + (f" ({hours:.2g} hours)" if np.isfinite(hours) else ""))
-    parts = [(f"Crossed within the pilot: {', '.join(crossed)}." if crossed else ""),
-             (f"Heading for a crossing: {'; '.join(ahead)}." if ahead else ""),
-             (f"No crossing in sight: {', '.join(never)}." if never else "")]
+                         + (f" ({hours:.2g} hours for every net and seed the criterion needs)"
+                            if np.isfinite(hours) else ""))
+    seeds = sorted({int(s) for s in reading.get("seeds", pd.Series([1] * len(reading)))})
+    parts = [("One seed: no standard error and no crossing is read." if seeds == [1] else
+              "One seed in some groups: for those no standard error and no crossing is read."
+              if 1 in seeds else ""),
+             (f"Crossed within the pilot: {', '.join(crossed)}." if crossed else ""),
+             (f"Reaches zero within {times} times the largest budget ({seeds[0]} seeds): "
+              f"{'; '.join(ahead)}." if ahead else "")]
+    for horizon in sorted({h for h, _ in never}):
+        parts.append(f"Not reached by {horizon:.2g} {unit} ({times} times the largest budget): "
+                     + "; ".join(t for h, t in never if h == horizon) + ".")
     return " ".join(p for p in parts if p)
 
 

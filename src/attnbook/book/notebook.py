@@ -44,6 +44,7 @@ from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
 from . import display as _display
+from . import history as _history
 from .checkpoints import (
     MIN_SLICE_S,
     BudgetExhausted,
@@ -414,6 +415,14 @@ class Run:
     def changed(self) -> str:
         """The parameters changed from the profile's, as ``name=value, ...`` ('' if none)."""
         return ", ".join(f"{k}={v!r}" for k, v in sorted(self.overrides.items()))
+
+    def criteria_fixed(self, *claim_ids: str) -> str:
+        """When each claim's criterion was last changed and where that falls among the runs
+        it decides (:func:`attnbook.book.history.fixed_sentence`, read from git and the
+        committed ledger entries), one clause per claim, for a chapter's prose."""
+        return "; ".join(
+            f"{c}: {_history.NO_HISTORY}" if (s := _history.fixed_sentence(c)) ==
+            _history.NO_HISTORY else f"{c}'s criterion was {s}" for c in claim_ids) + "."
 
     def ledger(self, *claim_ids: str):
         """This chapter's claims: the paper's value beside the verdict at every profile, each

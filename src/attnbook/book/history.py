@@ -1,0 +1,234 @@
+"""When a claim's criterion was fixed, read from git, beside the runs it decides.
+
+A chapter says when its criteria were settled relative to the runs they judge. That date is
+not typed into the prose: :func:`criterion_change` walks the git history of the claim's ledger
+file (``data/claims/<work>.csv``) and of its verdict functions (``src/attnbook/criteria/
+<work>.py``) and finds the last commit that changed what decides the claim: the row's
+``criterion`` and ``thresholds`` text, or the code of the function registered for the id
+(``@criterion("ID")``, its syntax tree without the docstring, as
+:func:`attnbook.criteria.code_sha` reads it). :func:`runs_of` reads the committed ledger entries
+of the claim at each profile and when the models behind them were trained (their
+``computed_by`` times, else the entry's own). :func:`fixed_sentence` glues both into one
+phrase, e.g. "criterion last changed on 2026-11-25 (commit 43dc9ad), after the cpu run
+(2026-11-23) and before the long run (pilot only, 2026-11-25)".
+
+Without git or without history (a copy unpacked from a tarball), it says so in one phrase
+(:data:`NO_HISTORY`) instead of a date.
+"""
+
+import ast
+import csv
+import hashlib
+import io
+import json
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+__all__ = ["NO_HISTORY", "criterion_change", "criterion_state", "fixed_sentence", "runs_of"]
+
+NO_HISTORY = "the date of its last change is not known here (no git history in this copy)"
+_PROFILES = ("cpu", "long", "full")  # profiles whose ledger entries are committed
+
+
+class _NoGit(Exception):
+    pass
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise _NoGit(str(e)) from None
+    if out.returncode != 0:
+        raise _NoGit(out.stderr.strip())
+    return out.stdout
+
+
+def _show(root: Path, commit: str, path: str) -> str | None:
+    """The text of ``path`` at ``commit``, None where it does not exist there."""
+    try:
+        return _git(root, "show", f"{commit}:{path}")
+    except _NoGit:
+        return None
+
+
+def _row(text: str | None, claim_id: str) -> str | None:
+    """The criterion and thresholds of ``claim_id``'s row in a ledger CSV's text."""
+    if text is None:
+        return None
+    for row in csv.DictReader(io.StringIO(text)):
+        if row.get("id") == claim_id:
+            return f"{row.get('criterion') or ''}\n{row.get('thresholds') or ''}"
+    return None
+
+
+def _registered(node: ast.AST, claim_id: str) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(d, ast.Call) and getattr(d.func, "id", getattr(d.func, "attr", "")) ==
+        "criterion" and d.args and isinstance(d.args[0], ast.Constant)
+        and d.args[0].value == claim_id for d in node.decorator_list)
+
+
+def _function(text: str | None, claim_id: str) -> str | None:
+    """The syntax tree (without its docstring) of the function registered for ``claim_id`` in a
+    criteria module's text, None where there is none (or the text does not parse)."""
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if _registered(node, claim_id):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                node.body = body[1:] or [ast.Pass()]
+            return ast.dump(node)
+    return None
+
+
+def _paths(root: Path, claim_id: str) -> tuple[str, str] | None:
+    """(the ledger CSV, the criteria module) of ``claim_id``, relative to ``root``."""
+    for path in sorted((root / "data" / "claims").glob("*.csv")):
+        if _row(path.read_text(), claim_id) is not None:
+            return (f"data/claims/{path.name}", f"src/attnbook/criteria/{path.stem}.py")
+    return None
+
+
+def criterion_state(csv_text: str | None, module_text: str | None, claim_id: str) -> str | None:
+    """A fingerprint of what decides ``claim_id`` in these two texts (None where neither holds
+    it): its row's criterion and thresholds, and its registered function's code.
+
+    >>> row = "id,criterion,thresholds\\nX-1,at most a,a=1\\n"
+    >>> code = '@criterion("X-1")\\ndef x(v, *, a):\\n    "Doc."\\n    return v <= a\\n'
+    >>> criterion_state(row, code, "X-1") == criterion_state(
+    ...     row, code.replace('"Doc."', '"Other words."'), "X-1")  # a docstring is no change
+    True
+    >>> criterion_state(row, code, "X-1") == criterion_state(row.replace("a=1", "a=2"), code,
+    ...                                                      "X-1")
+    False
+    """
+    row, fn = _row(csv_text, claim_id), _function(module_text, claim_id)
+    if row is None and fn is None:
+        return None
+    return hashlib.sha256(f"{row}\n{fn}".encode()).hexdigest()[:12]
+
+
+def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
+    """The last commit that changed what decides ``claim_id``: ``{"commit", "time" (ISO, the
+    commit's), "date", "subject"}``, with ``"uncommitted": True`` where the working copy's
+    criterion differs from the last commit's. None where git or the history is not available
+    (no ``.git``, no git, or no commit holding the claim)."""
+    from .. import paths
+
+    root = Path(root or paths.ROOT)
+    where = _paths(root, claim_id)
+    if where is None:
+        return None
+    csv_path, module_path = where
+    try:
+        log = _git(root, "log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--",
+                   csv_path, module_path)
+    except _NoGit:
+        return None
+    cache: dict[str, str | None] = {}
+
+    def state(commit: str) -> str | None:
+        if commit not in cache:
+            cache[commit] = criterion_state(_show(root, commit, csv_path),
+                                            _show(root, commit, module_path), claim_id)
+        return cache[commit]
+
+    found = None
+    for line in log.splitlines():
+        commit, parents, time, subject = (line.split("\t", 3) + ["", "", ""])[:4]
+        mine = state(commit)
+        if mine is None:
+            continue
+        parent = parents.split()[0] if parents.split() else None
+        if parent is None or state(parent) != mine:
+            found = {"commit": commit[:7], "time": time, "date": time[:10], "subject": subject}
+            break
+    if found is None:
+        return None
+    here = criterion_state(_read(root / csv_path), _read(root / module_path), claim_id)
+    try:
+        head = _git(root, "rev-parse", "HEAD").strip()
+    except _NoGit:
+        head = None
+    if head and here != state(head):
+        found["uncommitted"] = True
+    return found
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text() if path.exists() else None
+
+
+def _time(text) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text))
+    except (TypeError, ValueError):
+        return None
+
+
+def runs_of(claim_id: str, root: Path | None = None, profiles=_PROFILES) -> list[dict]:
+    """The committed ledger entries of ``claim_id`` (every part), one row per profile that has
+    one: ``{"profile", "status", "first", "last"}``, the times (datetimes) at which the models
+    behind them were trained (the ``computed_by`` runs; the entry's own run where it has none).
+    A status is ``not run`` where every part is (a pilot only)."""
+    from .. import paths
+
+    root = Path(root or paths.ROOT)
+    out = []
+    for profile in profiles:
+        times, statuses = [], []
+        for f in sorted((root / "data" / "claims" / "results" / profile).glob(f"{claim_id}*.json")):
+            if f.stem != claim_id and not f.stem.startswith(f"{claim_id}__"):
+                continue
+            try:
+                entry = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+            run = entry.get("run") or {}
+            sources = run.get("computed_by") or [run]
+            times += [t for t in (_time(s.get("time")) for s in sources) if t is not None]
+            statuses.append(entry.get("status", ""))
+        if times:
+            out.append({"profile": profile, "first": min(times), "last": max(times),
+                        "status": "not run" if all(s == "not run" for s in statuses)
+                        else "run"})
+    return out
+
+
+def _when(run: dict) -> str:
+    first, last = run["first"].date().isoformat(), run["last"].date().isoformat()
+    span = first if first == last else f"{first} to {last}"
+    return f"pilot only, {span}" if run["status"] == "not run" else span
+
+
+def fixed_sentence(claim_id: str, root: Path | None = None) -> str:
+    """When ``claim_id``'s criterion was last changed and where that falls among the runs it
+    decides, as a phrase for a chapter's prose; :data:`NO_HISTORY` without git history."""
+    change = criterion_change(claim_id, root)
+    if change is None:
+        return NO_HISTORY
+    text = f"last changed on {change['date']} (commit {change['commit']})"
+    if change.get("uncommitted"):
+        text += ", and changed since in this working copy (not committed)"
+    runs = runs_of(claim_id, root)
+    if not runs:
+        return text + "; no committed run decides it yet"
+    at = _time(change["time"])
+    if at is None:
+        return text
+    sides = {"after": [r for r in runs if r["last"] < at],  # the change came after these
+             "before": [r for r in runs if r["first"] >= at],
+             "during": [r for r in runs if r["first"] < at <= r["last"]]}
+
+    def named(rs):
+        return " and ".join(f"the {r['profile']} run ({_when(r)})" for r in rs)
+
+    return f"{text}, " + " and ".join(f"{side} {named(rs)}" for side, rs in sides.items() if rs)

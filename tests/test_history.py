@@ -1,0 +1,90 @@
+"""When a criterion was fixed, read from git, beside the runs it decides (attnbook.book.history)."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from attnbook.book import history
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+ROW = "id,criterion,thresholds\nX-1,{words},a={a}\nX-2,other,b=1\n"
+CODE = '@criterion("X-1")\ndef x1(v, *, a):\n    """{doc}"""\n    return v <= a\n'
+
+
+def _commit(root, when, message, *, a=1, words="at most a", doc="Doc.", other="other"):
+    (root / "data" / "claims").mkdir(parents=True, exist_ok=True)
+    (root / "src" / "attnbook" / "criteria").mkdir(parents=True, exist_ok=True)
+    (root / "data" / "claims" / "w.csv").write_text(
+        ROW.format(words=words, a=a).replace("X-2,other", f"X-2,{other}"))
+    (root / "src" / "attnbook" / "criteria" / "w.py").write_text(CODE.format(doc=doc))
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=root, check=True, env=env)
+
+
+def _entry(root, profile, trained, status="not reproduced"):
+    path = root / "data" / "claims" / "results" / profile / "X-1.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"id": "X-1", "status": status, "run": {
+        "time": "2026-12-01T00:00:00+00:00", "computed_by": [{"time": t} for t in trained]}}))
+
+
+@pytest.fixture
+def repo(tmp_path):
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    _commit(tmp_path, "2026-11-20T10:00:00+00:00", "first criterion")
+    _commit(tmp_path, "2026-11-25T12:00:00+00:00", "amended", a=2)
+    _commit(tmp_path, "2026-11-26T09:00:00+00:00", "docstring only", a=2, doc="Better words.")
+    _commit(tmp_path, "2026-11-27T09:00:00+00:00", "another claim's row", a=2,
+            doc="Better words.", other="changed")
+    return tmp_path
+
+
+def test_the_last_change_is_the_one_that_changed_the_criterion(repo):
+    """Neither a docstring edit nor another claim's row counts; a threshold change does."""
+    change = history.criterion_change("X-1", repo)
+    assert change["date"] == "2026-11-25" and change["subject"] == "amended"
+    assert "uncommitted" not in change
+
+
+def test_the_words_of_the_row_count_as_well_as_its_numbers(repo):
+    _commit(repo, "2026-11-28T09:00:00+00:00", "words", a=2, doc="Better words.",
+            other="changed", words="no more than a")
+    assert history.criterion_change("X-1", repo)["subject"] == "words"
+
+
+def test_the_sentence_places_the_change_among_the_runs(repo):
+    _entry(repo, "cpu", ["2026-11-23T17:00:00+00:00"])
+    _entry(repo, "long", ["2026-11-25T20:00:00+00:00", "2026-11-26T02:00:00+00:00"],
+           status="not run")
+    text = history.fixed_sentence("X-1", repo)
+    commit = history.criterion_change("X-1", repo)["commit"]
+    assert text == (f"last changed on 2026-11-25 (commit {commit}), after the cpu run "
+                    "(2026-11-23) and before the long run (pilot only, 2026-11-25 to "
+                    "2026-11-26)")
+
+
+def test_a_run_that_straddles_the_change_is_said_to(repo):
+    _entry(repo, "cpu", ["2026-11-24T17:00:00+00:00", "2026-11-26T17:00:00+00:00"])
+    assert history.fixed_sentence("X-1", repo).endswith(
+        "during the cpu run (2026-11-24 to 2026-11-26)")
+
+
+def test_no_run_yet_and_an_uncommitted_change_are_said(repo):
+    assert history.fixed_sentence("X-1", repo).endswith("no committed run decides it yet")
+    (repo / "data" / "claims" / "w.csv").write_text(ROW.format(words="at most a", a=3))
+    assert "changed since in this working copy" in history.fixed_sentence("X-1", repo)
+
+
+def test_a_copy_without_git_history_says_so(repo, tmp_path_factory):
+    copy = tmp_path_factory.mktemp("tarball") / "book"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"))
+    assert history.criterion_change("X-1", copy) is None
+    assert history.fixed_sentence("X-1", copy) == history.NO_HISTORY
+    assert history.fixed_sentence("X-9", repo) == history.NO_HISTORY  # no such claim
