@@ -167,20 +167,25 @@ def test_a_profile_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged
 
 
 def test_the_pilot_reading_says_which_gaps_head_away_from_what_w_f7_asks():
-    """A gap W-F7 needs >= 0 that is negative and falling: no budget is expected to reproduce
-    it; negative and rising: said so; every needed sign held: said so. The long profile's
-    budget is called the pilot's largest only where it is."""
-    def reading(gap, slope):
+    """A gap W-F7 needs >= 0 that is negative and falling: with one seed the reading says only
+    what was measured (no standard error, no forecast); with seeds, heading away only where the
+    fall exceeds 2 standard errors; every needed sign held: said so. The long profile's budget
+    is called the pilot's largest only where it is."""
+    def reading(gap, slope, seeds=1, se=float("nan")):
         return pd.DataFrame({"statistic": ["r_e = 4 minus full rank", "r = 8 minus r_e = 1"],
                              "needs": ["near 0 (within the seed noise)", "at least 0"],
                              "tokens": [1000, 1000], "gap": [-0.5, gap],
-                             "per_doubling": [-0.1, slope]})
+                             "per_doubling": [-0.1, slope], "seeds": [seeds, seeds],
+                             "per_doubling_se": [se, se]})
 
-    away = P.pilot_reading(reading(-0.2, -0.05), top_steps=10, long_steps=10)
-    assert "r = 8 minus r_e = 1 is below the zero W-F7 asks and still falling" in away
-    assert "the pilot's largest budget" in away
-    rising = P.pilot_reading(reading(-0.2, +0.05), top_steps=10, long_steps=20)
-    assert "r = 8 minus r_e = 1 is below zero but rising" in rising
-    assert "no budget" not in rising and "the pilot's largest budget" not in rising
+    one = P.pilot_reading(reading(-0.2, -0.05), top_steps=10, long_steps=10)
+    assert "r = 8 minus r_e = 1 is below the zero W-F7 asks at the largest budget" in one
+    assert "one seed" in one and "no budget" not in one and "expected" not in one
+    assert "the pilot's largest budget" in one
+    away = P.pilot_reading(reading(-0.2, -0.05, seeds=3, se=0.01), top_steps=10, long_steps=10)
+    assert "falling by more than 2 standard errors" in away
+    noisy = P.pilot_reading(reading(-0.2, -0.05, seeds=3, se=0.03), top_steps=10, long_steps=20)
+    assert "below zero, not falling beyond the noise" in noisy
+    assert "the pilot's largest budget" not in noisy
     held = P.pilot_reading(reading(+0.2, -0.05), top_steps=10, long_steps=10)
     assert "Every gap that must be at least zero is." in held  # the near-0 gap is not judged

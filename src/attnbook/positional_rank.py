@@ -194,45 +194,56 @@ def pilot_gaps(statistics: pd.DataFrame) -> pd.DataFrame:
 def pilot_reading(reading: pd.DataFrame, *, top_steps: int, long_steps: int) -> str:
     """The pilot's reading in words: ``reading`` is :func:`attnbook.pilots.trend` of
     :func:`pilot_gaps` with each statistic's ``needs``, read at the pilot's largest budget
-    (``top_steps`` optimizer steps). A gap W-F7 needs at least 0 that is negative and still
-    falling (``per_doubling`` < 0) is heading away: no longer budget is expected to reproduce
-    W-F7. ``long_steps``: the budget the long profile's sweep trains, said to be the pilot's
-    largest where it is.
+    (``top_steps`` optimizer steps). A gap W-F7 needs at least 0 that is negative and falls
+    (``per_doubling`` < 0) by more than 2 standard errors of the seeds (``per_doubling_se``)
+    is heading away; with one seed the change has no standard error and the reading says only
+    what was measured. ``long_steps``: the budget the long profile's sweep trains, said to be
+    the pilot's largest where it is.
 
     >>> r = pd.DataFrame({"statistic": ["r_e = 4 minus full rank", "r_e = 1 minus r = 16",
     ...                                 "r = 8 minus r_e = 1"],
     ...                   "needs": ["near 0 (within the seed noise)", "at least 0",
     ...                             "at least 0"],
     ...                   "tokens": [4096000] * 3, "gap": [-0.058, 0.179, -0.159],
-    ...                   "per_doubling": [-0.020, 0.101, -0.092]})
+    ...                   "per_doubling": [-0.020, 0.101, -0.092], "seeds": [1] * 3})
     >>> print(pilot_reading(r, top_steps=2000, long_steps=2000))  # doctest: +NORMALIZE_WHITESPACE
     Reading the pilot: at 4,096,000 tokens (2000 steps), r_e = 4 minus full rank -0.058 nats
     (-0.020 per doubling); r_e = 1 minus r = 16 +0.179 nats (+0.101 per doubling); r = 8 minus
     r_e = 1 -0.159 nats (-0.092 per doubling). r = 8 minus r_e = 1 is below the zero W-F7 asks
-    and still falling: a longer budget widens the gap W-F7 needs closed, so no budget a CPU
-    trains is expected to reproduce it. The long profile's sweep trains 2000 steps, the
-    pilot's largest budget, where the signs have settled: it measures W-F7 there with its seed
-    noise, and W-F2, W-Tab1 and W-Tab2-5 beside it, at the pilot's deeper and wider scale.
+    at the largest budget and fell over the last budgets; the pilot has one seed, so that change
+    has no standard error and says nothing of where a longer budget would take it. The long
+    profile's sweep trains 2000 steps, the pilot's largest budget: it measures W-F7 there with
+    its seed noise, and W-F2, W-Tab1 and W-Tab2-5 beside it, at the pilot's deeper and wider
+    scale.
     """
     wrong = reading[(reading["needs"] == "at least 0") & (reading["gap"] < 0)]
-    away = wrong[wrong["per_doubling"] < 0]
+    one_seed = int(reading["seeds"].max()) < 2 if "seeds" in reading else True
+    se = reading["per_doubling_se"] if "per_doubling_se" in reading else None
+    falling = wrong["per_doubling"] < 0
+    if not one_seed and se is not None:
+        falling &= wrong["per_doubling"] < -2 * se.loc[wrong.index]
+    away = wrong[falling]
     said = "; ".join(f"{r.statistic} {r.gap:+.3f} nats ({r.per_doubling:+.3f} per doubling)"
                      for r in reading.itertuples())
     text = (f"Reading the pilot: at {int(reading['tokens'].max()):,} tokens ({top_steps} "
             f"steps), {said}. ")
-    if len(away):
-        text += (f"{' and '.join(away['statistic'])} "
-                 f"{'is' if len(away) == 1 else 'are'} below the zero W-F7 asks and still "
-                 "falling: a longer budget widens the gap W-F7 needs closed, so no budget a CPU "
-                 "trains is expected to reproduce it. ")
+    verb = "is" if len(away) == 1 else "are"
+    if len(away) and one_seed:
+        text += (f"{' and '.join(away['statistic'])} {verb} below the zero W-F7 asks at the "
+                 "largest budget and fell over the last budgets; the pilot has one seed, so that "
+                 "change has no standard error and says nothing of where a longer budget would "
+                 "take it. ")
+    elif len(away):
+        text += (f"{' and '.join(away['statistic'])} {verb} below the zero W-F7 asks and "
+                 "falling by more than 2 standard errors of the seeds per doubling. ")
     elif len(wrong):
         text += (f"{' and '.join(wrong['statistic'])} "
-                 f"{'is' if len(wrong) == 1 else 'are'} below zero but rising. ")
+                 f"{'is' if len(wrong) == 1 else 'are'} below zero, not falling beyond the "
+                 "noise. ")
     else:
         text += "Every gap that must be at least zero is. "
     return text + (f"The long profile's sweep trains {long_steps} steps"
-                   + (", the pilot's largest budget, where the signs have settled"
-                      if long_steps == top_steps else "")
+                   + (", the pilot's largest budget" if long_steps == top_steps else "")
                    + ": it measures W-F7 there with its seed noise, and W-F2, W-Tab1 and "
                    "W-Tab2-5 beside it, at the pilot's deeper and wider scale.")
 
