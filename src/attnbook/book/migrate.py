@@ -45,7 +45,7 @@ from .provenance import git_state
 from .store import ENV_MIGRATE, atomic_write, check_record, dumps, stored_results
 
 __all__ = ["SAMPLE", "compare", "compare_tables", "migrate", "choose_sample", "group_of",
-           "migrated_results"]
+           "migrated_results", "stored_threads"]
 
 SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
 
@@ -164,6 +164,23 @@ def _payload(path: Path) -> tuple[dict, object]:
     return record, path.with_suffix(".csv").read_text()
 
 
+def stored_threads(records) -> int | None:
+    """The CPU thread count the ``records`` were computed with, when they all name one (their
+    ``device``: "cpu: ... (2 cores, 2 threads)"), else None: floating-point sums over another
+    thread count can differ in the last bits, so a migration recomputes with the same count.
+
+    >>> stored_threads([{"device": "cpu: AMD EPYC (2 cores, 2 threads)"}] * 2)
+    2
+    >>> stored_threads([{"device": "cuda: H100"}, {"device": "cpu: X (2 cores, 1 threads)"}])
+    """
+    import re
+
+    found = [re.search(r"^cpu: .*\((\d+) cores?, (\d+) threads?\)", str(r.get("device", "")))
+             for r in records]
+    counts = {int(m.group(2)) if m else None for m in found}
+    return counts.pop() if len(counts) == 1 and None not in counts else None
+
+
 def migrated_results(root: Path | None = None, profile: str | None = None) -> list[dict]:
     """The stored results that are current by migration: notebook, profile, path and their
     ``migrated`` record."""
@@ -263,6 +280,11 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             return 0
         sample = choose_sample(units, seed)
         old = {u["path"]: _payload(u["path"]) for u in sample}
+        threads = stored_threads([u["record"] for u in sample])
+        if threads and os.environ.get("ATTNBOOK_THREADS") != str(threads):
+            log(f"      the sample was computed with {threads} CPU thread(s): recomputed so, as "
+                "a different thread count sums in another order")
+            os.environ["ATTNBOOK_THREADS"] = str(threads)
         log(f"      sample (seed {seed}): {len(sample)} of {len(units)}: "
             + ", ".join(str(u["path"].relative_to(profile_dir.resolve())) for u in sample))
         t0 = time.perf_counter()
