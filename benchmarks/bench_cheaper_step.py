@@ -151,27 +151,27 @@ TOLERANCE_RULE = ("a quarter of the median seed standard deviation of the metric
 # (name, chapter, what, steps, rounds, build keywords)
 UNITS = {
     "lm_rank_bottleneck": dict(
-        chapter="wies2021_rank_bottleneck", kind="lm", steps=200, rounds=8,
+        chapter="wies2021_rank_bottleneck", kind="lm", steps=160, rounds=8,
         model=dict(V=257, N=128, L=4, d_x=64, H=2), corpus="english", seeds=[0],
         train=dict(batch=16, lr=0.002, warmup=20), eval_tokens=65536,
         what="the long profile's full-rank net (V 257, N 128, L 4, d_x 64, H 2, dropout 0.1), "
              "batch 16, lr 2e-3, warm-up 20, one net (the sweep trains one net per unit, "
              "train_lm; its pilot stacks of one, train_stacked)"),
     "lm_attention_ratio": dict(
-        chapter="wies2021_attention_ratio", kind="lm", steps=240, rounds=8,
+        chapter="wies2021_attention_ratio", kind="lm", steps=160, rounds=8,
         model=dict(V=128, N=32, L=4, d_x=25, H=25, d_a=4), corpus="kjv", seeds=[0, 1],
         train=dict(batch=32, lr=0.002, warmup=20), eval_tokens=0,
         what="the long sweep's ratio-4 net at depth 4 and size 64k (d_x 25, H 25, d_a 4; V 128, "
              "N 32, dropout 0.1), batch 32, lr 2e-3, warm-up 20, its 2 seeds as one stack "
              "(train_stacked)"),
     "memorization_shared": dict(
-        chapter="mahdavi2024_fig2_heads_context", kind="memorization", steps=640, rounds=8,
+        chapter="mahdavi2024_fig2_heads_context", kind="memorization", steps=4800, rounds=8,
         config=dict(H=20, T=10000, n=32, d=64, d_h=64, context="shared"), seeds=[0, 1],
         what="the long heads panel's H = 20 point (d 64, n 32, d_h 64, T 10,000, shared "
              "context, 100 classes, batch 256, lr 1e-3), its 2 seeds as one group "
              "(train_group; plan_groups(max_group=2))"),
     "memorization_per_example": dict(
-        chapter="mahdavi2024_fig2_heads_context", kind="memorization", steps=320, rounds=8,
+        chapter="mahdavi2024_fig2_heads_context", kind="memorization", steps=1000, rounds=8,
         config=dict(H=20, T=20000, n=32, d=64, d_h=64, context="per_example"), seeds=[0, 1],
         what="the long general-position panel's H = 20 point (d 64, n 32, d_h 64, T 20,000, "
              "a context per example, 100 classes, batch 256, lr 1e-3), its 2 seeds as one "
@@ -238,7 +238,7 @@ class LMArm:
         """float32 eager, every arm alike: test loss per model; mean training loss."""
         test = _evaluate_stacked(self.net, self.data.test, self.cfg.N, max_tokens=eval_tokens,
                                  batch=self.tc.eval_batch, device=CPU)
-        train = [v / self.step for v in self.running.tolist()]
+        train = [v / max(self.step, 1) for v in self.running.tolist()]
         return {"test_loss": test, "train_loss": train}
 
 
@@ -282,7 +282,8 @@ class MemArm:
 
     def evaluate(self) -> dict:
         acc = _evaluate(self.net, self.data, self.cfgs[0].task)
-        return {"accuracy": acc.tolist(), "loss": self.loss.tolist()}
+        return {"accuracy": acc.tolist(),
+                "loss": self.loss.tolist() if self.loss is not None else None}
 
 
 def _train_cfg(u: dict, steps: int, eval_tokens: int) -> TrainConfig:
@@ -344,6 +345,9 @@ def bench_unit(name: str, u: dict, steps: int, rounds: int) -> dict:
         stack = _Stack(cfgs, CPU)  # the same data for every arm (read only)
         arms = {a: MemArm(cfgs, stack, a) for a in ARMS}
     M = len(u["seeds"])
+    start = (arms["fp32"].evaluate(u["eval_tokens"]) if u["kind"] == "lm"
+             else {"accuracy": arms["fp32"].evaluate()["accuracy"]})  # before any step
+    start.pop("train_loss", None)
     times = {a: [] for a in ARMS}
     for r in range(rounds):
         order = ARMS[r % len(ARMS):] + ARMS[:r % len(ARMS)]
@@ -364,6 +368,7 @@ def bench_unit(name: str, u: dict, steps: int, rounds: int) -> dict:
            "timed_rounds": rounds - 1, "flush_denormal": u["kind"] == "memorization",
            "load_average_start": load_start, "load_average_end": os.getloadavg(),
            "wall_s": round(time.perf_counter() - t0, 1),
+           "fp32_at_start": start,
            "seed_sd_in_run": ({m: float(np.std(ref[m], ddof=1)) for m in metrics}
                               if M > 1 else None),
            "arms": {}}
@@ -416,6 +421,8 @@ def main(argv=None):
     if args.quick:
         COMPILE["backend"] = "eager"
     meta = provenance(CPU)
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    cache = Path(cache_dir())
     load = os.getloadavg()
     flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
     print(f"{meta['device']} | commit {meta['commit']} | torch {torch.__version__} | 1 thread | "
@@ -425,6 +432,8 @@ def main(argv=None):
            "torch": torch.__version__, "commit": _commit(), "provenance": meta,
            "cpu_avx512_bf16": "avx512_bf16" in flags, "quick": args.quick,
            "compile_backend": COMPILE["backend"],
+           "inductor_cache": {"dir": str(cache), "warm_at_start": cache.is_dir() and any(
+               cache.iterdir())},  # a warm cache shortens the first round's compiling
            "arms": {"fp32": "today's path: float32 eager",
                     "bf16": "torch.autocast('cpu', dtype=torch.bfloat16) around the forward; "
                             "loss, gradients and optimizer in float32",
