@@ -280,19 +280,28 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             return 0
         sample = choose_sample(units, seed)
         old = {u["path"]: _payload(u["path"]) for u in sample}
-        threads = stored_threads([u["record"] for u in sample])
-        if threads and os.environ.get("ATTNBOOK_THREADS") != str(threads):
-            log(f"      the sample was computed with {threads} CPU thread(s): recomputed so, as "
-                "a different thread count sums in another order")
-            os.environ["ATTNBOOK_THREADS"] = str(threads)
         log(f"      sample (seed {seed}): {len(sample)} of {len(units)}: "
             + ", ".join(str(u["path"].relative_to(profile_dir.resolve())) for u in sample))
-        t0 = time.perf_counter()
-        entry = one_pass([u["path"] for u in sample])
+        by_threads: dict = {}
+        for u in sample:  # each recomputed with the thread count it was stored with
+            by_threads.setdefault(stored_threads([u["record"]]), []).append(u["path"])
+        t0, before = time.perf_counter(), os.environ.get("ATTNBOOK_THREADS")
+        try:
+            for threads, group in by_threads.items():
+                if threads:
+                    os.environ["ATTNBOOK_THREADS"] = str(threads)
+                    log(f"      recomputing {len(group)} with {threads} CPU thread(s), as stored")
+                entry = one_pass(group)
+                if entry["status"] != "ok":
+                    log(f"migrate: a recomputing pass failed ({entry.get('error')}); nothing "
+                        "re-stamped")
+                    return 1
+        finally:
+            if before is None:
+                os.environ.pop("ATTNBOOK_THREADS", None)
+            else:
+                os.environ["ATTNBOOK_THREADS"] = before
         wall = time.perf_counter() - t0
-        if entry["status"] != "ok":
-            log(f"migrate: the second pass failed ({entry.get('error')}); nothing re-stamped")
-            return 1
     problems, worst, new_fp = [], 0.0, {}
     for u in sample:
         record, problem, changed = check_record(u["path"])
