@@ -185,7 +185,7 @@ device-bundle: venv
 
 # put the results, ledger entries and manifest lines that came back into this checkout
 device-unpack: venv
-	$(PY) tools/device.py unpack $(FROM)
+	$(PY) tools/device.py unpack $(ARGS) $(FROM)
 
 # the recipe end to end on this CPU at the ci profile, in a venv with only what the machine
 # has, one run stopped by its time budget and resumed (a few minutes; not part of `make test`)
