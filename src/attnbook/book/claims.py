@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
-from .readers import loads
+from .readers import loads, notebook_cells
 from .store import atomic_write, dumps, finite_json, jsonable
 
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PROFILES", "STATUSES", "TYPES", "chapter_claims",
@@ -433,7 +433,7 @@ def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
 def notebook_claims(path: Path) -> list[str]:
     """The claim ids the notebook at ``path`` records, in order (:func:`recorded_ids` of its
     code cells)."""
-    cells = json.loads(Path(path).read_text()).get("cells", [])
+    cells = notebook_cells(path)
     return recorded_ids("\n".join("".join(c.get("source", "")) for c in cells
                                   if c.get("cell_type", "code") == "code"))
 

@@ -289,11 +289,9 @@ def _claim_chapters() -> dict:
 
     out = {}
     for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
-        try:
-            cells = json.loads(nb.read_text()).get("cells", [])
-        except ValueError:
-            continue
-        for c in cells:
+        from .readers import notebook_cells
+
+        for c in notebook_cells(nb):
             if c.get("cell_type") == "code":
                 for cid in recorded_ids("".join(c.get("source", ""))):
                     out.setdefault(cid, nb.stem)

@@ -35,7 +35,7 @@ DASH = "—"
 MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
                "undefined, such as a spread over a single seed)"
 MANY_PARTS = 6  # a verdict with more parts lists those that did not reproduce, the rest folded
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}])")
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}&])")
 _UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_min": "min", "_pct": "%", "_mb": "MB"}
 
 

@@ -50,3 +50,41 @@ def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX
     if _deeper(value, max_depth):
         raise ValueError(f"nested deeper than {max_depth} levels")
     return value
+
+
+_NAMED: set = set()  # notebooks already named as unreadable in this process
+
+
+def notebook_cells(path) -> list[dict]:
+    """The cells of the notebook at ``path`` (each a dict, its ``source`` text), or [] when it
+    cannot be read as a notebook, which is then named once on stderr: the ledger, ``stale``
+    and the pages go on without it (``run`` refuses it before any kernel starts).
+
+    >>> notebook_cells("/nonexistent.ipynb")
+    []
+    """
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        nb = loads(path.read_bytes())
+        cells = nb.get("cells", []) if isinstance(nb, dict) else None
+        if not isinstance(cells, list):
+            raise ValueError("no list of cells")
+    except (OSError, ValueError) as e:
+        if path.exists() and str(path) not in _NAMED:
+            _NAMED.add(str(path))
+            import sys
+
+            print(f"attnbook: warning: {path}: not a notebook, left out "
+                  f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})",
+                  file=sys.stderr)
+        return []
+    out = []
+    for c in cells:
+        if isinstance(c, dict):
+            src = c.get("source", "")
+            src = "".join(x for x in src if isinstance(x, str)) if isinstance(src, list) \
+                else src if isinstance(src, str) else ""
+            out.append({**c, "source": src})
+    return out
