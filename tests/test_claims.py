@@ -370,8 +370,9 @@ def _raw_html(markdown: str) -> list[str]:
     out = []
     for tok in md.parse(markdown):
         for t in [tok, *(tok.children or [])]:
+            ours = r'<br>|<span class="attnbook-(column|profile)-label">|</span>'
             if t.type in ("html_inline", "html_block") and not re.fullmatch(
-                    r'<br>|<span class="attnbook-(column|profile)-label">|</span>', t.content.strip()):
+                    ours, t.content.strip()):
                 out.append(t.content)
     return out
 

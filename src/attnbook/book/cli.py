@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args) -> int:
     from .runner import UsageError, check_environment, execute, exit_code, plan
 
-    check_environment()
+    check_environment("run")
     budget = _time_budget(args.time_budget)
     deadline = time.time() + budget if budget is not None else None
     jobs = plan(args.notebooks, args.profile, args.parameter)
@@ -352,10 +352,13 @@ def main(argv=None) -> int:
             if args.profile not in ("cpu", "long", "full"):
                 raise UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
                                  "results are not committed)")
-            check_environment()
+            check_environment("migrate")
             return migrate(args.notebook, args.profile, seed=args.seed)
         if args.command == "report":
             from .publish import publish_chapters
+            from .runner import check_environment
+
+            check_environment("report")
             from .report import write_pages
 
             for path in write_pages():

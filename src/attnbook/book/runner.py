@@ -77,12 +77,44 @@ class Terminated(KeyboardInterrupt):
     recorded as interrupted (``python -m attnbook run`` then exits 143)."""
 
 
-def check_environment() -> None:
+# set for one purpose by the book itself, never for a run: `make nbval` re-executes notebooks
+# under pytest writing nothing (READONLY); a migration names its sample (MIGRATE)
+_NOT_FOR_A_RUN = {"ATTNBOOK_READONLY": "writes nothing: `make nbval` sets it for its pytest "
+                                       "re-execution only, and a run under it would record "
+                                       "nothing",
+                  "ATTNBOOK_MIGRATE": "is set by `python -m attnbook migrate` for its own runs"}
+
+
+def check_environment(command: str | None = None) -> None:
     """Check the variables a kernel reads (``ATTNBOOK_THREADS``, ``ATTNBOOK_WORKERS``,
-    ``ATTNBOOK_DEVICE``) before any starts: one line and :class:`UsageError` if one is bad."""
+    ``ATTNBOOK_DEVICE``, ``ATTNBOOK_SOURCE``) before any starts: one line and
+    :class:`UsageError` if one is bad. ``command`` (``run``, ``migrate``, ``report``, ...):
+    the command about to start, which also refuses a variable the book sets only for its own
+    purposes (``ATTNBOOK_READONLY``, ``ATTNBOOK_MIGRATE``) and checks ``ATTNBOOK_ROOT`` (an
+    existing folder, writable where the command writes)."""
+    if command is not None:
+        _check_root(command)
+    if command in ("run", "migrate"):
+        for name, why in _NOT_FOR_A_RUN.items():
+            text = os.environ.get(name, "")
+            if text:
+                raise UsageError(f"environment variable {name} = {shown(text)} {why}: unset it "
+                                 f"(allowed: unset, for {command})")
+    source = os.environ.get("ATTNBOOK_SOURCE", "")
+    if source:
+        from .readers import loads
+
+        try:
+            state = loads(source, max_bytes=4096)
+        except ValueError:
+            state = None
+        if not isinstance(state, dict) or not isinstance(state.get("commit"), str):
+            raise UsageError(f"environment variable ATTNBOOK_SOURCE = {shown(source)}: allowed a "
+                             "JSON object with a commit (tools/device.py check-source prints "
+                             "it), or unset")
     for name in ("ATTNBOOK_THREADS", "ATTNBOOK_WORKERS"):
         text = os.environ.get(name, "").strip()
-        if text and (not text.isdigit() or not 1 <= int(text) <= 4096):
+        if text and (not re.fullmatch(r"[0-9]{1,5}", text) or not 1 <= int(text) <= 4096):
             raise UsageError(f"environment variable {name} = {shown(text)}: allowed an "
                              "integer 1 <= value <= 4096 (or unset)")
     device = os.environ.get("ATTNBOOK_DEVICE", "").strip()
@@ -96,6 +128,26 @@ def check_environment() -> None:
                 (str(e).splitlines() or ["not a device here"])[0]
             raise UsageError(f"environment variable ATTNBOOK_DEVICE = {shown(device)}: {why}") \
                 from None
+
+
+def _check_root(command: str) -> None:
+    """``ATTNBOOK_ROOT``, when set, must name an existing folder (nothing creates it), one the
+    commands that write (``run``, ``report``, ``migrate``) may write in."""
+    text = os.environ.get("ATTNBOOK_ROOT", "")
+    if not text:
+        return
+    root = Path(text)
+    if not root.is_dir():
+        raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
+                         "existing folder (a checkout of the book), or unset")
+    if command in ("run", "report", "migrate"):
+        writable = [root] + [root / d for d in ("build", "status", "data", "figures")
+                             if (root / d).exists()]
+        bad = [p for p in writable if not os.access(p, os.W_OK | os.X_OK)]
+        if bad:
+            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} is "
+                             f"not writable, and {command} writes there (allowed: a folder "
+                             "this user may write in)")
 
 
 @dataclass
