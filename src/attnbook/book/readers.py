@@ -88,3 +88,53 @@ def notebook_cells(path) -> list[dict]:
                 else src if isinstance(src, str) else ""
             out.append({**c, "source": src})
     return out
+
+
+MAX_YAML_BYTES = 1 << 20  # a chapter's .yml is a few kB
+MAX_YAML_VALUES = 100_000  # values a YAML text may expand to, aliases counted at each use
+
+
+def yaml_loads(text: str | bytes, *, max_bytes: int = MAX_YAML_BYTES,
+               max_values: int = MAX_YAML_VALUES, max_depth: int = MAX_DEPTH):
+    """``yaml.safe_load`` with bounded size, nesting and expansion: a text over ``max_bytes``,
+    not UTF-8, not YAML (a ``!!python/object`` tag among it), nested deeper than
+    ``max_depth`` or expanding to more than ``max_values`` values (an alias bomb, whose
+    aliases are counted at each use) raises :class:`ValueError` in one line.
+
+    >>> yaml_loads("a: [1, 2]")
+    {'a': [1, 2]}
+    >>> names = "abcdefghijklmnopqrstuvwxyz"
+    >>> bomb = "a: &a [x, x]\\n" + "".join(f"{c}: &{c} [*{p}, *{p}]\\n"
+    ...                                     for p, c in zip(names, names[1:]))
+    >>> yaml_loads(bomb)
+    Traceback (most recent call last):
+    ...
+    ValueError: expands to more than 100000 values (aliases repeat what they name)
+    """
+    import yaml
+
+    if len(text) > max_bytes:
+        raise ValueError(f"{len(text)} bytes, over the {max_bytes} a YAML text may have here")
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8")
+    try:
+        value = yaml.safe_load(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
+    except yaml.YAMLError as e:
+        raise ValueError("not YAML: " + " ".join(str(e).split())[:200]) from None
+    stack, seen = [(value, 1)], 0
+    while stack:
+        v, d = stack.pop()
+        seen += 1
+        if seen > max_values:
+            raise ValueError(f"expands to more than {max_values} values (aliases repeat what "
+                             "they name)")
+        if isinstance(v, (dict, list)):
+            if d > max_depth:
+                raise ValueError(f"nested deeper than {max_depth} levels")
+            items = list(v.items()) if isinstance(v, dict) else v
+            stack.extend((x, d + 1) for x in items)
+        elif isinstance(v, tuple):
+            stack.extend((x, d) for x in v)
+    return value
