@@ -329,7 +329,25 @@ def _one_line(message: str, limit: int = 1000) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
+EXIT_PIPE = 141  # the reader of the output went away (`... | head -1`): 128 + SIGPIPE
+
+
 def main(argv=None) -> int:
+    """The command line; a reader that stops reading (``params ... | head -1``) ends it
+    quietly with :data:`EXIT_PIPE`."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback
+        return code
+    except BrokenPipeError:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
+        return EXIT_PIPE
+
+
+def _main(argv=None) -> int:
     argv, pairs = _split_values(list(sys.argv[1:] if argv is None else argv))
     args = _parser().parse_args(argv)
     if pairs is not None:

@@ -18,11 +18,12 @@ refused in one line with the estimate, before any kernel starts; ``--no-cost-che
 anyway. The estimates are orders of magnitude, not measurements.
 """
 
-import json
 import math
 import os
+import sys
 
 from .. import paths
+from .readers import loads
 from .store import stored_counts
 
 __all__ = ["cost_table", "format_table", "estimate", "check_costs", "machine_memory_gb",
@@ -38,8 +39,13 @@ def _last_budget(profile: str) -> dict[str, str]:
     """Notebook -> what the last budgeted run of ``profile`` left missing, in words."""
     path = paths.BUILD / "time-budget.json"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        print(f"attnbook: warning: {path}: left out, cannot be read as JSON "
+              f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})",
+              file=sys.stderr)
         return {}
     out = {}
     for row in data.get("notebooks", []) if isinstance(data, dict) else []:

@@ -673,7 +673,14 @@ def _check_path(name: str, value, rule: dict):
 def _parameters_cell(nb_path: Path) -> dict:
     import nbformat
 
-    nb = nbformat.read(nb_path, as_version=4)
+    try:
+        nb = nbformat.read(nb_path, as_version=4)
+        for c in nb.cells:
+            c.get("metadata", {}).get("tags", [])
+    except Exception as e:  # noqa: BLE001 - not JSON, not a notebook, too deep, not UTF-8
+        why = " ".join(str(e).split())[:120]
+        raise AttnbookError(f"{nb_path}: cannot be read as a notebook ({type(e).__name__}: "
+                            f"{why})") from None
     cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(cells) != 1:
         raise AttnbookError(f"{nb_path}: needs exactly one cell tagged 'parameters', "
@@ -683,7 +690,12 @@ def _parameters_cell(nb_path: Path) -> dict:
             raise AttnbookError(f"{nb_path}: parameters cell line {i} has more than one '=' "
                                 f"(papermill cannot parse it; keep '=' out of comments): {line!r}")
     defaults = {}
-    for node in ast.parse(cells[0].source).body:
+    try:
+        body = ast.parse(cells[0].source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise AttnbookError(f"{nb_path}: the parameters cell is not Python "
+                            f"({type(e).__name__})") from None
+    for node in body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             try:

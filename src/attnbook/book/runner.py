@@ -58,6 +58,7 @@ from .notebook import (
 )
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
+from .readers import loads
 from .report import work_text
 from .store import dumps
 
@@ -585,7 +586,7 @@ def _read_report(path: Path) -> list[dict]:
     if path.exists():
         for line in path.read_text().splitlines():
             try:
-                out.append(json.loads(line))
+                out.append(loads(line))
             except ValueError:
                 continue
     return out

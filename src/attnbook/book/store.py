@@ -218,7 +218,7 @@ def _migration() -> tuple[bool, set, str | None]:
     if not text:
         return False, set(), None
     try:
-        plan = json.loads(text)
+        plan = loads(text)
         return True, {Path(p).resolve() for p in plan["sample"]}, str(plan["log"])
     except (ValueError, KeyError, TypeError) as e:
         raise AttnbookError(f"environment variable {ENV_MIGRATE} is not a migration plan "
@@ -286,7 +286,7 @@ class ResultStore:
     def _usable(self, path: Path) -> dict | None:
         """The record at ``path`` if it may be served: present, intact and current."""
         if path in self._memory:
-            return json.loads(self._memory[path])
+            return loads(self._memory[path])
         if self.recompute and path not in self._fresh:
             return None
         if path in self._checked:
