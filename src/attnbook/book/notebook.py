@@ -179,7 +179,7 @@ class Run:
         ckpt = None
         if checkpoint:
             ckpt = self.checkpoint(name if isinstance(name, str) else "+".join(name), params)
-            compute = functools.partial(compute, ckpt)
+            compute = functools.partial(ckpt.run, compute)
         compute = _within_budget(self.store, compute, f"table {name!r}",
                                  checkpointed=checkpoint)
         earlier = (lambda: ckpt.earlier) if ckpt is not None else None
@@ -616,7 +616,7 @@ class _Checkpointed:
 
     def __call__(self, unit):
         ckpt = self.checkpoint(unit)
-        return Finished(self.fn(unit, ckpt), ckpt.earlier)
+        return Finished(ckpt.run(self.fn, unit), ckpt.earlier)
 
     def clear(self, unit) -> None:
         self.checkpoint(unit).clear()
