@@ -31,12 +31,12 @@ import pandas as pd
 
 from .. import paths
 from .claims import MIN_SEEDS, PROFILES, STATUSES, recorded_ids, status_table
-from .display import escape
 from .figures import badge_status, check_label
 from .provenance import short_device
 from .publish import chapter_doc
 from .readers import loads, notebook_cells
 from .store import stored_counts
+from .text import escape
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
            "stored_provenance", "work_text", "overview_figure",
@@ -62,6 +62,14 @@ def _cell(text) -> str:
     return escape(text)
 
 
+def _name(text) -> str:
+    """A notebook's name from data: as it is where it is a plain name (``a_ok``, whose inner
+    underscores Markdown reads as letters), else escaped."""
+    text = str(text)
+    return text if re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?", text) \
+        else escape(text)
+
+
 def _md_cell(markdown: str) -> str:
     """Markdown made here (its data already escaped) in a table cell."""
     return str(markdown).replace("|", "\\|").replace("\n", " ")
@@ -75,7 +83,7 @@ def _code(text) -> str:
 def _link(notebook: str, executed: Path) -> str:
     if notebook and (executed / f"{notebook}.ipynb").exists():
         return f"[{notebook}](../{chapter_doc(notebook)}.ipynb)"  # status/ -> chapters/
-    return _cell(notebook)
+    return _name(notebook)
 
 
 # -- the paper's values as math ----------------------------------------------------------------
@@ -733,7 +741,7 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
         commit = str(e.get("commit", "")) + (" dirty" + (f" (diff {e['diff_sha256']})"
                                             if e.get("diff_sha256") else "")
                                 if e.get("dirty") else "")
-        lines.append(f"| {_cell(nb)} | `{_code(prof)}` | {status} | {_cell(e['wall_s'])} | "
+        lines.append(f"| {_name(nb)} | `{_code(prof)}` | {status} | {_cell(e['wall_s'])} | "
                      f"{_cell(e.get('device', ''))} | {_cell(commit)} | "
                      f"{_cell(e.get('start', ''))} |")
     versions = entries[-1].get("versions", {})
@@ -755,7 +763,7 @@ def _toc_rank(notebook: str) -> int:
 
 def _chapter_link(notebook: str) -> str:
     return f"{{doc}}`{notebook} <../{chapter_doc(notebook)}>`" if (
-        paths.ROOT / f"{chapter_doc(notebook)}.ipynb").exists() else _cell(notebook)
+        paths.ROOT / f"{chapter_doc(notebook)}.ipynb").exists() else _name(notebook)
 
 
 # -- the home page's summary ------------------------------------------------------------------
