@@ -111,3 +111,21 @@ def test_params_into_a_closed_pipe_is_quiet(project):
     err = p.stderr.read().decode()
     p.wait()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
+    """Ctrl-C in the first seconds, before a run installs its own handler, once gave a
+    35-line KeyboardInterrupt traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "attnbook", "claims"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert p.returncode in (0, 130) and len(err.strip().splitlines()) <= 1, (p.returncode, err)

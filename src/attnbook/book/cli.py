@@ -345,6 +345,9 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
         return EXIT_PIPE
+    except KeyboardInterrupt:  # before a run's own handler is in place: nothing ran yet
+        print("attnbook: interrupted before anything ran", file=sys.stderr)
+        return 130
 
 
 def _main(argv=None) -> int:
