@@ -353,3 +353,32 @@ def test_a_root_that_cannot_be_written_is_refused_by_run_and_report(sandbox, cap
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "is not writable" in err, err
     assert not (sandbox / "build").exists() and not (sandbox / "status").exists()
+
+
+def test_scratch_files_of_a_killed_run_are_removed_by_the_next(tmp_path):
+    """A run killed with SIGKILL leaves its scratch files in build/tmp: the next run removes
+    them, and leaves those of a run still alive (its .pid names a live process)."""
+    import os
+    import subprocess
+    import sys
+
+    from attnbook.book.runner import clean_scratch
+
+    scratch = tmp_path / "build" / "tmp"
+    scratch.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    killed, old, alive = ("a_ok.20240101T000000-0123abcd", "b.20230101T000000-deadbeef",
+                          "c.20240101T000000-00aa11bb")
+    (scratch / f"{killed}.pid").write_text(dead)
+    (scratch / f"{killed}.ipynb").write_text("{}")
+    (scratch / f"{killed}.figures").mkdir()
+    (scratch / f"{killed}.figures" / "f.png").write_bytes(b"png")
+    (scratch / f"{old}.kernel.log").write_text("from before .pid files")
+    (scratch / f"{alive}.pid").write_text(str(os.getpid()))
+    (scratch / f"{alive}.work.jsonl").write_text("")
+    (scratch / "notes.txt").write_text("not a run's")
+    execute([], build_dir=tmp_path / "build")
+    assert sorted(p.name for p in scratch.iterdir()) == [
+        f"{alive}.pid", f"{alive}.work.jsonl", "notes.txt"]
+    assert clean_scratch(scratch) == []

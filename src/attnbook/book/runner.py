@@ -426,6 +426,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     executed, failed, scratch = build / "executed", build / "failed", build / "tmp"
     for d in (executed, failed, scratch):
         d.mkdir(parents=True, exist_ok=True)
+    clean_scratch(scratch)
     manifest = build / "manifest.jsonl"
     base = source_provenance(provenance())
     entries = []
@@ -452,6 +453,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         report = scratch / f"{stem}.{run_id}.budget.jsonl"
         kernel_log = scratch / f"{stem}.{run_id}.kernel.log"  # the kernel process's stderr
         work_report = scratch / f"{stem}.{run_id}.work.jsonl"
+        owner = scratch / f"{stem}.{run_id}.pid"  # whose scratch files these are, while alive
+        owner.write_text(str(os.getpid()))
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
             + (" · the largest complete, drawn from stored results" if job.cache_only and
@@ -508,6 +511,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             kernel_log.unlink(missing_ok=True)
             work = work_done(work_report)
             work_report.unlink(missing_ok=True)
+            owner.unlink(missing_ok=True)
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -547,6 +551,47 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     if deadline is not None:
         _write_budget(budget_file, entries, deadline)
     return entries
+
+
+_SCRATCH = re.compile(r"^(?P<run>.+\.\d{8}T\d{6}-[0-9a-f]{8})(\.|$)")  # <stem>.<run id>...
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
+
+
+def clean_scratch(scratch: Path) -> list[Path]:
+    """Remove from ``build/tmp`` what runs that can no longer clean up after themselves left
+    there (a SIGKILL, a machine that went down): every scratch file or folder of a run whose
+    ``<stem>.<run id>.pid`` is gone or names a process no longer alive. A run writes that file
+    before any other, so a live run's files are kept. Returns what was removed."""
+    if not scratch.is_dir():
+        return []
+    live = set()
+    for lock in scratch.glob("*.pid"):
+        try:
+            pid = int(lock.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _alive(pid):
+            live.add(lock.name[:-len(".pid")])
+    removed = []
+    for p in sorted(scratch.iterdir()):
+        m = _SCRATCH.match(p.name)
+        if not m or m["run"] in live:
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
 
 
 def _hold_stops() -> dict:
