@@ -129,3 +129,17 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
     out, err = p.communicate(timeout=120)
     assert "Traceback" not in err, err
     assert p.returncode in (0, 130) and len(err.strip().splitlines()) <= 1, (p.returncode, err)
+
+
+def test_a_file_that_cannot_be_written_is_one_line(project, capsys, monkeypatch):
+    """An OSError while a command writes (a full disk, a folder made read-only after the
+    check) is one line naming the file, exit code 1, never a traceback."""
+    from attnbook.book import report
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(project / "status" / "x.md"))
+
+    monkeypatch.setattr(report, "write_pages", full)
+    assert main(["report"]) == 1
+    out, err = _no_traceback(capsys)
+    assert err.count("\n") == 1 and "status/x.md: No space left on device" in err

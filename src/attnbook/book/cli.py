@@ -389,6 +389,12 @@ def _main(argv=None) -> int:
     except AttnbookError as e:
         print(f"attnbook: error: {_one_line(e)}", file=sys.stderr)
         return 2
+    except OSError as e:  # a file or folder that cannot be written or read (a full disk)
+        if isinstance(e, BrokenPipeError):
+            raise
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"attnbook: error: {_one_line(where + (e.strerror or str(e)))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         from .runner import Terminated
 
