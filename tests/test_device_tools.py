@@ -317,3 +317,15 @@ def test_unpack_refuses_what_is_not_what_pack_writes_in_one_line(device, tmp_pat
     assert named in err and "nothing was unpacked" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert _snapshot(here) == before
+
+
+def test_unpack_into_a_tree_it_cannot_write_is_one_line(device, tmp_path, capsys):
+    here = tmp_path / "here"
+    device.ROOT = here
+    (here / "data/results").mkdir(parents=True)
+    (here / "data/results/nb").write_text("a file where a folder goes")
+    _came_back(tmp_path / "o", {"data/results/nb/full/s/bbbb.json": _record({"a": 3}, {"m": 1})})
+    assert device.main(["unpack", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "data/results/nb" in err, err
+    assert not (here / "build").exists()

@@ -494,6 +494,10 @@ def cmd_unpack(args) -> int:
     except Refused as e:
         print(f"device: {e}; nothing was unpacked", file=sys.stderr)
         return 2
+    except OSError as e:  # a file where a folder goes, a full disk: before any file is renamed
+        print(f"device: {e.filename or ''}: {e.strerror or e}; files are written only after "
+              "every check passed, so rerun once it is fixed", file=sys.stderr)
+        return 1
 
 
 def _unpack(src: Path, replace: bool = False) -> int:
