@@ -70,9 +70,7 @@ html: venv
 
 # preview the built book (local only: bound to the loopback address)
 serve:
-	@test -f $(HTML)/index.html || { echo "no book at $(HTML): run make book first"; exit 1; }
-	@echo "serving $(HTML) on http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
-	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory $(HTML)
+	@$(PYTHON) tools/serve.py $(HTML) '$(subst ','"'"',$(PORT))'
 
 # one notebook: NB must name it (make notebooks runs them all)
 run: venv
@@ -146,6 +144,7 @@ publish-check: venv
 # texlive-fonts-recommended texlive-plain-generic latexmk fonts-freefont-otf xindy), offline,
 # in a few minutes; an HTML book built after it links it from its home page
 pdf: venv
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: no xelatex/latexmk (TeX Live; on Debian: apt-get install texlive-xetex latexmk): nothing built" >&2; exit 2; }
 	rm -f $(PDF)
 	$(PY) -m attnbook report
 	$(VENV)/bin/jupyter-book build . --builder pdflatex --path-output build/pdf --keep-going
@@ -185,7 +184,7 @@ device-bundle: venv
 
 # put the results, ledger entries and manifest lines that came back into this checkout
 device-unpack: venv
-	$(PY) tools/device.py unpack $(FROM)
+	$(PY) tools/device.py unpack $(ARGS) $(FROM)
 
 # the recipe end to end on this CPU at the ci profile, in a venv with only what the machine
 # has, one run stopped by its time budget and resumed (a few minutes; not part of `make test`)

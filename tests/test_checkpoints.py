@@ -140,13 +140,17 @@ def test_a_unit_checkpoint_is_judged_by_the_code_its_unit_runs(tmp_path, monkeyp
     edit("attnbook.pilots")  # outside the unit
     assert Checkpoint(narrow, modules=unit).load() == {"x": 1}
     assert Checkpoint(full, modules=unit).load() == {"x": 2}
-    with pytest.warns(UserWarning, match="changed since"):
+    with pytest.warns(UserWarning, match="changed since: set aside as full.pt.set-aside-"):
         assert Checkpoint(full).load() is None
+    assert not full.exists()  # set aside, not left to be overwritten
+    monkeypatch.setattr(provenance, "_module_hash", real)
+    Checkpoint(full).save(4, {"x": 2})
     edit("attnbook.schedules")  # inside it
     for path in (narrow, full):
         with pytest.warns(UserWarning, match="changed since"):
             assert Checkpoint(path, modules=unit).load() is None
     monkeypatch.setattr(provenance, "_module_hash", real)
+    Checkpoint(narrow, modules=unit).save(3, {"x": 1})
     with pytest.warns(UserWarning, match="changed since"):  # a module it never recorded
         assert Checkpoint(narrow, modules=[*unit, "attnbook.device"]).load() is None
 
@@ -433,3 +437,46 @@ def test_a_resumed_state_comes_back_on_the_cpu_whatever_the_device(tmp_path):
     back = Checkpoint(path).load(torch.device("meta"))  # any device but the CPU
     assert [t.device.type for t in (*back["evals"], back["best"])] == ["cpu", "cpu"]
     assert torch.equal(back["evals"][0], torch.ones(3))
+
+
+def _linear_unit(unit, checkpoint):
+    """A trainer as the library's are: it loads what the checkpoint holds without checking."""
+    model = torch.nn.Linear(2, 2)
+    state = checkpoint.load()
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        start = checkpoint.resumed_step
+    for step in range(start, 3):
+        checkpoint.tick(step + 1, lambda: {"model": model.state_dict()})
+    return {"steps": 3 - start}
+
+
+@pytest.mark.parametrize("case", ["wrong shapes", "missing key", "a directory", "damaged"])
+def test_a_checkpoint_that_does_not_fit_is_set_aside_and_the_unit_runs(tmp_path, case):
+    """A checkpoint whose tensors have other shapes, that lacks a key, or a directory at its
+    path: named in one line and set aside, and the unit computes from the start, instead of
+    failing the notebook on every run."""
+    from attnbook.book.notebook import _Checkpointed
+
+    fn = _Checkpointed(_linear_unit, tmp_path, None, "unit")
+    unit = {"x": 1}
+    path = fn.checkpoint(unit).path
+    if case == "a directory":
+        path.mkdir(parents=True)
+    elif case == "damaged":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\x80not a checkpoint")
+    else:
+        state = {"model": torch.nn.Linear(3, 3).state_dict()} if case == "wrong shapes" \
+            else {"weights": torch.zeros(2)}
+        fn.checkpoint(unit).save(1, state)
+    with pytest.warns(UserWarning) as caught:
+        out = fn(unit)
+    assert out.value == {"steps": 3}
+    lines = [str(w.message) for w in caught if "set aside" in str(w.message)]
+    assert len(lines) == 1 and str(path) in lines[0], [str(w.message) for w in caught]
+    assert not path.exists() or path.is_file()
+    (aside,) = list(path.parent.glob(f"{path.name}.set-aside-*"))
+    assert aside.exists()
+    fn.clear(unit)

@@ -1,6 +1,7 @@
 """The claims ledger: every id is listed, nothing passes by default, parts aggregate."""
 
 import json
+import re
 
 import pytest
 
@@ -358,3 +359,62 @@ def test_resampled_draws_give_a_stability_share(sandbox, run):
     entry = json.loads((d / "results/cpu/M-F1.json").read_text())
     assert entry["status"] == "fragile"
     assert entry["stability"]["kind"] == "bootstrap of the draws"
+
+
+def _raw_html(markdown: str) -> list[str]:
+    """The raw HTML a Markdown page would pass to the browser, but for the line breaks the
+    pages write themselves."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    out = []
+    for tok in md.parse(markdown):
+        for t in [tok, *(tok.children or [])]:
+            ours = r'<br>|<span class="attnbook-(column|profile)-label">|</span>'
+            if t.type in ("html_inline", "html_block") and not re.fullmatch(
+                    ours, t.content.strip()):
+                out.append(t.content)
+    return out
+
+
+def test_every_text_from_data_is_escaped_on_the_pages(sandbox, tmp_path):
+    """A measured text, a paper value, a criterion, a commit, a device or a manifest entry
+    holding HTML reaches the status page, the execution report and the home page's summary
+    as text, never as markup."""
+    import csv
+    import io
+
+    from attnbook.book.report import execution_markdown, status_markdown, summary_markdown
+
+    d = sandbox / "data/claims"
+    path = d / "bruna2024.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    head = rows[0]
+    for r in rows[1:]:
+        if r[head.index("id")] == "B-FR":
+            r[head.index("paper_value")] = "x <img src=x onerror=alert(1)> `{doc}`y`"
+            r[head.index("criterion")] = "holds <script>alert(2)</script> [a](javascript:x)"
+            r[head.index("source")] = "Figure <b onmouseover=alert(3)>1</b>"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path.write_text(buf.getvalue())
+    claims.record("B-FR", True, "<script>alert(4)</script> error *3e-9* $x$", profile="cpu",
+                  notebook="nb", run={"commit": "abc`<i>x</i>", "device": "<svg onload=1>"},
+                  claims_dir=d)
+    table = claims.status_table(claims_dir=d)
+    page = status_markdown(table, tmp_path, overview=None)
+    assert _raw_html(page) == [], _raw_html(page)
+    assert "\\<script\\>alert(4)" in page and "onerror" in page  # kept, as text
+    assert _raw_html(summary_markdown(claims.status_table(claims_dir=d, parts=True),
+                                      overview=None)) == []
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps(
+        {"notebook": "<img src=x onerror=alert(5)>", "profile": "cpu", "status": "<b>ok</b>",
+         "wall_s": 1.0, "device": "<svg onload=6>", "commit": "<i>c</i>",
+         "start": "<u>t</u>", "error": "<script>7</script>",
+         "versions": {"<x>": "<y onclick=8>"}}) + "\n" + json.dumps(
+        {"notebook": "nb", "profile": "cpu", "status": "ok", "wall_s": "<script>"}) + "\n"
+        + "[" * 100000 + "]" * 100000 + "\n")
+    report = execution_markdown(manifest)
+    assert _raw_html(report) == [], _raw_html(report)
+    assert "2 unreadable lines of manifest.jsonl skipped" in report

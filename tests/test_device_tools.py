@@ -195,3 +195,137 @@ def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():
         bad = subprocess.run([str(script), *args, "--dry-run"], capture_output=True, text=True,
                              timeout=30)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--only" in bad.stderr
+
+
+def _record(config: dict, result: dict) -> str:
+    """A sweep record as the store writes it, computed by the code here (current)."""
+    from attnbook.book.provenance import code_fingerprint
+    from attnbook.book.store import dumps, payload_hash
+
+    payload = {"config": config, "result": result}
+    return dumps({**payload, "sha256": payload_hash(payload),
+                  "fingerprint": code_fingerprint(["attnbook.errors"])})
+
+
+def _table(csv_text: str) -> str:
+    from attnbook.book.provenance import code_fingerprint
+    from attnbook.book.store import dumps, payload_hash
+
+    return dumps({"name": "t", "params": {}, "sha256": payload_hash(csv_text),
+                  "fingerprint": code_fingerprint(["attnbook.errors"])})
+
+
+def _came_back(out: Path, files: dict, rc: int = 0) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        for name, text in files.items():
+            blob = text.encode() if isinstance(text, str) else text
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    (out / "status.json").write_text(json.dumps({"rc": rc, "profile": "full"}))
+    (out / "manifest.jsonl").write_text(json.dumps(
+        {"notebook": "nb", "profile": "full", "status": "ok", "wall_s": 1.0,
+         "device": "cuda: H100"}) + "\n")
+
+
+def _snapshot(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_unpack_checks_every_table_csv_and_never_overwrites_an_intact_result_silently(
+        device, tmp_path, capsys):
+    """A committed table's CSV is checked as its record is: a changed copy that came back is
+    refused, nothing is written; a whole differing table (record and CSV agree) replaces an
+    intact, current one only with --replace, and says so."""
+    here = tmp_path / "here"
+    device.ROOT = here
+    table = "data/results/nb/full/t-0123456789abcdef"
+    (here / table).parent.mkdir(parents=True)
+    (here / f"{table}.csv").write_text("a,b\n1,2\n")
+    (here / f"{table}.json").write_text(_table("a,b\n1,2\n"))
+    (here / "build").mkdir()
+    before = _snapshot(here)
+    # only the CSV came back, changed: it does not match the record here
+    _came_back(tmp_path / "o1", {f"{table}.csv": "a,b\n1,999\n"})
+    assert device.main(["unpack", str(tmp_path / "o1")]) == 1
+    err = capsys.readouterr().err
+    assert f"{table}.csv: content does not match its recorded sha256" in err
+    assert "nothing was unpacked" in err
+    assert _snapshot(here) == before  # not even the manifest line
+    # a whole table that agrees with itself but differs from the intact one here
+    _came_back(tmp_path / "o2", {f"{table}.csv": "a,b\n1,3\n",
+                                 f"{table}.json": _table("a,b\n1,3\n")})
+    assert device.main(["unpack", str(tmp_path / "o2")]) == 1
+    err = capsys.readouterr().err
+    assert "would overwrite an intact, current result here" in err and table in err
+    assert _snapshot(here) == before
+    assert device.main(["unpack", "--replace", str(tmp_path / "o2")]) == 0
+    err = capsys.readouterr().err
+    assert f"replaced {table}.csv" in err
+    assert (here / f"{table}.csv").read_text() == "a,b\n1,3\n"
+
+
+def test_unpack_is_all_or_nothing(device, tmp_path, capsys):
+    """One damaged sweep record among good ones: nothing is written, the good file here is
+    kept, and the damaged one is named."""
+    here = tmp_path / "here"
+    device.ROOT = here
+    good = "data/results/nb/full/s/aaaa.json"
+    (here / good).parent.mkdir(parents=True)
+    (here / good).write_text(_record({"a": 1}, {"m": 0.5}))
+    before = _snapshot(here)
+    damaged = _record({"a": 2}, {"m": 0.25}).replace("0.25", "0.75")
+    _came_back(tmp_path / "o", {"data/results/nb/full/s/bbbb.json": _record({"a": 3}, {"m": 1}),
+                                "data/results/nb/full/s/cccc.json": damaged,
+                                "data/results/nb/full/s/dddd.json": "[" * 100000 + "]" * 100000})
+    assert device.main(["unpack", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert "s/cccc.json: content does not match its recorded sha256" in err
+    assert "s/dddd.json: cannot be read as JSON (ValueError: nested deeper" in err
+    assert _snapshot(here) == before
+    assert not (here / "build").exists()
+
+
+@pytest.mark.parametrize("case", ["manifest not json", "manifest keys", "status not json",
+                                  "status deep", "not a tarball", "budget not json"])
+def test_unpack_refuses_what_is_not_what_pack_writes_in_one_line(device, tmp_path, capsys,
+                                                                  case):
+    here = tmp_path / "here"
+    device.ROOT = here
+    (here / "build").mkdir(parents=True)
+    (here / "build/manifest.jsonl").write_text('{"notebook": "x"}\n')
+    before = _snapshot(here)
+    out = tmp_path / "o"
+    _came_back(out, {"data/results/nb/full/s/bbbb.json": _record({"a": 3}, {"m": 1})})
+    bad, named = {
+        "manifest not json": ("manifest.jsonl", "manifest.jsonl, line 2: not JSON"),
+        "manifest keys": ("manifest.jsonl", "manifest.jsonl, line 2: not a manifest entry"),
+        "status not json": ("status.json", "status.json: status.json is not JSON"),
+        "status deep": ("status.json", "status.json: status.json is not JSON"),
+        "not a tarball": ("results.tar.gz", "results.tar.gz: not a readable tarball"),
+        "budget not json": ("time-budget.json", "time-budget.json: time-budget.json is not"),
+    }[case]
+    text = {"manifest not json": (out / "manifest.jsonl").read_text() + "junk\n",
+            "manifest keys": (out / "manifest.jsonl").read_text() + '{"notebook": "nb"}\n',
+            "status not json": "rc=0", "status deep": "[" * 100000 + "]" * 100000,
+            "not a tarball": "plain text", "budget not json": "{"}[case]
+    (out / bad).write_text(text)
+    assert device.main(["unpack", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "nothing was unpacked" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert _snapshot(here) == before
+
+
+def test_unpack_into_a_tree_it_cannot_write_is_one_line(device, tmp_path, capsys):
+    here = tmp_path / "here"
+    device.ROOT = here
+    (here / "data/results").mkdir(parents=True)
+    (here / "data/results/nb").write_text("a file where a folder goes")
+    _came_back(tmp_path / "o", {"data/results/nb/full/s/bbbb.json": _record({"a": 3}, {"m": 1})})
+    assert device.main(["unpack", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "data/results/nb" in err, err
+    assert not (here / "build").exists()

@@ -1,6 +1,7 @@
 """The runner: bad input is one line and exit code 2 with nothing run; failures are recorded."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -304,3 +305,80 @@ def test_a_stopped_run_prints_one_line_and_leaves_no_scratch(sandbox, stop):
     assert not list(scratch.iterdir())
     (entry,) = [json.loads(x) for x in (sandbox / "build/manifest.jsonl").read_text().splitlines()]
     assert entry["status"] == "interrupted"
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("ATTNBOOK_READONLY", "1", "ATTNBOOK_READONLY = '1' writes nothing"),
+    ("ATTNBOOK_MIGRATE", '{"sample": []}', "ATTNBOOK_MIGRATE = '{\"sample\": []}' is set by"),
+    ("ATTNBOOK_THREADS", "\u00b2", "ATTNBOOK_THREADS = '\u00b2': allowed an integer"),
+    ("ATTNBOOK_WORKERS", "1" * 5000, "ATTNBOOK_WORKERS = '1111"),
+    ("ATTNBOOK_SOURCE", "[" * 100000, "ATTNBOOK_SOURCE = '[[[["),
+    ("ATTNBOOK_ROOT", "/nonexistent/attnbook-root", "ATTNBOOK_ROOT = '/nonexistent/attnbook-root':"
+                                                    " allowed an existing folder"),
+])
+def test_every_environment_variable_is_checked_before_any_kernel_starts(
+        sandbox, capsys, monkeypatch, name, value, message):
+    """A stray variable the book reads is one line and exit code 2, nothing written, before
+    any kernel starts: ATTNBOOK_READONLY (set by make nbval for pytest alone) would make a run
+    record nothing and report ok; a nonexistent ATTNBOOK_ROOT is not created."""
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    monkeypatch.setenv(name, value)
+    before = sorted(sandbox.rglob("*"))
+    assert main(["run", "a_ok", "--profile", "ci"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and len(err) < 1200, err
+    assert sorted(sandbox.rglob("*")) == before
+    assert not (sandbox / "build").exists() and not Path("/nonexistent").exists()
+    if name == "ATTNBOOK_ROOT":
+        assert main(["report"]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_a_root_that_cannot_be_written_is_refused_by_run_and_report(sandbox, capsys,
+                                                                     monkeypatch):
+    import os
+
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == sandbox
+                        else real(p, mode))  # as a read-only folder is, to any user but root
+    for argv in (["run", "a_ok", "--profile", "ci"], ["report"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is not writable" in err, err
+    assert not (sandbox / "build").exists() and not (sandbox / "status").exists()
+
+
+def test_scratch_files_of_a_killed_run_are_removed_by_the_next(tmp_path):
+    """A run killed with SIGKILL leaves its scratch files in build/tmp: the next run removes
+    them, and leaves those of a run still alive (its .pid names a live process)."""
+    import os
+    import subprocess
+    import sys
+
+    from attnbook.book.runner import clean_scratch
+
+    scratch = tmp_path / "build" / "tmp"
+    scratch.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    killed, old, alive = ("a_ok.20240101T000000-0123abcd", "b.20230101T000000-deadbeef",
+                          "c.20240101T000000-00aa11bb")
+    (scratch / f"{killed}.pid").write_text(dead)
+    (scratch / f"{killed}.ipynb").write_text("{}")
+    (scratch / f"{killed}.figures").mkdir()
+    (scratch / f"{killed}.figures" / "f.png").write_bytes(b"png")
+    (scratch / f"{old}.kernel.log").write_text("from before .pid files")
+    (scratch / f"{alive}.pid").write_text(str(os.getpid()))
+    (scratch / f"{alive}.work.jsonl").write_text("")
+    (scratch / "notes.txt").write_text("not a run's")
+    execute([], build_dir=tmp_path / "build")
+    assert sorted(p.name for p in scratch.iterdir()) == [
+        f"{alive}.pid", f"{alive}.work.jsonl", "notes.txt"]
+    assert clean_scratch(scratch) == []

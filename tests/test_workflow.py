@@ -72,3 +72,53 @@ def test_workflow_fails_on_errors_and_warnings_and_publishes_the_checked_book():
 def test_make_test_ends_with_the_browser_test():
     test = re.search(r"^test:(.*)$", (ROOT / "Makefile").read_text(), re.M)[1].split()
     assert test[-2:] == ["book-ci", "browser"]
+
+
+def _make(*args, env=None):
+    import os
+    import subprocess
+
+    return subprocess.run(["make", "-s", "-o", ".venv/.installed", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def _ours(stderr: str) -> list[str]:
+    """stderr without make's own 'make: *** ... Error 2' line."""
+    return [line for line in stderr.splitlines() if not line.startswith("make: ***")]
+
+
+def test_serve_announces_only_the_port_it_serves_and_refuses_a_bad_one(tmp_path):
+    """PORT=99999 once announced 99999 and served elsewhere; PORT= announced an empty port; a
+    port in use ended in a traceback. Each is now one line and exit code 2."""
+    import socket
+    import subprocess
+    import sys
+
+    for port in ("99999", "", "0", "80a", "8000; echo hi"):
+        r = _make("serve", f"PORT={port}")
+        assert r.returncode == 2, (port, r.stdout, r.stderr)
+        (line,) = _ours(r.stderr)
+        assert "allowed a whole number 1 <= PORT <= 65535" in line and "serving" not in r.stdout
+    (tmp_path / "index.html").write_text("<p>book</p>")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = subprocess.run([sys.executable, str(ROOT / "tools" / "serve.py"), str(tmp_path),
+                            str(port)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and f"port {port} on 127.0.0.1 cannot be used" in r.stderr
+
+
+def test_pdf_without_tex_live_says_so_in_one_line():
+    import shutil
+
+    if shutil.which("xelatex") and shutil.which("latexmk"):
+        import pytest
+
+        pytest.skip("TeX Live is installed here")
+    r = _make("pdf")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    (line,) = _ours(r.stderr)
+    assert "no xelatex/latexmk (TeX Live" in line

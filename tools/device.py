@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import zlib
 from datetime import datetime
 from pathlib import Path
 
@@ -310,63 +311,209 @@ RC = {0: "every notebook ran", 1: "a notebook failed (see log.txt)", 2: "bad inp
       130: "interrupted: finished sweep configurations are kept; run again to resume"}
 
 
-def _extract(archive: Path, wanted, why_not: str) -> list[Path]:
-    """Write the members of ``archive`` that ``wanted(member)`` accepts to their paths under
-    the checkout (each atomically); name every other one on stderr. Returns the paths
-    written."""
-    if not archive.exists():
+class Refused(Exception):
+    """What came back cannot be taken: one line, nothing written here."""
+
+
+MAX_UNPACK_BYTES = 1 << 30  # what one archive may hold, unpacked (the tree travels in 64 MiB)
+MANIFEST_KEYS = ("notebook", "profile", "status", "wall_s", "device")
+
+
+def _json(path: Path, what: str):
+    """The JSON value of ``path`` (bounded: see attnbook.book.readers), or Refused naming it."""
+    from attnbook.book.readers import loads
+
+    try:
+        return loads(path.read_bytes())
+    except (OSError, ValueError) as e:
+        raise Refused(f"{path}: {what} is not JSON ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:120] if str(e) else ''})") from None
+
+
+def _status(src: Path) -> dict:
+    if not (src / "status.json").exists():
+        return {}
+    status = _json(src / "status.json", "status.json")
+    if not isinstance(status, dict) or not isinstance(status.get("rc", 0), int) \
+            or not re.fullmatch(r"[a-z]+", str(status.get("profile", "full"))):
+        raise Refused(f"{src / 'status.json'}: not what tools/device.py pack writes (a JSON "
+                      "object with an integer rc and a profile name)")
+    return status
+
+
+def _manifest(src: Path) -> list[tuple[str, dict]]:
+    """The manifest lines that came back, each with its entry; Refused naming a bad line."""
+    from attnbook.book.readers import loads
+
+    path = src / "manifest.jsonl"
+    if not path.exists():
         return []
-    written = []
-    with tarfile.open(archive) as tar:
-        for m in tar.getmembers():
-            if not wanted(m):
-                print(f"device: skipped {m.name!r}: {why_not}", file=sys.stderr)
-                continue
-            dest = ROOT / m.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{dest.name}.unpack")
-            tmp.write_bytes(tar.extractfile(m).read())
-            os.replace(tmp, dest)
-            written.append(dest)
-    return written
-
-
-def _not_current(paths: list[Path]) -> list[str]:
-    """Of the stored results and ledger entries among ``paths``, those this checkout would not
-    use, one line each: damaged, or computed by code other than the code here, or decided by a
-    criterion other than the ledger's here (as ``attnbook stale`` says). Code that hashed
-    differently there than here shows up at once, not as a recomputation in a later run."""
-    from attnbook.book.claims import check_entry, stale_modules
-    from attnbook.book.store import check_record, why_not_current
-
+    try:
+        text = path.read_bytes().decode()
+    except (OSError, ValueError) as e:
+        raise Refused(f"{path}: not UTF-8 text ({type(e).__name__})") from None
     out = []
-    for p in paths:
-        rel = p.relative_to(ROOT).as_posix()
-        if p.suffix != ".json":
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
             continue
-        if rel.startswith("data/results/"):
-            _, problem, changed = check_record(p)
-        elif rel.startswith("data/claims/results/"):
-            entry, problem = check_entry(p)
-            changed = [] if problem else stale_modules(entry, ROOT / "data" / "claims")
-        else:
-            continue
-        if problem or changed:
-            out.append(f"{rel}: {why_not_current(problem, changed)}")
+        try:
+            entry = loads(line)
+        except ValueError as e:
+            raise Refused(f"{path}, line {i}: not JSON ({str(e).splitlines()[0][:120]})") \
+                from None
+        if not isinstance(entry, dict) or any(k not in entry for k in MANIFEST_KEYS) \
+                or not all(isinstance(entry[k], str) for k in ("notebook", "profile", "status")):
+            raise Refused(f"{path}, line {i}: not a manifest entry (a JSON object with "
+                          f"{', '.join(MANIFEST_KEYS)})")
+        out.append((line, entry))
     return out
 
 
+def _members(archive: Path, wanted, why_not: str) -> list[tuple[str, bytes]]:
+    """The members of ``archive`` that ``wanted(member)`` accepts, with their bytes, read
+    whole before anything is written; every other one named on stderr. Refused when the
+    archive is not a readable tarball or holds more than MAX_UNPACK_BYTES."""
+    if not archive.exists():
+        return []
+    out, size = [], 0
+    try:
+        with tarfile.open(archive) as tar:
+            for m in tar.getmembers():
+                if not wanted(m):
+                    print(f"device: skipped {m.name!r}: {why_not}", file=sys.stderr)
+                    continue
+                size += m.size
+                if size > MAX_UNPACK_BYTES:
+                    raise Refused(f"{archive}: holds more than {MAX_UNPACK_BYTES >> 20} MiB")
+                out.append((m.name, tar.extractfile(m).read()))
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise Refused(f"{archive}: not a readable tarball ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:120] if str(e) else ''})") from None
+    return out
+
+
+def _check_results(members: list[tuple[str, bytes]]) -> tuple[list[str], list[str], list[str]]:
+    """Check every result and ledger file that came back, before any is written: ``(bad,
+    conflicts, replaced)``. ``bad``: those this checkout would not use (damaged, a table's CSV
+    that does not match its record, or computed by code other than the code here, or decided
+    by a criterion other than the ledger's here, as ``attnbook stale`` says); ``conflicts``:
+    intact, current results here that a differing copy would overwrite; ``replaced``: files
+    here that would be replaced, and why (a ledger entry re-recorded, a stale or damaged
+    result recomputed). One line each."""
+    from attnbook.book.claims import check_entry, stale_modules
+    from attnbook.book.store import check_record, why_not_current
+
+    came = dict(members)
+    bad, conflicts, replaced = [], [], []
+
+    def text(name: str, blob: bytes | None = None) -> str | None:
+        """The text of ``name``: as it came back, else as it is here (None: neither)."""
+        try:
+            if blob is not None or name in came:
+                return (came[name] if blob is None else blob).decode()
+            return (ROOT / name).read_text() if (ROOT / name).is_file() else None
+        except (OSError, ValueError):
+            return "\ufffd"  # not UTF-8: fails its hash
+
+    def verdict(name: str, here: bool):
+        """(problem, changed) of ``name`` as it came back (here=False) or as it is here: a
+        table's CSV is checked against its record (the one that came back, else the one
+        here), a record against its CSV."""
+        if name.startswith("data/claims/results/"):
+            blob = (ROOT / name).read_bytes() if here else came[name]
+            entry, problem = check_entry(ROOT / name, text=blob)
+            return problem, [] if problem else stale_modules(entry, ROOT / "data" / "claims")
+        meta = name[:-4] + ".json" if name.endswith(".csv") else name
+        if here:
+            _, problem, changed = check_record(ROOT / meta)
+            return problem, changed
+        meta_text = text(meta)
+        if meta_text is None:
+            return f"{name}: a table without its record {meta}", []
+        _, problem, changed = check_record(ROOT / meta, text=meta_text,
+                                           csv_text=text(meta[:-5] + ".csv"))
+        return problem, changed
+
+    for name, blob in members:
+        rel = name
+        if not name.endswith((".json", ".csv")):
+            bad.append(f"{rel}: neither a result record (.json) nor a table (.csv)")
+            continue
+        problem, changed = verdict(name, here=False)
+        if problem or changed:
+            why = why_not_current(problem, changed).replace(f"{ROOT}/", "")
+            bad.append(f"{rel}: {why}" if not why.startswith(rel) else why)
+            continue
+        dest = ROOT / name
+        if dest.is_dir() or (dest.exists() and not dest.is_file()):
+            bad.append(f"{rel}: is a folder or special file here")
+            continue
+        if not dest.exists() or dest.read_bytes() == blob:
+            continue
+        old_problem, old_changed = verdict(name, here=True)
+        if name.startswith("data/claims/results/"):
+            replaced.append(f"{rel}: ledger entry re-recorded by this run"
+                            + (f" (the one here: {why_not_current(old_problem, old_changed)})"
+                               .replace(f"{ROOT}/", "") if old_problem or old_changed else ""))
+        elif old_problem or old_changed:
+            replaced.append(f"{rel}: recomputed (the one here: "
+                            f"{why_not_current(old_problem, old_changed)})".replace(f"{ROOT}/",
+                                                                                     ""))
+        else:
+            conflicts.append(f"{rel}: intact and current here, and the copy that came back "
+                             "differs")
+    return bad, conflicts, replaced
+
+
+def _write_all(files: list[tuple[str, bytes]]) -> None:
+    """Write every file, each atomically: all temporary copies first, then the renames."""
+    tmps = []
+    try:
+        for name, blob in files:
+            dest = ROOT / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.unpack")
+            tmp.write_bytes(blob)
+            tmps.append((tmp, dest))
+    except OSError:
+        for tmp, _ in tmps:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, dest in tmps:
+        os.replace(tmp, dest)
+
+
 def cmd_unpack(args) -> int:
+    """All or nothing: every file that came back is read and checked first (status.json,
+    manifest.jsonl, time-budget.json, each archive, each result, table and ledger entry);
+    nothing is written here unless all pass, and an intact, current result here is not
+    replaced by a differing copy unless --replace says so."""
     src = Path(args.dir)
-    status = json.loads((src / "status.json").read_text()) if (src / "status.json").exists() \
-        else {}
-    runs = (src / "manifest.jsonl").read_text() if (src / "manifest.jsonl").exists() else ""
+    try:
+        return _unpack(src, replace=args.replace)
+    except Refused as e:
+        print(f"device: {e}; nothing was unpacked", file=sys.stderr)
+        return 2
+    except OSError as e:  # a file where a folder goes, a full disk: before any file is renamed
+        print(f"device: {e.filename or ''}: {e.strerror or e}; files are written only after "
+              "every check passed, so rerun once it is fixed", file=sys.stderr)
+        return 1
+
+
+def _unpack(src: Path, replace: bool = False) -> int:
+    if not src.is_dir():
+        raise Refused(f"{src}: not a folder")
+    status = _status(src)
+    runs = _manifest(src)
     profile = status.get("profile")
     if not status:  # lost on the way (at most 8 files come back from $OUT): the manifest says
-        profiles = {json.loads(line)["profile"] for line in runs.splitlines()}
+        profiles = {e["profile"] for _, e in runs}
         profile = profiles.pop() if len(profiles) == 1 else None
         _say(f"{src} has no status.json (did $OUT hold more than the 8 files that come "
              f"back? give device-run its own OUT); profile {profile} read from manifest.jsonl")
+    if (src / "time-budget.json").exists() and \
+            not isinstance(_json(src / "time-budget.json", "time-budget.json"), dict):
+        raise Refused(f"{src / 'time-budget.json'}: not a JSON object")
 
     def result_file(m) -> bool:
         ok = m.isfile() and ".." not in Path(m.name).parts and not m.name.startswith("/")
@@ -378,43 +525,57 @@ def cmd_unpack(args) -> int:
         return (m.isfile() and ".." not in parts and len(parts) == 6 and m.name.endswith(".pt")
                 and parts[:2] == ("data", "checkpoints") and (not profile or parts[3] == profile))
 
-    written = _extract(src / "results.tar.gz", result_file,
+    def executed_file(m) -> bool:
+        return m.isfile() and m.name.endswith(".ipynb") and ".." not in Path(m.name).parts
+
+    results = _members(src / "results.tar.gz", result_file,
                        f"not a result or ledger file of profile {profile}")
-    n = len(written)
     # units stopped mid-way: the next run resumes them (`run` with carry ["data/checkpoints"])
-    n_ckpt = len(_extract(src / "checkpoints.tar.gz", checkpoint_file,
-                          f"not a checkpoint of profile {profile}"))
+    ckpts = _members(src / "checkpoints.tar.gz", checkpoint_file,
+                     f"not a checkpoint of profile {profile}")
+    executed = _members(src / "executed.tar.gz", executed_file, "not an executed notebook")
+    bad, conflicts, replaced = _check_results(results)
+    n = len(results)
+    if bad:
+        print(f"device: {len(bad)} of the {n} files that came back would not be used here "
+              f"(damaged, or computed by code other than this checkout's): nothing was "
+              f"unpacked; python -m attnbook stale says the same of files here", file=sys.stderr)
+        for line in bad[:10]:
+            print(f"  {line}", file=sys.stderr)
+        if len(bad) > 10:
+            print(f"  ... and {len(bad) - 10} more", file=sys.stderr)
+        return 1
+    if conflicts and not replace:
+        print(f"device: {len(conflicts)} of the {n} files that came back would overwrite an "
+              f"intact, current result here with a differing copy: nothing was unpacked; "
+              f"unpack --replace takes them", file=sys.stderr)
+        for line in conflicts[:10]:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    for line in replaced + [c.replace("intact and current here", "replaces the intact, "
+                                      "current copy here (--replace)") for c in conflicts]:
+        print(f"device: replaced {line}", file=sys.stderr)
+    _write_all(results + ckpts)
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
     if runs:
         with open(build / "manifest.jsonl", "a") as f:
-            f.write(runs)
+            f.write("".join(line + "\n" for line, _ in runs))
     if (src / "time-budget.json").exists():
         shutil.copy(src / "time-budget.json", build / "time-budget.json")
     if (src / "executed.tar.gz").exists():
         dest = build / "device-executed"  # not in build/device: that folder travels
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
-        with tarfile.open(src / "executed.tar.gz") as tar:
-            for m in tar.getmembers():
-                if m.isfile() and m.name.endswith(".ipynb") and ".." not in Path(m.name).parts:
-                    (dest / Path(m.name).name).write_bytes(tar.extractfile(m).read())
+        for name, blob in executed:
+            (dest / Path(name).name).write_bytes(blob)
     rc = status.get("rc")
-    print(f"unpacked {n} result and ledger files ({profile}), {n_ckpt} checkpoints and "
-          f"{len(runs.splitlines())} manifest entries; the run there exited {rc}: "
+    print(f"unpacked {n} result and ledger files ({profile}), {len(ckpts)} checkpoints and "
+          f"{len(runs)} manifest entries; the run there exited {rc}: "
           f"{RC.get(rc, 'see log.txt')}")
-    for line in runs.splitlines():
-        e = json.loads(line)
+    for _, e in runs:
         print(f"  {e['notebook']}: {e['status']} in {e['wall_s']} s on {e['device']}"
               + (f" · {e['error']}" if e.get("error") else ""))
-    bad = _not_current(written)
-    if bad:
-        print(f"device: {len(bad)} of the {n} files that came back would not be used here "
-              f"(damaged, or computed by code other than this checkout's): a run recomputes "
-              f"them; python -m attnbook stale lists them", file=sys.stderr)
-        for line in bad[:10]:
-            print(f"  {line}", file=sys.stderr)
-        return 1
     return 0 if rc in (0, 75) else 1
 
 
@@ -433,8 +594,11 @@ def main(argv=None) -> int:
     k.add_argument("--since", required=True, help="seconds since the epoch the run started")
     k.add_argument("--profile", default="full")
     k.add_argument("--rc", default="0")
-    u = sub.add_parser("unpack", help="put what came back into this checkout")
+    u = sub.add_parser("unpack", help="put what came back into this checkout (all or nothing)")
     u.add_argument("dir")
+    u.add_argument("--replace", action="store_true",
+                   help="replace intact, current results here with the differing copies that "
+                        "came back (each is named)")
     args = p.parse_args(argv)
     return {"bundle": cmd_bundle, "check-source": cmd_check_source, "pack": cmd_pack,
             "unpack": cmd_unpack}[args.command](args)

@@ -12,10 +12,23 @@ Every notebook of the book is a thin argument over this library::
 
 __version__ = "0.1.0"
 
-from .book.display import Table as table  # noqa: E402
-from .book.notebook import Run, start  # noqa: E402
 from .errors import AttnbookError, ParameterError, require  # noqa: E402
-from .progress import progress_bar  # noqa: E402
+
+# imported when first used: `python -m attnbook` starts (and takes Ctrl-C as one line) without
+# waiting for torch, which a notebook's `ab.start` loads
+_LAZY = {"table": ("book.display", "Table"), "Run": ("book.notebook", "Run"),
+         "start": ("book.notebook", "start"), "progress_bar": ("progress", "progress_bar")}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["AttnbookError", "ParameterError", "Run", "progress_bar", "require", "start",
            "table", "__version__"]

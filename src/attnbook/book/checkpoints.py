@@ -29,11 +29,15 @@ it is unpickled, discarded with one warning line, and its unit starts over.
 
 Each file carries the code fingerprint of the unit it belongs to: for a unit of a sweep, the
 modules its function can run (``modules``, the same fingerprint its stored result gets), else
-every module loaded. A checkpoint whose code has changed since is discarded (with a warning),
-never resumed; a change elsewhere (the book's machinery, a chapter's analysis module) keeps it,
-as it keeps the unit's stored results current. Saving is atomic (a
-killed process leaves the previous checkpoint). A resumed training is the uninterrupted one,
-step for step: the trainers' tests stop and resume them and compare every number.
+every module loaded. A checkpoint whose code has changed since is set aside (renamed
+``<key>.pt.set-aside-<time>`` beside it, with one warning line naming it), never resumed; so is
+an unreadable one, a folder at its path, and one its trainer cannot take (tensors of other
+shapes, a key missing: :meth:`Checkpoint.run` sees the trainer fail after loading it and before
+its first step, and runs the unit again from the start). A change elsewhere (the book's
+machinery, a chapter's analysis module) keeps it, as it keeps the unit's stored results
+current. Saving is atomic (a killed process leaves the previous checkpoint). A resumed
+training is the uninterrupted one, step for step: the trainers' tests stop and resume them and
+compare every number.
 
 Each file also lists the sittings that led to it (device, seconds, step reached), so the stored
 result of a resumed unit says how it was computed: its ``wall_s`` is the whole computation
@@ -173,17 +177,59 @@ class Checkpoint:
     _started: float = field(default_factory=time.monotonic, init=False, repr=False)
     _step_s: float = field(default=0.0, init=False, repr=False)
     _save_s: float = field(default=1.0, init=False, repr=False)
+    _resumed: bool = field(default=False, init=False, repr=False)  # load returned a state
+    _ticked: bool = field(default=False, init=False, repr=False)  # a step ran this sitting
+
+    def set_aside(self, why: str) -> Path | None:
+        """Move the file (or whatever is at its path) aside, next to it as
+        ``<key>.pt.set-aside-<time>``, with one warning line naming it and ``why``; the unit
+        starts over. Returns where it went (None: nothing was there)."""
+        if self.path is None or not (self.path.exists() or self.path.is_symlink()):
+            return None
+        dest = self.path.with_name(f"{self.path.name}.set-aside-"
+                                   f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        try:
+            os.replace(self.path, dest)
+        except OSError as e:
+            warnings.warn(f"checkpoint {self.path} {why}, and it cannot be moved aside "
+                          f"({type(e).__name__}): remove it", stacklevel=3)
+            raise
+        warnings.warn(f"checkpoint {self.path} {why}: set aside as {dest.name}; {self.label} "
+                      "starts over", stacklevel=3)
+        return dest
+
+    def run(self, fn, *args):
+        """``fn(*args, self)``, the unit's computation; a checkpoint its trainer cannot take
+        (tensors of other shapes, a key missing: the trainer fails after :meth:`load` and
+        before its first step) is set aside with one line naming it, and the unit runs again
+        from the start, once. The trainers need not check what they load."""
+        try:
+            return fn(*args, self)
+        except Exception as e:
+            if not self._resumed or self._ticked:
+                raise
+            why = " ".join(str(e).split())[:160]
+            self.set_aside(f"does not fit {self.label} ({type(e).__name__}: {why})")
+            self.resumed_step, self.earlier, self._resumed = None, [], False
+            return fn(*args, self)
 
     def load(self, device=None) -> dict | None:
         """The state of an earlier sitting of this unit, or None: its tensors on the CPU (the
         trainer places them; see the module), ``device`` the device this sitting runs on."""
         self.device = describe_device(torch.device(device) if device is not None else
                                       torch.device("cpu"))
-        if self.path is None or not self.path.exists():
+        if self.path is None or not (self.path.exists() or self.path.is_symlink()):
+            return None
+        if not self.path.is_file():
+            self.set_aside("is not a file")
             return None
         try:
             saved = load_state(self.path, "cpu")
-            if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict):
+            if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) \
+                    or not isinstance(saved.get("step"), int) \
+                    or not isinstance(saved.get("sittings", []), list) \
+                    or not all(isinstance(x, dict) and isinstance(x.get("device"), str)
+                               for x in saved.get("sittings", [])):
                 raise ValueError("not a checkpoint of this book")
         except UnsafeCheckpoint as e:  # never unpickled: discarded, so it is not tried again
             warnings.warn(f"checkpoint {self.path} {e}: discarded unread; {self.label} starts "
@@ -191,12 +237,10 @@ class Checkpoint:
             self.path.unlink(missing_ok=True)
             return None
         except Exception as e:  # noqa: BLE001 - a damaged checkpoint is only lost time
-            warnings.warn(f"checkpoint {self.path} unreadable ({type(e).__name__}); {self.label}"
-                          " starts over", stacklevel=2)
+            self.set_aside(f"is unreadable ({type(e).__name__})")
             return None
         if not _current(saved.get("fingerprint"), self.modules):
-            warnings.warn(f"checkpoint {self.path} was written by code that has changed since; "
-                          f"{self.label} starts over", stacklevel=2)
+            self.set_aside("was written by code that has changed since")
             return None
         self.resumed_step = int(saved["step"])
         self.earlier = list(saved.get("sittings", []))
@@ -206,11 +250,13 @@ class Checkpoint:
                           f"{self.label} resumes on {self.device}: the result will equal neither "
                           "device's uninterrupted run to the bit (its record lists both)",
                           stacklevel=2)
+        self._resumed = True
         return saved["state"]
 
     def tick(self, step: int, state) -> None:
         """After step ``step`` (steps done so far): save if due; stop before the deadline."""
         now = time.monotonic()
+        self._ticked = True
         if self._last_tick is not None:  # the slowest recent step (evaluations included)
             self._step_s = max(now - self._last_tick, 0.9 * self._step_s)
         self._last_tick = now

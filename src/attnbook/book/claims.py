@@ -37,6 +37,7 @@ import pandas as pd
 
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
+from .readers import loads, notebook_cells
 from .store import atomic_write, dumps, finite_json, jsonable
 
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PROFILES", "STATUSES", "TYPES", "chapter_claims",
@@ -312,13 +313,14 @@ def entry_sha(entry: dict) -> str:
                                      allow_nan=False).encode()).hexdigest()
 
 
-def check_entry(path: Path) -> tuple[dict | None, str | None]:
-    """Read and check one ledger entry: ``(entry, problem)``; ``problem`` is None or one line
-    saying why the file cannot be used (it does not parse, is no ledger entry, or its content
-    does not match its recorded sha256). An entry without a hash is returned as it is
-    (:func:`stale_modules` marks it stale)."""
+def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | None, str | None]:
+    """Read and check one ledger entry (``text``: its content, when not read from ``path``):
+    ``(entry, problem)``; ``problem`` is None or one line saying why the file cannot be used
+    (it does not parse, is no ledger entry, or its content does not match its recorded
+    sha256). An entry without a hash is returned as it is (:func:`stale_modules` marks it
+    stale)."""
     try:
-        entry = json.loads(path.read_text())
+        entry = loads(path.read_bytes() if text is None else text)
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) \
                 or entry.get("status") not in STATUSES or not isinstance(entry.get("run"), dict) \
                 or not isinstance(entry.get("measured"), str):
@@ -431,7 +433,7 @@ def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
 def notebook_claims(path: Path) -> list[str]:
     """The claim ids the notebook at ``path`` records, in order (:func:`recorded_ids` of its
     code cells)."""
-    cells = json.loads(Path(path).read_text()).get("cells", [])
+    cells = notebook_cells(path)
     return recorded_ids("\n".join("".join(c.get("source", "")) for c in cells
                                   if c.get("cell_type", "code") == "code"))
 

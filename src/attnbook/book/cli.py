@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args) -> int:
     from .runner import UsageError, check_environment, execute, exit_code, plan
 
-    check_environment()
+    check_environment("run")
     budget = _time_budget(args.time_budget)
     deadline = time.time() + budget if budget is not None else None
     jobs = plan(args.notebooks, args.profile, args.parameter)
@@ -289,11 +289,9 @@ def _claim_chapters() -> dict:
 
     out = {}
     for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
-        try:
-            cells = json.loads(nb.read_text()).get("cells", [])
-        except ValueError:
-            continue
-        for c in cells:
+        from .readers import notebook_cells
+
+        for c in notebook_cells(nb):
             if c.get("cell_type") == "code":
                 for cid in recorded_ids("".join(c.get("source", ""))):
                     out.setdefault(cid, nb.stem)
@@ -331,7 +329,28 @@ def _one_line(message: str, limit: int = 1000) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
+EXIT_PIPE = 141  # the reader of the output went away (`... | head -1`): 128 + SIGPIPE
+
+
 def main(argv=None) -> int:
+    """The command line; a reader that stops reading (``params ... | head -1``) ends it
+    quietly with :data:`EXIT_PIPE`."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback
+        return code
+    except BrokenPipeError:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
+        return EXIT_PIPE
+    except KeyboardInterrupt:  # before a run's own handler is in place: nothing ran yet
+        print("attnbook: interrupted before anything ran", file=sys.stderr)
+        return 130
+
+
+def _main(argv=None) -> int:
     argv, pairs = _split_values(list(sys.argv[1:] if argv is None else argv))
     args = _parser().parse_args(argv)
     if pairs is not None:
@@ -354,10 +373,13 @@ def main(argv=None) -> int:
             if args.profile not in ("cpu", "long", "full"):
                 raise UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
                                  "results are not committed)")
-            check_environment()
+            check_environment("migrate")
             return migrate(args.notebook, args.profile, seed=args.seed)
         if args.command == "report":
             from .publish import publish_chapters
+            from .runner import check_environment
+
+            check_environment("report")
             from .report import write_pages
 
             for path in write_pages():
@@ -367,6 +389,12 @@ def main(argv=None) -> int:
     except AttnbookError as e:
         print(f"attnbook: error: {_one_line(e)}", file=sys.stderr)
         return 2
+    except OSError as e:  # a file or folder that cannot be written or read (a full disk)
+        if isinstance(e, BrokenPipeError):
+            raise
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"attnbook: error: {_one_line(where + (e.strerror or str(e)))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         from .runner import Terminated
 

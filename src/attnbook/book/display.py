@@ -27,6 +27,7 @@ import numbers
 import re
 
 from .claims import combined_status, shown_profiles  # noqa: F401 - the pages show them
+from .text import escape
 
 __all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_status",
            "escape", "DASH", "MISSING_NOTE"]
@@ -35,17 +36,7 @@ DASH = "—"
 MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
                "undefined, such as a spread over a single seed)"
 MANY_PARTS = 6  # a verdict with more parts lists those that did not reproduce, the rest folded
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}])")
 _UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_min": "min", "_pct": "%", "_mb": "MB"}
-
-
-def escape(text) -> str:
-    """Plain text as Markdown that renders as the same text (no emphasis, math, links).
-
-    >>> escape("H(n-1)+1 <= 3^L, r_e = 1 | 2")
-    'H(n-1)+1 \\\\<= 3\\\\^L, r\\\\_e = 1 \\\\| 2'
-    """
-    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def _header(name, units: dict | None = None) -> str:

@@ -41,6 +41,7 @@ from .. import paths
 from .claims import recorded_ids
 from .plotting import FIGURE_KEY
 from .provenance import short_device
+from .readers import loads
 
 __all__ = ["rewrite_notebook", "fold_input", "claim_label", "check_label", "verdict_class",
            "badge_status",
@@ -278,7 +279,7 @@ def _run_walls() -> dict:
     if manifest.exists():
         for line in manifest.read_text().splitlines():
             try:
-                e = json.loads(line)
+                e = loads(line)
             except ValueError:
                 continue
             if isinstance(e, dict) and e.get("run_id") and e.get("wall_s") is not None:
@@ -333,7 +334,7 @@ def _source_read(app, docname, source):
     if not docname.startswith("chapters/") or not source or not source[0].lstrip().startswith("{"):
         return
     try:
-        nb = json.loads(source[0])
+        nb = loads(source[0])
     except ValueError:
         return
     if "walls" not in _STATE:

@@ -20,10 +20,11 @@ import ast
 import csv
 import hashlib
 import io
-import json
 import subprocess
 from datetime import datetime
 from pathlib import Path
+
+from .readers import loads
 
 __all__ = ["NO_HISTORY", "criterion_change", "criterion_state", "fixed_sentence", "runs_of"]
 
@@ -189,8 +190,10 @@ def runs_of(claim_id: str, root: Path | None = None, profiles=_PROFILES) -> list
             if f.stem != claim_id and not f.stem.startswith(f"{claim_id}__"):
                 continue
             try:
-                entry = json.loads(f.read_text())
+                entry = loads(f.read_bytes())
             except (OSError, ValueError):
+                continue
+            if not isinstance(entry, dict):
                 continue
             run = entry.get("run") or {}
             sources = run.get("computed_by") or [run]

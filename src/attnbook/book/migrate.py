@@ -42,6 +42,7 @@ import pandas as pd
 from .. import paths
 from ..errors import AttnbookError
 from .provenance import git_state
+from .readers import loads
 from .store import ENV_MIGRATE, atomic_write, check_record, dumps, stored_results
 
 __all__ = ["SAMPLE", "compare", "compare_tables", "migrate", "choose_sample", "group_of",
@@ -158,7 +159,7 @@ def compare_tables(old_csv: str, new_csv: str, rtol: float, atol: float) -> tupl
 def _payload(path: Path) -> tuple[dict, object]:
     """A stored result's record and what its numbers are: the sweep record's ``result`` and
     ``config``, or the table's CSV text."""
-    record = json.loads(path.read_text())
+    record = loads(path.read_text())
     if "result" in record:
         return record, {"config": record.get("config"), "result": record.get("result")}
     return record, path.with_suffix(".csv").read_text()
@@ -188,7 +189,7 @@ def migrated_results(root: Path | None = None, profile: str | None = None) -> li
     for r in stored_results(root, profile):
         if r["problem"] or r["changed"]:
             continue
-        record = json.loads(r["path"].read_text())
+        record = loads(r["path"].read_text())
         if isinstance(record.get("migrated"), dict):
             out.append({**r, "migrated": record["migrated"]})
     return out
@@ -272,7 +273,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             log(f"      not asked for by the chapter (left as it is): {p.relative_to(paths.ROOT)}")
         units = []
         for p in sorted(p for p in stale if p in asked):
-            record = json.loads(p.read_text())
+            record = loads(p.read_text())
             units.append({"path": p, "group": group_of(p, profile_dir.resolve()),
                           "wall_s": record.get("wall_s"), "record": record})
         if not units:

@@ -55,6 +55,7 @@ from .checkpoints import (
 )
 from .executors import default_executor
 from .provenance import function_modules, provenance
+from .readers import loads
 from .store import ResultStore, config_key, total_wall
 
 __all__ = ["Run", "start", "seed_everything", "BudgetExhausted", "deadline",
@@ -118,7 +119,7 @@ def source_provenance(info: dict) -> dict:
     if not text or info.get("commit") not in (None, "unknown"):
         return info
     try:
-        state = json.loads(text)
+        state = loads(text)
     except json.JSONDecodeError:
         state = None
     if not isinstance(state, dict) or not isinstance(state.get("commit"), str):
@@ -178,7 +179,7 @@ class Run:
         ckpt = None
         if checkpoint:
             ckpt = self.checkpoint(name if isinstance(name, str) else "+".join(name), params)
-            compute = functools.partial(compute, ckpt)
+            compute = functools.partial(ckpt.run, compute)
         compute = _within_budget(self.store, compute, f"table {name!r}",
                                  checkpointed=checkpoint)
         earlier = (lambda: ckpt.earlier) if ckpt is not None else None
@@ -615,7 +616,7 @@ class _Checkpointed:
 
     def __call__(self, unit):
         ckpt = self.checkpoint(unit)
-        return Finished(self.fn(unit, ckpt), ckpt.earlier)
+        return Finished(ckpt.run(self.fn, unit), ckpt.earlier)
 
     def clear(self, unit) -> None:
         self.checkpoint(unit).clear()
@@ -715,7 +716,7 @@ def _show_choice(profile: str) -> None:
     if not text:
         return
     try:
-        shown = json.loads(text)
+        shown = loads(text)
     except json.JSONDecodeError:
         shown = None
     if not isinstance(shown, dict) or shown.get("profile") != profile:
@@ -733,7 +734,7 @@ def _read_overrides() -> dict:
     if not text:
         return {}
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError:
         value = None
     if not isinstance(value, dict):

@@ -18,11 +18,12 @@ refused in one line with the estimate, before any kernel starts; ``--no-cost-che
 anyway. The estimates are orders of magnitude, not measurements.
 """
 
-import json
 import math
 import os
+import sys
 
 from .. import paths
+from .readers import loads
 from .store import stored_counts
 
 __all__ = ["cost_table", "format_table", "estimate", "check_costs", "machine_memory_gb",
@@ -38,8 +39,13 @@ def _last_budget(profile: str) -> dict[str, str]:
     """Notebook -> what the last budgeted run of ``profile`` left missing, in words."""
     path = paths.BUILD / "time-budget.json"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        print(f"attnbook: warning: {path}: left out, cannot be read as JSON "
+              f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})",
+              file=sys.stderr)
         return {}
     out = {}
     for row in data.get("notebooks", []) if isinstance(data, dict) else []:
@@ -119,12 +125,26 @@ def _work(spec, params: dict) -> float | None:
     expr = spec.estimate.get("work")
     if not expr:
         return None
-    try:
-        value = float(evaluate(expr, {**spec.defaults, **params},
-                               f"{spec.path.with_suffix('.yml')}: estimate work"))
-    except (ArithmeticError, ValueError, TypeError):
-        return None
-    return value if math.isfinite(value) and value > 0 else None
+    value = _number(evaluate(expr, {**spec.defaults, **params},
+                             f"{spec.path.with_suffix('.yml')}: estimate work"),
+                    spec, "work", expr)
+    return value if value > 0 else None
+
+
+def _number(value, spec, key: str, expr: str) -> float:
+    """An estimate's value as a finite number; else :class:`ExpressionError`, naming the .yml:
+    an estimate that cannot be read never switches the cost check off unnoticed."""
+    from .profiles import ExpressionError
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond a float
+            number = math.inf
+        if math.isfinite(number):
+            return number
+    raise ExpressionError(f"{spec.path.with_suffix('.yml')}: estimate {key} {expr!r}"[:300]
+                          + f" gives {str(value)[:40]!r}: allowed a finite number")
 
 
 def estimate(job, where: str = "cpu") -> dict:
@@ -136,12 +156,10 @@ def estimate(job, where: str = "cpu") -> dict:
     spec = job.spec
     out = {"minutes": None, "memory_gb": None, "basis": ""}
     if spec.estimate.get("memory_gb"):
-        try:
-            gb = float(evaluate(spec.estimate["memory_gb"], {**spec.defaults, **job.parameters},
-                                f"{spec.path.with_suffix('.yml')}: estimate memory_gb"))
-            out["memory_gb"] = gb if math.isfinite(gb) else None
-        except (ArithmeticError, ValueError, TypeError):
-            pass
+        expr = spec.estimate["memory_gb"]
+        out["memory_gb"] = _number(evaluate(expr, {**spec.defaults, **job.parameters},
+                                            f"{spec.path.with_suffix('.yml')}: estimate "
+                                            "memory_gb"), spec, "memory_gb", expr)
     work = _work(spec, job.parameters)
     for ref in dict.fromkeys([job.profile, "cpu", "long", "full", "ci"]):
         cost = spec.cost.get(ref) or {}

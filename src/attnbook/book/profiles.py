@@ -128,10 +128,16 @@ class Rule:
 
 def _compile_rule(expr: str, where: str, parameters) -> tuple:
     """Check that ``expr`` uses only the whitelisted syntax; return the parameters it reads."""
+    if not isinstance(expr, str) or len(expr) > MAX_EXPR_CHARS:
+        raise AttnbookError(f"{where}: rule {_short(expr)} is not an expression of at most "
+                            f"{MAX_EXPR_CHARS} characters")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
-        raise AttnbookError(f"{where}: rule {expr!r} is not an expression: {e.msg}") from e
+        raise AttnbookError(f"{where}: rule {expr!r} is not an expression: {e.msg}") from None
+    except (RecursionError, MemoryError, ValueError) as e:  # 20,000 unary minuses; a NUL
+        raise AttnbookError(f"{where}: rule {_short(expr)} is not an expression Python can "
+                            f"read ({type(e).__name__})") from None
     bound = {t.id for node in ast.walk(tree) if isinstance(node, ast.comprehension)
              for t in ast.walk(node.target) if isinstance(t, ast.Name)}
     names = []
@@ -143,6 +149,10 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
                                                and node.func.id in _FUNCS and not node.keywords):
             raise AttnbookError(f"{where}: rule {expr!r} calls something other than "
                                 f"{', '.join(_FUNCS)}")
+        if isinstance(node, ast.Constant) and not (
+                node.value is None or isinstance(node.value, (bool, int, float, str))):
+            raise AttnbookError(f"{where}: rule {expr!r} holds {node.value!r}"[:300]
+                                + ": allowed constants are numbers, text, True, False and None")
         if isinstance(node, ast.Name) and node.id.startswith("_"):
             raise AttnbookError(f"{where}: rule {expr!r} names {node.id!r}: names starting with "
                                 f"_ are reserved")
@@ -165,7 +175,14 @@ def evaluate(expr: str, params: dict, where: str = "expression"):
 MAX_INT_BITS = 4096  # the largest integer an expression may build, in bits
 MAX_ITEMS = 100_000  # the longest sequence (list, text) it may build
 MAX_STEPS = 1_000_000  # operations, items iterated and elements compared, per evaluation
-_SEQUENCES = (list, tuple, str)
+MAX_EXPR_CHARS = 2000  # one expression's text
+
+
+def _short(value, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value) if isinstance(value, str) else repr(str(value)[:limit + 1])
+    return text if len(text) <= limit else text[:limit] + f"... ({len(str(value))} characters)"
+_SEQUENCES = (list, tuple, str, bytes)
 
 
 class ExpressionError(AttnbookError):
@@ -177,8 +194,17 @@ def _evaluate(expr: str, params: dict, where: str = "expression"):
     # the expression passed _compile_rule: no attributes, subscripts, lambdas or imports; its
     # operators, iterations and comparisons run through _Bounded, which refuses what would
     # exceed MAX_INT_BITS, MAX_ITEMS or MAX_STEPS before computing it
-    return eval(_bounded_code(expr),  # noqa: S307
-                {"__builtins__": {}, **_Bounded(expr, where).names(), **params})
+    try:
+        return eval(_bounded_code(expr),  # noqa: S307
+                    {"__builtins__": {}, **_Bounded(expr, where).names(), **params})
+    except ExpressionError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, AttnbookError, RecursionError,
+            MemoryError, KeyError, IndexError, NameError) as e:  # 1 / 0, log2(0), max([]),
+        # 'a' < 1, [0] * 1.5, 10.0 ** 400, a threshold the ledger lacks
+        why = " ".join(str(e).split())[:200]
+        raise ExpressionError(f"{where}: {_short(expr)} cannot be evaluated at these "
+                              f"parameters ({type(e).__name__}: {why})") from None
 
 
 _BINOPS = {ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.Div: "_div",
@@ -532,7 +558,9 @@ def parse_value(name: str, text: str, default):
         if kind is float:
             return float(text)
         if kind in (list, tuple):
-            value = yaml.safe_load(text)
+            from .readers import yaml_loads
+
+            value = yaml_loads(text, max_bytes=100_000, max_values=10_000)
             if not isinstance(value, list):
                 raise ValueError
             return _coerce(value, default)
@@ -540,7 +568,8 @@ def parse_value(name: str, text: str, default):
             return text
     except (ValueError, yaml.YAMLError):
         pass
-    raise ParameterError(name, text, f"a value of type {_type_name(default)}",
+    shown = text if len(text) <= 100 else f"{text[:100]}... ({len(text)} characters)"
+    raise ParameterError(name, shown, f"a value of type {_type_name(default)}",
                          problem="has the wrong type")
 
 
@@ -644,7 +673,14 @@ def _check_path(name: str, value, rule: dict):
 def _parameters_cell(nb_path: Path) -> dict:
     import nbformat
 
-    nb = nbformat.read(nb_path, as_version=4)
+    try:
+        nb = nbformat.read(nb_path, as_version=4)
+        for c in nb.cells:
+            c.get("metadata", {}).get("tags", [])
+    except Exception as e:  # noqa: BLE001 - not JSON, not a notebook, too deep, not UTF-8
+        why = " ".join(str(e).split())[:120]
+        raise AttnbookError(f"{nb_path}: cannot be read as a notebook ({type(e).__name__}: "
+                            f"{why})") from None
     cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(cells) != 1:
         raise AttnbookError(f"{nb_path}: needs exactly one cell tagged 'parameters', "
@@ -654,7 +690,12 @@ def _parameters_cell(nb_path: Path) -> dict:
             raise AttnbookError(f"{nb_path}: parameters cell line {i} has more than one '=' "
                                 f"(papermill cannot parse it; keep '=' out of comments): {line!r}")
     defaults = {}
-    for node in ast.parse(cells[0].source).body:
+    try:
+        body = ast.parse(cells[0].source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise AttnbookError(f"{nb_path}: the parameters cell is not Python "
+                            f"({type(e).__name__})") from None
+    for node in body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             try:
@@ -727,20 +768,72 @@ def _check_migrate(section, yml: Path) -> dict:
     return section
 
 
+def _read_yml(yml: Path) -> dict:
+    """A chapter's ``.yml`` as a mapping (empty where there is none); one line naming it where
+    it is not a readable YAML mapping (see :func:`attnbook.book.readers.yaml_loads`)."""
+    from .readers import yaml_loads
+
+    if not yml.exists():
+        return {}
+    try:
+        raw = yaml_loads(yml.read_bytes())
+    except (OSError, ValueError) as e:  # not UTF-8: a UnicodeDecodeError
+        why = " ".join(str(e).split())[:200]
+        raise AttnbookError(f"{yml}: cannot be read as the chapter's YAML ({type(e).__name__}: "
+                            f"{why})") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise AttnbookError(f"{yml}: allowed a YAML mapping of sections (allowed, rules, "
+                            f"profiles, cost, estimate, migrate), not a {type(raw).__name__}")
+    return raw
+
+
+def _check_sections(allowed, profiles, rules, yml: Path) -> None:
+    """The shapes of ``allowed`` (parameter -> {min, max, choices, path, suffixes}, min and
+    max finite numbers), ``profiles`` (profile -> parameter -> value) and ``rules`` (a list)."""
+    if not isinstance(allowed, dict) or not isinstance(profiles, dict):
+        raise AttnbookError(f"{yml}: allowed and profiles must be mappings")
+    for name, rule in allowed.items():
+        if rule is None:
+            continue
+        if not isinstance(rule, dict) or set(rule) - {"min", "max", "choices", "path",
+                                                      "suffixes"}:
+            raise AttnbookError(f"{yml}: allowed {name!r}: allowed a mapping of min, max, "
+                                "choices, path, suffixes"[:300])
+        for key in ("min", "max"):
+            v = rule.get(key)
+            if key in rule and not (_is_number(v) and math.isfinite(v)):
+                raise AttnbookError(f"{yml}: allowed {name!r}: {key} = {_short(v)}: allowed a "
+                                    "finite number")
+        if "choices" in rule and not (isinstance(rule["choices"], list) and all(
+                isinstance(c, (bool, int, float, str)) for c in rule["choices"])):
+            raise AttnbookError(f"{yml}: allowed {name!r}: choices must be a list of numbers "
+                                "or texts")
+        if "suffixes" in rule and not (isinstance(rule["suffixes"], list)
+                                       and all(isinstance(x, str) for x in rule["suffixes"])):
+            raise AttnbookError(f"{yml}: allowed {name!r}: suffixes must be a list of texts")
+    for profile, values in profiles.items():
+        if values is not None and not isinstance(values, dict):
+            raise AttnbookError(f"{yml}: profile {profile!r} must map parameters to values")
+    if rules is not None and not isinstance(rules, list):
+        raise AttnbookError(f"{yml}: rules must be a list")
+
+
 def load_spec(nb_path: Path) -> NotebookSpec:
     """Read a notebook's parameters cell and its ``.yml`` ranges, rules and profiles, checking
     all of them (every profile must satisfy every rule as it stands)."""
     nb_path = Path(nb_path)
     defaults = _parameters_cell(nb_path)
     yml = nb_path.with_suffix(".yml")
-    raw = yaml.safe_load(yml.read_text()) if yml.exists() else {}
-    raw = raw or {}
+    raw = _read_yml(yml)
     extra = set(raw) - {"allowed", "profiles", "rules", "cost", "estimate", "migrate"}
     if extra:
         raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
                             f"rules, profiles, cost, estimate, migrate")
     allowed = raw.get("allowed") or {}
     profiles = raw.get("profiles") or {}
+    _check_sections(allowed, profiles, raw.get("rules"), yml)
     for name in allowed:
         if name not in defaults:
             raise AttnbookError(f"{yml}: 'allowed' names {name!r}, not a parameter of "
@@ -791,7 +884,15 @@ def load_spec(nb_path: Path) -> NotebookSpec:
         if not spec.has_profile(profile):
             continue
         try:
-            spec.parameters(profile)
+            params = spec.parameters(profile)
         except ParameterError as e:
             raise AttnbookError(f"{yml}: profile {profile}: {e}") from e
+        for key, expr in estimate.items():  # an estimate that fails is never skipped unseen
+            value = evaluate(expr, {**defaults, **params},
+                             f"{yml}: estimate {key} at profile {profile}")
+            if not (_is_number(value) and (isinstance(value, int) and value.bit_length() < 1000
+                                           or math.isfinite(value))):
+                raise ExpressionError(f"{yml}: estimate {key} {_short(expr)} gives "
+                                      f"{_short(value)} at profile {profile}: allowed a finite "
+                                      "number")
     return spec

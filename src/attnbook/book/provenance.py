@@ -21,6 +21,7 @@ chapter defines itself keeps the fingerprint of every module loaded.
 
 import ast
 import hashlib
+import re
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -82,13 +83,20 @@ def _package_dir() -> Path:
 
 
 def _source_path(module: str) -> Path | None:
-    """Where ``module``'s source is now (None when it no longer exists)."""
+    """Where ``module``'s source is now (None when it no longer exists, or when ``module`` is
+    no name of a module of this package: a fingerprint read from a file is never followed to
+    a path elsewhere)."""
+    if not isinstance(module, str) or not _MODULE.fullmatch(module):
+        return None
     parts = module.split(".")[1:]
     base = _package_dir().joinpath(*parts) if parts else _package_dir() / "__init__"
     for p in (base.with_suffix(".py"), base / "__init__.py"):
         if p.is_file():
             return p
     return None
+
+
+_MODULE = re.compile(r"attnbook(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a dotted name, no path
 
 
 # Fields that later Pythons added to the syntax tree (3.12: ``type_params`` of functions and

@@ -24,7 +24,6 @@ as current; one computed from a tree with uncommitted changes says ``dirty`` (wi
 of its diff).
 """
 
-import json
 import re
 from pathlib import Path
 
@@ -35,7 +34,9 @@ from .claims import MIN_SEEDS, PROFILES, STATUSES, recorded_ids, status_table
 from .figures import badge_status, check_label
 from .provenance import short_device
 from .publish import chapter_doc
+from .readers import loads, notebook_cells
 from .store import stored_counts
+from .text import escape
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
            "stored_provenance", "work_text", "overview_figure",
@@ -56,13 +57,33 @@ OVERVIEW = "overview.png"
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text from data (the ledger, a result, the manifest) in a table cell: escaped, so it
+    renders as the same text and never as HTML, a link, a role or math."""
+    return escape(text)
+
+
+def _name(text) -> str:
+    """A notebook's name from data: as it is where it is a plain name (``a_ok``, whose inner
+    underscores Markdown reads as letters), else escaped."""
+    text = str(text)
+    return text if re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?", text) \
+        else escape(text)
+
+
+def _md_cell(markdown: str) -> str:
+    """Markdown made here (its data already escaped) in a table cell."""
+    return str(markdown).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text) -> str:
+    """Text from data inside a code span (a commit, a profile): no backtick can close it."""
+    return " ".join(str(text).replace("`", "'").split()) or "-"
 
 
 def _link(notebook: str, executed: Path) -> str:
     if notebook and (executed / f"{notebook}.ipynb").exists():
         return f"[{notebook}](../{chapter_doc(notebook)}.ipynb)"  # status/ -> chapters/
-    return _cell(notebook)
+    return _name(notebook)
 
 
 # -- the paper's values as math ----------------------------------------------------------------
@@ -169,7 +190,11 @@ def _tex(span: str) -> str:
                 i += len(op)
                 break
         else:
-            out.append({"%": r"\%", "{": r"\{", "}": r"\}"}.get(ch, ch))
+            # text from the ledger stays text inside the formula: nothing closes the math or
+            # reads as HTML
+            out.append({"%": r"\%", "{": r"\{", "}": r"\}", "<": r"\lt ", ">": r"\gt ",
+                        "&": r"\&", "$": r"\$", "\\": r"\backslash ", "`": "'",
+                        "#": r"\#"}.get(ch, ch))
             i += 1
     return re.sub(r" +", " ", "".join(out)).strip()
 
@@ -183,7 +208,7 @@ def _math_run(run: list, kinds: list) -> list:
     while hi > lo and run[hi - 1] in _OPERATORS:
         hi -= 1
     if lo >= hi or "strong" not in kinds[lo:hi]:
-        return run
+        return [_word(t) for t in run]
     core = " ".join(run[lo:hi])
     if core.count("(") > core.count(")"):  # "V (V=500": the parenthesis opens a remark
         for i in range(hi - 1, lo - 1, -1):
@@ -192,7 +217,15 @@ def _math_run(run: list, kinds: list) -> list:
                 after = _math_run([rest, *run[i + 1:]], [_token_kind(rest), *kinds[i + 1:]])
                 return _math_run(run[:i], kinds[:i]) + ["(" + after[0], *after[1:]]
     comma = core.endswith(",")
-    return run[:lo] + [f"${_tex(core.removesuffix(','))}$" + ("," if comma else "")] + run[hi:]
+    return ([_word(t) for t in run[:lo]] + [f"${_tex(core.removesuffix(','))}$"
+                                             + ("," if comma else "")]
+            + [_word(t) for t in run[hi:]])
+
+
+def _word(token: str) -> str:
+    """A token of the paper's value left as text: escaped, but for a bare operator (``~``,
+    ``<=``), which Markdown reads as itself."""
+    return token if token in _OPERATORS else escape(token)
 
 
 def paper_math(text: str) -> str:
@@ -211,12 +244,13 @@ def paper_math(text: str) -> str:
         if seg in ("; ", ": "):
             out.append(seg)
             continue
+        seg = " ".join(seg.splitlines())
         tokens = seg.split(" ")
         kinds = [_token_kind(t) for t in tokens]
         pieces, k = [], 0
         while k < len(tokens):
             if kinds[k] == "word":
-                pieces.append(tokens[k])
+                pieces.append(_word(tokens[k]))
                 k += 1
                 continue
             j = k
@@ -245,7 +279,7 @@ def claim_checks(notebooks: Path | None = None) -> dict:
     out: dict = {}
     for nb in sorted(Path(notebooks or paths.NOTEBOOKS).glob("*.ipynb")):
         section = nb.stem
-        for cell in json.loads(nb.read_text()).get("cells", []):
+        for cell in notebook_cells(nb):
             text = "".join(cell.get("source", ""))
             if cell.get("cell_type") == "markdown":
                 heads = re.findall(r"^#{1,6}\s+(.+)$", text, flags=re.M)
@@ -382,7 +416,7 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
         txt += f" (stability {_cell(r['stability'])})"
     if r["notebook"]:
         dirty = f" {r['dirty']}" if r.get("dirty") else ""  # 'dirty (diff <hash>)'
-        txt += f" <br>`{r['commit']}`{dirty}, {short_device(r['device'])}"
+        txt += f" <br>`{_code(r['commit'])}`{_cell(dirty)}, {_cell(short_device(r['device']))}"
     if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
         txt += f"; changed since: {_cell(r['stale'])}"
     if r.get("damaged"):  # its verdict is not used: python -m attnbook stale lists the file
@@ -490,10 +524,12 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
         criteria = []
         for cid, rows in sub.groupby("id", sort=False):
             first = rows.iloc[0]
-            where = [f"{{ref}}`{nb} § {_cell(sec)} <{check_label(nb, cid)}>`"
+            where = [f"{{ref}}`{_code(nb)} § {_code(sec).replace('<', '').replace('>', '')} "
+                     f"<{check_label(nb, cid)}>`"
                      for nb, sec in checks.get(cid, [])
                      if (executed / f"{nb}.ipynb").exists()]
-            claim = (f"{{claim-row}}`{cid}` *{first['type']}* ({_cell(first['source'])})"
+            claim = (f"{{claim-row}}`{_code(cid)}` *{_cell(first['type'])}* "
+                     f"({_cell(first['source'])})"
                      + (" <br>checked in " + ", ".join(where) if where else ""))
             cells = []
             for p in profiles:
@@ -502,9 +538,9 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                     rows[rows["profile"] == p].iloc[0],
                     [(nb, stored[nb, p]) for nb, _ in checks.get(cid, []) if stored.get((nb, p))],
                     parts, profile=p, pilots=pilots))
-            lines.append(f"| {claim} | {_cell(paper_math(first['paper_value']))} | "
+            lines.append(f"| {claim} | {_md_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
-            criteria.append(f"**{cid}**: {_cell(first['criterion'])}")
+            criteria.append(f"**{_cell(cid)}**: {_cell(first['criterion'])}")
         lines += ["::::", "", "Criteria:", ""] + [f"- {c}" for c in criteria]
     return "\n".join(lines) + "\n"
 
@@ -619,13 +655,23 @@ def _read_manifest(manifest: Path) -> tuple[list, int]:
     entries, damaged = [], 0
     if not manifest.exists():
         return entries, damaged
-    for line in manifest.read_text().splitlines():
+    try:
+        text = manifest.read_text(errors="replace")
+    except OSError:
+        return entries, 1
+    for line in text.splitlines():
         try:
-            entry = json.loads(line) if line.strip() else None
+            entry = loads(line) if line.strip() else None
         except ValueError:  # a line cut short by a killed run: counted, not fatal
             entry, damaged = None, damaged + 1
-        if isinstance(entry, dict) and {"notebook", "profile", "status"} <= set(entry):
+        if not isinstance(entry, dict):
+            continue
+        if all(isinstance(entry.get(k), str) for k in ("notebook", "profile", "status")) \
+                and isinstance(entry.get("wall_s", 0), (int, float)) \
+                and not isinstance(entry.get("wall_s", 0), bool):
             entries.append(entry)
+        else:  # not a run's entry: counted, not fatal
+            damaged += 1
     return entries, damaged
 
 
@@ -659,8 +705,8 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
             n = info["results"]
             what = (f"{n} result{'s' if n != 1 else ''}, computed on "
                     f"{_cell(', '.join(info['devices']))}"
-                    f" at commit " + ", ".join(f"`{c}`" for c in info["commits"])
-                    + (f", {when}" if when else "")
+                    f" at commit " + ", ".join(f"`{_code(c)}`" for c in info["commits"])
+                    + (f", {_cell(when)}" if when else "")
                     + f"; compute time {_seconds(info['compute_s'])}")
             if info["stale"]:
                 what += f"; **{info['stale']} stale** (code changed since)"
@@ -670,10 +716,10 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
             if e is None:
                 build = "not run in this build"
             else:
-                build = f"{e['status']} in {_seconds(e['wall_s'])}"
+                build = f"{_cell(e['status'])} in {_cell(_seconds(e['wall_s']))}"
                 work = _work_text(e)
-                build += f", {work}" if work else ""
-            lines.append(f"| {_chapter_link(nb)} | `{prof}` | {what} | {build} |")
+                build += f", {_cell(work)}" if work else ""
+            lines.append(f"| {_chapter_link(nb)} | `{_code(prof)}` | {what} | {build} |")
         lines.append("")
     lines += ["## This build's runs", "",
               "The latest run of each notebook at each profile on the machine that built this "
@@ -686,20 +732,22 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
     lines += ["| notebook | profile | status | wall time (s) | device | commit | started |",
               "|---|---|---|---|---|---|---|"]
     for (nb, prof), e in sorted(latest.items()):
-        status = e["status"] + (f": {_cell(e['error'])}" if e.get("error") else "")
+        status = _cell(e["status"]) + (f": {_cell(e['error'])}" if e.get("error") else "")
         work = _work_text(e)
         if work:
-            status += f" ({work})"
+            status += f" ({_cell(work)})"
         if (nb, prof) in stale:
             status += f"; results **stale** (changed: {_cell(', '.join(sorted(stale[nb, prof])))})"
-        commit = e["commit"] + (" dirty" + (f" (diff {e['diff_sha256']})"
+        commit = str(e.get("commit", "")) + (" dirty" + (f" (diff {e['diff_sha256']})"
                                             if e.get("diff_sha256") else "")
                                 if e.get("dirty") else "")
-        lines.append(f"| {nb} | `{prof}` | {status} | {e['wall_s']} | {_cell(e['device'])} | "
-                     f"{commit} | {e['start']} |")
+        lines.append(f"| {_name(nb)} | `{_code(prof)}` | {status} | {_cell(e['wall_s'])} | "
+                     f"{_cell(e.get('device', ''))} | {_cell(commit)} | "
+                     f"{_cell(e.get('start', ''))} |")
     versions = entries[-1].get("versions", {})
+    versions = versions if isinstance(versions, dict) else {}
     lines += ["", "Library versions of the latest run: "
-              + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
+              + ", ".join(f"{_cell(k)} {_cell(v)}" for k, v in versions.items()) + ".",
               "", f"{len(entries)} runs recorded in all"
               + (f"; {damaged} unreadable lines of {manifest.name} skipped." if damaged else ".")]
     return "\n".join(lines) + "\n"
@@ -715,7 +763,7 @@ def _toc_rank(notebook: str) -> int:
 
 def _chapter_link(notebook: str) -> str:
     return f"{{doc}}`{notebook} <../{chapter_doc(notebook)}>`" if (
-        paths.ROOT / f"{chapter_doc(notebook)}.ipynb").exists() else _cell(notebook)
+        paths.ROOT / f"{chapter_doc(notebook)}.ipynb").exists() else _name(notebook)
 
 
 # -- the home page's summary ------------------------------------------------------------------
@@ -759,7 +807,8 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
         by_id: dict = {}
         for r in rows:
             by_id.setdefault(r["id"], []).append(r)
-        return "\n".join("- " + " ".join(f"{{claim}}`{r['id']}@{r['profile']}`" for r in rs)
+        return "\n".join("- " + " ".join(f"{{claim}}`{_code(r['id'])}@{_code(r['profile'])}`"
+                                          for r in rs)
                          + f" {_cell(rs[0]['source'])}" for rs in by_id.values())
 
     strongest = [r for r in best.values() if r["status"] == "reproduced"]
@@ -772,7 +821,7 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
         mine = parts[(parts["id"] == cid) & (parts["profile"] == r["profile"])]
         if r["status"] == "reproduced" or len(mine) > 4:
             continue
-        part_lines += [f"- {{claim}}`{cid}@{r['profile']}`, part {_cell(q['part'])} "
+        part_lines += [f"- {{claim}}`{_code(cid)}@{_code(r['profile'])}`, part {_cell(q['part'])} "
                        f"reproduced: {_cell(q['measured'])}"
                        for _, q in mine.iterrows() if q["status"] == "reproduced"]
     if strongest or part_lines:

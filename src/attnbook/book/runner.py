@@ -58,6 +58,7 @@ from .notebook import (
 )
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
+from .readers import loads
 from .report import work_text
 from .store import dumps
 
@@ -77,12 +78,44 @@ class Terminated(KeyboardInterrupt):
     recorded as interrupted (``python -m attnbook run`` then exits 143)."""
 
 
-def check_environment() -> None:
+# set for one purpose by the book itself, never for a run: `make nbval` re-executes notebooks
+# under pytest writing nothing (READONLY); a migration names its sample (MIGRATE)
+_NOT_FOR_A_RUN = {"ATTNBOOK_READONLY": "writes nothing: `make nbval` sets it for its pytest "
+                                       "re-execution only, and a run under it would record "
+                                       "nothing",
+                  "ATTNBOOK_MIGRATE": "is set by `python -m attnbook migrate` for its own runs"}
+
+
+def check_environment(command: str | None = None) -> None:
     """Check the variables a kernel reads (``ATTNBOOK_THREADS``, ``ATTNBOOK_WORKERS``,
-    ``ATTNBOOK_DEVICE``) before any starts: one line and :class:`UsageError` if one is bad."""
+    ``ATTNBOOK_DEVICE``, ``ATTNBOOK_SOURCE``) before any starts: one line and
+    :class:`UsageError` if one is bad. ``command`` (``run``, ``migrate``, ``report``, ...):
+    the command about to start, which also refuses a variable the book sets only for its own
+    purposes (``ATTNBOOK_READONLY``, ``ATTNBOOK_MIGRATE``) and checks ``ATTNBOOK_ROOT`` (an
+    existing folder, writable where the command writes)."""
+    if command is not None:
+        _check_root(command)
+    if command in ("run", "migrate"):
+        for name, why in _NOT_FOR_A_RUN.items():
+            text = os.environ.get(name, "")
+            if text:
+                raise UsageError(f"environment variable {name} = {shown(text)} {why}: unset it "
+                                 f"(allowed: unset, for {command})")
+    source = os.environ.get("ATTNBOOK_SOURCE", "")
+    if source:
+        from .readers import loads
+
+        try:
+            state = loads(source, max_bytes=4096)
+        except ValueError:
+            state = None
+        if not isinstance(state, dict) or not isinstance(state.get("commit"), str):
+            raise UsageError(f"environment variable ATTNBOOK_SOURCE = {shown(source)}: allowed a "
+                             "JSON object with a commit (tools/device.py check-source prints "
+                             "it), or unset")
     for name in ("ATTNBOOK_THREADS", "ATTNBOOK_WORKERS"):
         text = os.environ.get(name, "").strip()
-        if text and (not text.isdigit() or not 1 <= int(text) <= 4096):
+        if text and (not re.fullmatch(r"[0-9]{1,5}", text) or not 1 <= int(text) <= 4096):
             raise UsageError(f"environment variable {name} = {shown(text)}: allowed an "
                              "integer 1 <= value <= 4096 (or unset)")
     device = os.environ.get("ATTNBOOK_DEVICE", "").strip()
@@ -96,6 +129,26 @@ def check_environment() -> None:
                 (str(e).splitlines() or ["not a device here"])[0]
             raise UsageError(f"environment variable ATTNBOOK_DEVICE = {shown(device)}: {why}") \
                 from None
+
+
+def _check_root(command: str) -> None:
+    """``ATTNBOOK_ROOT``, when set, must name an existing folder (nothing creates it), one the
+    commands that write (``run``, ``report``, ``migrate``) may write in."""
+    text = os.environ.get("ATTNBOOK_ROOT", "")
+    if not text:
+        return
+    root = Path(text)
+    if not root.is_dir():
+        raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
+                         "existing folder (a checkout of the book), or unset")
+    if command in ("run", "report", "migrate"):
+        writable = [root] + [root / d for d in ("build", "status", "data", "figures")
+                             if (root / d).exists()]
+        bad = [p for p in writable if not os.access(p, os.W_OK | os.X_OK)]
+        if bad:
+            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} is "
+                             f"not writable, and {command} writes there (allowed: a folder "
+                             "this user may write in)")
 
 
 @dataclass
@@ -373,6 +426,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     executed, failed, scratch = build / "executed", build / "failed", build / "tmp"
     for d in (executed, failed, scratch):
         d.mkdir(parents=True, exist_ok=True)
+    clean_scratch(scratch)
     manifest = build / "manifest.jsonl"
     base = source_provenance(provenance())
     entries = []
@@ -399,6 +453,8 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         report = scratch / f"{stem}.{run_id}.budget.jsonl"
         kernel_log = scratch / f"{stem}.{run_id}.kernel.log"  # the kernel process's stderr
         work_report = scratch / f"{stem}.{run_id}.work.jsonl"
+        owner = scratch / f"{stem}.{run_id}.pid"  # whose scratch files these are, while alive
+        owner.write_text(str(os.getpid()))
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
             + (" · the largest complete, drawn from stored results" if job.cache_only and
@@ -455,6 +511,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             kernel_log.unlink(missing_ok=True)
             work = work_done(work_report)
             work_report.unlink(missing_ok=True)
+            owner.unlink(missing_ok=True)
             for k, v in env_before.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -496,6 +553,47 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     return entries
 
 
+_SCRATCH = re.compile(r"^(?P<run>.+\.\d{8}T\d{6}-[0-9a-f]{8})(\.|$)")  # <stem>.<run id>...
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
+
+
+def clean_scratch(scratch: Path) -> list[Path]:
+    """Remove from ``build/tmp`` what runs that can no longer clean up after themselves left
+    there (a SIGKILL, a machine that went down): every scratch file or folder of a run whose
+    ``<stem>.<run id>.pid`` is gone or names a process no longer alive. A run writes that file
+    before any other, so a live run's files are kept. Returns what was removed."""
+    if not scratch.is_dir():
+        return []
+    live = set()
+    for lock in scratch.glob("*.pid"):
+        try:
+            pid = int(lock.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _alive(pid):
+            live.add(lock.name[:-len(".pid")])
+    removed = []
+    for p in sorted(scratch.iterdir()):
+        m = _SCRATCH.match(p.name)
+        if not m or m["run"] in live:
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
+
+
 def _hold_stops() -> dict:
     """Ignore SIGINT and SIGTERM (while an interrupted run is recorded); the handlers before."""
     import signal
@@ -533,7 +631,7 @@ def _read_report(path: Path) -> list[dict]:
     if path.exists():
         for line in path.read_text().splitlines():
             try:
-                out.append(json.loads(line))
+                out.append(loads(line))
             except ValueError:
                 continue
     return out

@@ -48,6 +48,7 @@ import pandas as pd
 from .. import paths
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
+from .readers import loads
 
 ENV_MIGRATE = "ATTNBOOK_MIGRATE"  # JSON {"sample": [paths], "log": path}: see the docstring
 
@@ -139,7 +140,7 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def check_record(path: Path, text: str | None = None, csv_text: str | None = None):
+def check_record(path: Path, text: str | bytes | None = None, csv_text: str | None = None):
     """Read and check one stored record: ``(record, problem, changed)``.
 
     ``problem`` is None or one line saying why the file cannot be used (does not parse, has
@@ -148,7 +149,7 @@ def check_record(path: Path, text: str | None = None, csv_text: str | None = Non
     the sibling ``.csv`` unless ``csv_text`` is given.
     """
     try:
-        record = json.loads(path.read_text() if text is None else text)
+        record = loads(path.read_bytes() if text is None else text)
         if not isinstance(record, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as e:
@@ -160,7 +161,7 @@ def check_record(path: Path, text: str | None = None, csv_text: str | None = Non
         if csv_text is None:
             try:
                 csv_text = csv.read_text()
-            except OSError as e:
+            except (OSError, ValueError) as e:  # not UTF-8: a UnicodeDecodeError
                 return None, f"{csv}: missing or unreadable ({type(e).__name__})", []
         payload = csv_text
         path = csv
@@ -217,7 +218,7 @@ def _migration() -> tuple[bool, set, str | None]:
     if not text:
         return False, set(), None
     try:
-        plan = json.loads(text)
+        plan = loads(text)
         return True, {Path(p).resolve() for p in plan["sample"]}, str(plan["log"])
     except (ValueError, KeyError, TypeError) as e:
         raise AttnbookError(f"environment variable {ENV_MIGRATE} is not a migration plan "
@@ -285,7 +286,7 @@ class ResultStore:
     def _usable(self, path: Path) -> dict | None:
         """The record at ``path`` if it may be served: present, intact and current."""
         if path in self._memory:
-            return json.loads(self._memory[path])
+            return loads(self._memory[path])
         if self.recompute and path not in self._fresh:
             return None
         if path in self._checked:

@@ -1,0 +1,145 @@
+"""Files the book receives, written to break it: a deeply nested JSON as a ledger entry, a
+stored result or build/time-budget.json; a notebook that is not JSON; a fingerprint naming a
+path. ``stale``, ``claims``, ``report`` and ``plan`` survive any single damaged file and name
+it."""
+
+
+import pytest
+
+from attnbook import paths
+from attnbook.book.cli import main
+
+DEEP = "[" * 100000 + "]" * 100000
+
+
+@pytest.fixture
+def project(sandbox, monkeypatch):
+    monkeypatch.setattr(paths, "ROOT", sandbox)
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data" / "claims")
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    monkeypatch.setattr(paths, "EXPLORE", sandbox / "build" / "explore")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data" / "results")
+    monkeypatch.setattr(paths, "COMMITTED_FIGURES", sandbox / "figures")
+    return sandbox
+
+
+def _no_traceback(capsys):
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "RecursionError" not in err, err[-2000:]
+    return out, err
+
+
+@pytest.mark.parametrize("where", ["ledger entry", "result record", "table record",
+                                   "time budget"])
+def test_a_deeply_nested_json_is_named_not_a_recursion_error(project, capsys, where):
+    path = {"ledger entry": "data/claims/results/cpu/L-Lem1.json",
+            "result record": "data/results/a_ok/cpu/s/0123456789abcdef.json",
+            "table record": "data/results/a_ok/cpu/t-0123456789abcdef.json",
+            "time budget": "build/time-budget.json"}[where]
+    f = project / path
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(DEEP)
+    if where == "table record":
+        f.with_suffix(".csv").write_text("a\n1\n")
+    assert main(["stale"]) == 0
+    out, err = _no_traceback(capsys)
+    if where != "time budget":
+        assert f"{f.name}" in out and "nested deeper than" in out, out
+    assert main(["claims"]) == 0
+    out, err = _no_traceback(capsys)
+    if where == "ledger entry":
+        assert "1 have a damaged ledger entry" in err
+    assert main(["plan", "--profile", "cpu"]) == 0
+    out, err = _no_traceback(capsys)
+    if where == "time budget":
+        assert "time-budget.json: left out, cannot be read as JSON" in err
+    assert main(["report"]) == 0
+    _no_traceback(capsys)
+    page = (project / "status" / "execution_report.md").read_text()
+    if where in ("result record", "table record"):
+        assert "**1 damaged**" in page
+
+
+def test_a_notebook_that_is_not_json_is_named_by_claims_stale_and_refused_by_run(project,
+                                                                                capsys):
+    (project / "notebooks" / "zz_broken.ipynb").write_text("not a notebook {")
+    (project / "notebooks" / "zz_deep.ipynb").write_text(DEEP)
+    from attnbook.book import readers
+
+    for argv in (["claims"], ["stale"]):
+        readers._NAMED.clear()  # named once per process: each command is one
+        assert main(argv) == 0
+        out, err = _no_traceback(capsys)
+        assert "zz_broken.ipynb: not a notebook" in err and "zz_deep.ipynb" in err
+    assert main(["run", "zz_broken", "--profile", "ci"]) == 2
+    out, err = _no_traceback(capsys)
+    assert err.count("\n") == 1 and "zz_broken.ipynb" in err
+    assert not (project / "build").exists()
+
+
+def test_a_fingerprint_names_only_modules_of_the_package(tmp_path):
+    """A fingerprint is read, never followed: a name that is not an attnbook module (a path
+    outside the package, a relative climb) counts as changed, and its file is never parsed."""
+    from attnbook.book import provenance
+
+    outside = tmp_path / "evil.py"
+    outside.write_text("x = 1\n")
+    parsed = []
+    real = provenance.source_hash
+    provenance.source_hash = lambda source: parsed.append(source) or real(source)
+    try:
+        provenance._hash_file.cache_clear()
+        names = [f"attnbook.{outside.with_suffix('')}", "attnbook./etc/passwd",
+                 "attnbook....x", "attnbook.book.../../x", "os", "attnbook.errors\x00"]
+        changed = provenance.changed_modules({n: "0" * 12 for n in names})
+    finally:
+        provenance.source_hash = real
+    assert changed == sorted(names)
+    assert parsed == []
+    assert provenance._source_path(f"attnbook.{outside.with_suffix('')}") is None
+
+
+def test_params_into_a_closed_pipe_is_quiet(project):
+    """``params ... | head -1``: the reader has gone before the output is written."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "attnbook", "params", "a_ok"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # as head does once it has its line
+    err = p.stderr.read().decode()
+    p.wait()
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
+    """Ctrl-C in the first seconds, before a run installs its own handler, once gave a
+    35-line KeyboardInterrupt traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "attnbook", "claims"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert p.returncode in (0, 130) and len(err.strip().splitlines()) <= 1, (p.returncode, err)
+
+
+def test_a_file_that_cannot_be_written_is_one_line(project, capsys, monkeypatch):
+    """An OSError while a command writes (a full disk, a folder made read-only after the
+    check) is one line naming the file, exit code 1, never a traceback."""
+    from attnbook.book import report
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(project / "status" / "x.md"))
+
+    monkeypatch.setattr(report, "write_pages", full)
+    assert main(["report"]) == 1
+    out, err = _no_traceback(capsys)
+    assert err.count("\n") == 1 and "status/x.md: No space left on device" in err
