@@ -4,6 +4,7 @@ data beside it, the paper's formulas as math, the overview figure."""
 
 import copy
 import json
+import re
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -212,10 +213,14 @@ def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
     md = report.summary_markdown(table)
     assert md.startswith(":::{figure} ../status/overview.png\n:name: home-overview")
     assert "| profile | effects | consistency checks |" in md and "| `ci` |" not in md
-    assert "**What did not reproduce**" in md and "{claim}`M-F3@cpu`" in md
+    failed = md.split("**What did not reproduce**")[1].split("**What this book")[0]
+    assert re.search(r"\{claim\}`M-F2a@cpu`", failed)  # not reproduced at cpu, 3 seeds
     strong = md.split("**The papers' findings that reproduced**")[1].split("**What did not")[0]
-    assert "{claim}`" in strong
-    assert "{claim}`M-F3@full`, part H=8 reproduced: largest T memorized perfectly 1295" in md
+    assert "{claim}`M-F1@full` mahdavi2024, Figure 1" in strong
+    # a claim reproduced in part lists the part that reproduced, with its value
+    assert re.search(r"\{claim\}`B-ZB@full`, part power-sum basis reproduced: power sums", strong)
+    untestable = md.split("**What this book's runs could not test**")[1]
+    assert "{claim}`M-F3@cpu` {claim}`M-F3@full`" in untestable  # one seed: the stability rule
 
 
 def test_execution_report_says_where_and_how_long_each_stored_result_was_computed(tmp_path):
