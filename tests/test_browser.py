@@ -400,6 +400,8 @@ def _check_page(context, server, name, path, kind):
             problems.append("the injected '# Parameters' cell text is shown")
         if page.locator(".tag_parameters").count() != 1:
             problems.append("the chapter's parameters cell is not shown once")
+        if "NBVAL_" in (page.text_content("main") or ""):  # folded code included
+            problems.append("a test-harness comment (# NBVAL_...) is shown")
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

@@ -201,6 +201,22 @@ def fold_input(cell: dict) -> bool:
     return not (_COMPUTES.search(code) or recorded_ids(code))
 
 
+_HARNESS = re.compile(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", flags=re.M)
+
+
+def strip_harness(code: str) -> str:
+    r"""A code cell's source without the lines that only steer the test harness
+    (``# NBVAL_CHECK_OUTPUT``, ``# NBVAL_SKIP``, ...): the notebook keeps them for nbval, the
+    page leaves them out.
+
+    >>> strip_harness("# NBVAL_CHECK_OUTPUT\nrun.record('X', True, 'ok')")
+    "run.record('X', True, 'ok')"
+    >>> strip_harness("x = 1  # NBVAL_ in a comment stays")
+    'x = 1  # NBVAL_ in a comment stays'
+    """
+    return _HARNESS.sub("", code)
+
+
 def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = None,
                      root=None) -> tuple[dict, bool]:
     """The notebook as the book shows it: each figure output a captioned, labelled figure
@@ -224,6 +240,10 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
             continue
         code = "".join(cell.get("source", ""))
         tags = cell.get("metadata", {}).get("tags", [])
+        shown = strip_harness(code)
+        if shown != code:  # the page leaves out the test harness's comments (kept for nbval)
+            cell = {**cell, "source": shown}
+            changed = True
         if fold_input(cell):
             cell = {**cell, "metadata": {**cell.get("metadata", {}),
                                          "tags": [*tags, "hide-input"]}}
