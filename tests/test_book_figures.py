@@ -262,3 +262,20 @@ def test_the_paper_trend_and_the_source_stamp_sit_where_they_do_not_hide_data():
     label = ax.xaxis.label.get_window_extent(renderer)
     assert stamp.get_window_extent(renderer).y1 <= label.y0 + 1  # below the axis label
     plt.close(fig)
+
+
+def test_the_page_shows_the_parameters_the_run_had_and_no_harness_comment(tmp_path):
+    nb = _notebook()
+    nb["metadata"]["papermill"]["parameters"] = {"profile": "long", "d": 64, "H": 4}
+    nb["cells"].insert(1, {"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]},
+                           "outputs": [], "execution_count": 0,
+                           "source": 'profile = "cpu"  # set by the runner\n'
+                                     "d = 16  # width d\nH = 4  # heads H"})
+    out, _ = rewrite_notebook(nb, "levine2020_lemma1", root=tmp_path)
+    params = next(c for c in out["cells"] if c.get("id") == "p")["source"]
+    assert params.splitlines() == [
+        "profile = 'long'  # set by the runner [long; the notebook's default: \"cpu\"]",
+        "d = 64  # width d [long; the notebook's default: 16]", "H = 4  # heads H"]
+    check = next(c for c in out["cells"] if c.get("id") == "c")["source"]
+    assert "NBVAL_" not in check and check.startswith('run.record("L-Lem1", True, "ok")')
+    assert "NBVAL_CHECK_OUTPUT" in nb["cells"][3]["source"]  # the notebook itself keeps it

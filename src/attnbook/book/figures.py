@@ -217,6 +217,43 @@ def strip_harness(code: str) -> str:
     return _HARNESS.sub("", code)
 
 
+def effective_parameters(source: str, params: dict, profile: str) -> str:
+    """The parameters cell as the run had it: each value the profile (or the runner) changed
+    put in place of the notebook's default, and marked at the end of its line with the
+    default it replaced; lines papermill did not change stay as they are.
+
+    >>> print(effective_parameters("d = 16  # width\\nH = 4  # heads", {"d": 64, "H": 4}, "long"))
+    d = 64  # width [long; the notebook's default: 16]
+    H = 4  # heads
+    """
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    lines = source.split("\n")
+    for node in reversed(tree.body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)) or node.targets[0].id not in params:
+            continue
+        name = node.targets[0].id
+        try:
+            default = ast.literal_eval(node.value)
+        except ValueError:
+            continue
+        value = params[name]
+        if value == default and type(value) is type(default):
+            continue
+        last = lines[node.end_lineno - 1]
+        comment = last[node.end_col_offset:].strip()
+        comment = comment[1:].strip() if comment.startswith("#") else comment
+        mark = f"[{profile}; the notebook's default: {ast.get_source_segment(source, node.value)}]"
+        lines[node.lineno - 1:node.end_lineno] = [
+            f"{name} = {value!r}  # " + (f"{comment} {mark}" if comment else mark)]
+    return "\n".join(lines)
+
+
 def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = None,
                      root=None) -> tuple[dict, bool]:
     """The notebook as the book shows it: each figure output a captioned, labelled figure
@@ -241,6 +278,8 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
         code = "".join(cell.get("source", ""))
         tags = cell.get("metadata", {}).get("tags", [])
         shown = strip_harness(code)
+        if "parameters" in tags and params:  # the values this run had, not the defaults
+            shown = effective_parameters(shown, params, profile)
         if shown != code:  # the page leaves out the test harness's comments (kept for nbval)
             cell = {**cell, "source": shown}
             changed = True
