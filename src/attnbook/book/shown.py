@@ -27,7 +27,7 @@ __all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "cho
 LARGEST = "largest"  # the run command's profile that picks per chapter
 CANDIDATES = ("full", "long")  # tried in this order
 FALLBACK = "cpu"
-VERDICTS = ("reproduced", "not reproduced", "not testable", "partly run")
+VERDICTS = ("reproduced", "fragile", "not reproduced", "not testable", "partly run")
 
 
 def completeness(stem: str, path: Path, profile: str, table, stored: list[dict]) -> str:
