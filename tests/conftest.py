@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from attnbook import paths
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -22,3 +24,16 @@ def sandbox(tmp_path, monkeypatch):
     shutil.copytree(FIXTURES / "notebooks", root / "notebooks")
     monkeypatch.setenv("ATTNBOOK_ROOT", str(root))
     return root
+
+
+@pytest.fixture
+def cli_sandbox(sandbox, monkeypatch):
+    """The sandbox as the CLI's project: notebooks, build, results and figures inside it."""
+    monkeypatch.setattr(paths, "ROOT", sandbox)
+    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data" / "claims")
+    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
+    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
+    monkeypatch.setattr(paths, "EXPLORE", sandbox / "build" / "explore")
+    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data" / "results")
+    monkeypatch.setattr(paths, "COMMITTED_FIGURES", sandbox / "figures")
+    return sandbox

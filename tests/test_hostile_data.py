@@ -6,22 +6,15 @@ it."""
 
 import pytest
 
-from attnbook import paths
 from attnbook.book.cli import main
 
 DEEP = "[" * 100000 + "]" * 100000
 
 
 @pytest.fixture
-def project(sandbox, monkeypatch):
-    monkeypatch.setattr(paths, "ROOT", sandbox)
-    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data" / "claims")
-    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
-    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
-    monkeypatch.setattr(paths, "EXPLORE", sandbox / "build" / "explore")
-    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data" / "results")
-    monkeypatch.setattr(paths, "COMMITTED_FIGURES", sandbox / "figures")
-    return sandbox
+def project(cli_sandbox):
+    """The sandbox as the CLI's project (conftest.cli_sandbox)."""
+    return cli_sandbox
 
 
 def _no_traceback(capsys):

@@ -35,19 +35,6 @@ def _notebook(path, code, params='profile = "cpu"  # set by the runner\nseed = 0
 
 
 @pytest.fixture
-def cli_sandbox(sandbox, monkeypatch):
-    """The sandbox as the CLI's project: notebooks, build, results and figures inside it."""
-    monkeypatch.setattr(paths, "ROOT", sandbox)
-    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data" / "claims")
-    monkeypatch.setattr(paths, "NOTEBOOKS", sandbox / "notebooks")
-    monkeypatch.setattr(paths, "BUILD", sandbox / "build")
-    monkeypatch.setattr(paths, "EXPLORE", sandbox / "build" / "explore")
-    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data" / "results")
-    monkeypatch.setattr(paths, "COMMITTED_FIGURES", sandbox / "figures")
-    return sandbox
-
-
-@pytest.fixture
 def real_cli(tmp_path, monkeypatch):
     """The book's own notebooks, with every place a run could write moved into tmp_path."""
     monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
