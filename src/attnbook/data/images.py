@@ -20,7 +20,8 @@ import torch.nn.functional as F
 
 from ..errors import AttnbookError, ParameterError
 
-__all__ = ["IMAGE_SUFFIXES", "SKIMAGE_PHOTOS", "ImageSet", "source_photos", "sample_images"]
+__all__ = ["IMAGE_SUFFIXES", "SKIMAGE_PHOTOS", "ImageSet", "source_photos", "random_crop",
+           "resize_crop", "sample_images"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 # Colour photographs in skimage/data that need no download (synthetic test patterns left out).
@@ -78,7 +79,15 @@ def source_photos(folder: str | Path | None = None) -> list[tuple[str, np.ndarra
     return [(p.name, _read_rgb(p)) for p in files]
 
 
-def _random_crop(img: np.ndarray, rng: np.random.Generator, min_area: float) -> np.ndarray:
+def random_crop(img: np.ndarray, rng: np.random.Generator, min_area: float) -> np.ndarray:
+    """A random crop of ``img`` (h, w, 3): a fraction of the area in [min_area, 1], an aspect
+    ratio in [3/4, 4/3], then a horizontal flip with probability 1/2, drawn from ``rng`` in
+    that order (the draws every image set of the book makes, so one stream gives one set).
+
+    >>> crop = random_crop(np.zeros((40, 60, 3)), np.random.default_rng(0), 0.5)
+    >>> crop.shape, 0.5 <= crop.shape[0] * crop.shape[1] / (40 * 60) <= 1
+    ((40, 41, 3), True)
+    """
     h, w, _ = img.shape
     area = rng.uniform(min_area, 1.0) * h * w
     aspect = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
@@ -87,6 +96,18 @@ def _random_crop(img: np.ndarray, rng: np.random.Generator, min_area: float) -> 
     top, left = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
     crop = img[top:top + ch, left:left + cw]
     return crop[:, ::-1] if rng.random() < 0.5 else crop
+
+
+def resize_crop(crop: np.ndarray, size: int) -> torch.Tensor:
+    """A crop (h, w, 3) resized to (3, size, size) with antialiased bilinear interpolation,
+    clamped to [0, 1].
+
+    >>> tuple(resize_crop(np.ones((10, 20, 3), dtype=np.float32), 8).shape)
+    (3, 8, 8)
+    """
+    x = torch.from_numpy(np.ascontiguousarray(crop)).permute(2, 0, 1)[None]  # (1, 3, h, w)
+    return F.interpolate(x, size=(size, size), mode="bilinear", antialias=True,
+                         align_corners=False)[0].clamp(0.0, 1.0)
 
 
 def sample_images(count: int, size: int = 224, *, seed: int = 0, folder=None,
@@ -109,9 +130,6 @@ def sample_images(count: int, size: int = 224, *, seed: int = 0, folder=None,
     names = []
     for i in range(count):
         name, img = photos[int(rng.integers(len(photos)))]
-        crop = torch.from_numpy(np.ascontiguousarray(_random_crop(img, rng, min_area)))
-        crop = crop.permute(2, 0, 1)[None]  # (1, 3, h, w)
-        out[i] = F.interpolate(crop, size=(size, size), mode="bilinear", antialias=True,
-                               align_corners=False)[0].clamp(0.0, 1.0)
+        out[i] = resize_crop(random_crop(img, rng, min_area), size)
         names.append(name)
     return ImageSet(out, tuple(names), "scikit-image" if folder is None else str(folder))

@@ -11,8 +11,8 @@ between the randomized Kruskal test's plateau (0.99) and 1 in ``mahdavi2024_real
 any crop whose thumbnail lies within ``min_distance`` (relative Euclidean distance) of an
 earlier crop's, so that no two inputs are near-duplicates; with nothing redrawn its images are
 those of ``sample_images``. :func:`nearest_pair` measures how close the two closest images of a
-set are, and :func:`image_stages` runs the stages of Table 1 on a given image set (what
-:func:`attnbook.memorization.real_models.image_stage_tokens` does on its own crops).
+set are; :func:`attnbook.memorization.real_models.image_stages` runs the stages of Table 1 on
+such a set.
 
 Used by: mahdavi2024_real_models.
 """
@@ -21,11 +21,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..data.images import ImageSet, source_photos
+from ..data.images import ImageSet, random_crop, resize_crop, source_photos
 from ..errors import AttnbookError, ParameterError
-from .real_models import VitShape, dinov2_small_tokens, pretrained_vit_tokens, random_vit_tokens
 
-__all__ = ["thumbnails", "distinct_crops", "nearest_pair", "image_stages"]
+__all__ = ["thumbnails", "distinct_crops", "nearest_pair"]
 
 
 def thumbnails(pixels: torch.Tensor, thumb: int = 32) -> torch.Tensor:
@@ -35,26 +34,6 @@ def thumbnails(pixels: torch.Tensor, thumb: int = 32) -> torch.Tensor:
     torch.Size([2, 48])
     """
     return F.interpolate(pixels, size=(thumb, thumb), mode="area").reshape(len(pixels), -1)
-
-
-def _crop(img: np.ndarray, rng: np.random.Generator, min_area: float) -> np.ndarray:
-    """A random crop (a fraction of the area in [min_area, 1], aspect in [3/4, 4/3]) and a
-    random horizontal flip, with the draws of :func:`attnbook.data.images.sample_images` in
-    the same order, so that the same stream gives the same crops."""
-    h, w, _ = img.shape
-    area = rng.uniform(min_area, 1.0) * h * w
-    aspect = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
-    ch = int(round(min(h, np.sqrt(area / aspect))))
-    cw = int(round(min(w, np.sqrt(area * aspect))))
-    top, left = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
-    crop = img[top:top + ch, left:left + cw]
-    return crop[:, ::-1] if rng.random() < 0.5 else crop
-
-
-def _resize(crop: np.ndarray, size: int) -> torch.Tensor:
-    x = torch.from_numpy(np.ascontiguousarray(crop)).permute(2, 0, 1)[None]  # (1, 3, h, w)
-    return F.interpolate(x, size=(size, size), mode="bilinear", antialias=True,
-                         align_corners=False)[0].clamp(0.0, 1.0)
 
 
 def distinct_crops(count: int, size: int = 224, *, seed: int = 0, folder=None,
@@ -91,7 +70,7 @@ def distinct_crops(count: int, size: int = 224, *, seed: int = 0, folder=None,
     redrawn = 0
     while len(names) < count:
         name, img = photos[int(rng.integers(len(photos)))]
-        x = _resize(_crop(img, rng, min_area), size)
+        x = resize_crop(random_crop(img, rng, min_area), size)
         t = thumbnails(x[None], thumb)[0]
         i = len(names)
         if i and float((small[:i] - t).norm(dim=1).min()) < min_distance * float(t.norm()):
@@ -125,30 +104,3 @@ def nearest_pair(images: ImageSet, thumb: int = 32) -> tuple[int, int, float]:
     flat = int(rel.argmin())
     i, j = divmod(flat, len(t))
     return i, j, float(rel[i, j])
-
-
-def image_stages(images: ImageSet, shape: VitShape | None = None, *, trained_count: int = 0,
-                 seed: int = 0, batch: int = 32, hub: bool = False, device="cpu") -> dict:
-    """The stages of Table 1 on ``images``: the random ViT's embedding, random attention layer
-    and first layer, and, on the first ``trained_count`` images (224 x 224), a trained ViT's
-    embedding and first layer (DINOv2-small offline, the paper's ViT-Base with ``hub=True``);
-    ``shape``: the random ViT's (default ViT-Base).
-    """
-    rnd = random_vit_tokens(images, shape or VitShape(), seed=seed, batch=batch, device=device)
-    out = {"Embedding": rnd["embedding"], "Random attention": rnd["random_attention"],
-           "Random ViT": rnd["random_vit"]}
-    if trained_count:
-        if images.pixels.shape[-1] != 224:
-            raise ParameterError("images", f"{images.pixels.shape[-1]} px",
-                                 "224 px for the trained ViT stages")
-        sub = ImageSet(images.pixels[:trained_count], images.sources[:trained_count],
-                       images.origin)
-        if hub:
-            vit = pretrained_vit_tokens(sub, allow_download=True, batch=batch, device=device)
-            out["Trained ViT (embedding)"], out["Trained ViT"] = \
-                vit["embedding"], vit["trained_vit"]
-        else:
-            dino = dinov2_small_tokens(sub, batch=batch)
-            out["Trained ViT (embedding)"] = dino["embedding"]
-            out["Trained ViT"] = dino["first_layer"]
-    return out

