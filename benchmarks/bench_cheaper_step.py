@@ -69,9 +69,18 @@ import torch.nn.functional as F
 from _common import write_json
 
 from attnbook.book.provenance import provenance
-from attnbook.lm import LMConfig, StackedLanguageModel
-from attnbook.lm_sweep import token_arrays
-from attnbook.memorization.trained import (
+from attnbook.engines.lm import LMConfig, StackedLanguageModel
+from attnbook.engines.lm_sweep import token_arrays
+from attnbook.engines.training import (
+    _STACKED_CPU_ADAMW,
+    TrainConfig,
+    _device_tokens,
+    _evaluate_stacked,
+    _optimizer,
+    lr_at,
+    train_lm_stacked,
+)
+from attnbook.mahdavi2024.trained import (
     MemorizationConfig,
     StackedAttention,
     _batch_indices,
@@ -80,15 +89,6 @@ from attnbook.memorization.trained import (
     _Stack,
     lr_factor,
     train_group,
-)
-from attnbook.training import (
-    _STACKED_CPU_ADAMW,
-    TrainConfig,
-    _device_tokens,
-    _evaluate_stacked,
-    _optimizer,
-    lr_at,
-    train_lm_stacked,
 )
 
 ARMS = ("fp32", "bf16", "compile", "bf16+compile")
@@ -130,7 +130,7 @@ TOLERANCE = {
 DIFFERS = [
     "the steps are re-implemented here from the library's parts (StackedLanguageModel and its "
     "dropout streams, the stack's for-loop AdamW, lr_at; StackedAttention, _Stack, "
-    "_batch_indices, _loss, fused Adam, lr_factor), because attnbook.training._autocast "
+    "_batch_indices, _loss, fused Adam, lr_factor), because attnbook.engines.training._autocast "
     "disables autocast on the CPU and the arms advance block by block; the fp32 arm gives the "
     "library trainer's numbers exactly (fidelity, per unit)",
     "no evaluation during training and no checkpoint ticks (train_group evaluates the whole "
@@ -318,7 +318,7 @@ def fidelity(name: str, u: dict, steps: int = 4) -> dict:
                                                                 strict=True)),
                    max(abs(r["train_loss"] - t) for r, t in zip(ref, got["train_loss"],
                                                                  strict=True)))
-        against = "attnbook.training.train_lm_stacked (test and mean training loss)"
+        against = "attnbook.engines.training.train_lm_stacked (test and mean training loss)"
     else:
         cfgs = _mem_cfgs(u, steps)
         ref = train_group(cfgs, CPU)
@@ -327,7 +327,7 @@ def fidelity(name: str, u: dict, steps: int = 4) -> dict:
         got = arm.evaluate()
         diff = float(max(np.max(np.abs(ref["metric"] - np.asarray(got["accuracy"]))),
                          np.max(np.abs(ref["final_loss"] - np.asarray(got["loss"])))))
-        against = "attnbook.memorization.trained.train_group (accuracy and final loss)"
+        against = "attnbook.mahdavi2024.trained.train_group (accuracy and final loss)"
     return {"steps": steps, "against": against, "max_abs_diff": float(diff)}
 
 

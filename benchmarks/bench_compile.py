@@ -30,7 +30,7 @@ from _common import max_rel_change, sync, write_json
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
-from attnbook.memorization.trained import (
+from attnbook.mahdavi2024.trained import (
     MemorizationConfig,
     StackedAttention,
     _batch_indices,

@@ -40,8 +40,8 @@ MODES = ("one", "threads", "workers")
 
 def units(steps: int, count: int) -> list[list[dict]]:
     """The first ``count`` units (seed groups) of the long pilot, at ``steps`` steps each."""
-    from attnbook import depth_sweep as ds
-    from attnbook.lm_sweep import seed_groups
+    from attnbook.engines import depth_sweep as ds
+    from attnbook.engines.lm_sweep import seed_groups
 
     spec = load_spec(paths.NOTEBOOKS / "wies2021_depth_efficiency.ipynb")
     p = {**spec.defaults, **spec.parameters("long")}
@@ -58,7 +58,7 @@ def child(mode: str, steps: int, count: int, cores: int) -> dict:
     import torch
 
     from attnbook.book.executors import LocalExecutor, ProcessExecutor
-    from attnbook.lm_sweep import train_stacked
+    from attnbook.engines.lm_sweep import train_stacked
 
     torch.set_num_threads(cores if mode == "threads" else 1)
     todo = units(steps, count)

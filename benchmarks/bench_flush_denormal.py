@@ -35,7 +35,7 @@ from attnbook import paths
 from attnbook.book.checkpoints import load_state
 from attnbook.book.profiles import load_spec
 from attnbook.book.provenance import provenance
-from attnbook.memorization.trained import (
+from attnbook.mahdavi2024.trained import (
     MemorizationConfig,
     StackedAttention,
     _batch_indices,

@@ -3,7 +3,7 @@
 The grid evaluation is the cost of every separation-rank measurement (Z^N network calls).
 This script measures, in one run on one machine:
 
-1. the speed-up of :func:`attnbook.separation_rank.grid_tensor` (batches of grid points in
+1. the speed-up of :func:`attnbook.engines.separation_rank.grid_tensor` (batches of grid points in
    one tensor program) over calling the network on one grid point at a time (the per-point
    time is measured on a sample of points and compared per point);
 2. the largest grid Z^N (N = 6, the book's ``cpu`` setting) whose full measurement, as the
@@ -19,9 +19,9 @@ import time
 
 import torch
 
-from attnbook import separation_rank as sr
 from attnbook.device import pick_device
-from attnbook.linalg import rank_with_gap
+from attnbook.engines import separation_rank as sr
+from attnbook.engines.linalg import rank_with_gap
 
 
 def _time(fn):

@@ -1,7 +1,7 @@
 """Training several seeds of one language model as one stacked program, against one at a time.
 
-The stacked side is ``attnbook.training.train_lm_stacked`` (M models of one ``LMConfig``, one
-per seed, a leading model axis on every weight, one AdamW); the other side is what a sweep
+The stacked side is ``attnbook.engines.training.train_lm_stacked`` (M models of one ``LMConfig``,
+one per seed, a leading model axis on every weight, one AdamW); the other side is what a sweep
 does today, ``train_lm`` once per seed. Both train the same models on the same batches with
 the same dropout masks (on the CPU they give the same numbers up to float rounding), include
 the final test evaluation, run in one process on the same device with the same thread count,
@@ -38,9 +38,15 @@ from _common import sync
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
-from attnbook.lm import LanguageModel, LMConfig
+from attnbook.engines.lm import LanguageModel, LMConfig
+from attnbook.engines.training import (
+    TrainConfig,
+    _optimizer,
+    train_lm,
+    train_lm_stacked,
+    train_step,
+)
 from attnbook.progress import progress_bar
-from attnbook.training import TrainConfig, _optimizer, train_lm, train_lm_stacked, train_step
 
 # (name, LMConfig keywords, batch, models per stack)
 CASES = [

@@ -1,6 +1,6 @@
 """Training throughput of attnbook's language model versus HuggingFace GPT2LMHeadModel.
 
-Both models are built from the same configuration (``attnbook.lm.LMConfig``, untied head,
+Both models are built from the same configuration (``attnbook.engines.lm.LMConfig``, untied head,
 dropout 0.1), trained with the same optimizer step (AdamW of appendix C of wies2021, bf16
 autocast on CUDA) on the same batches, on the same device, in the same process. Timed rounds
 alternate between the two models so that a change of machine load hits both alike. The script
@@ -30,8 +30,8 @@ import torch
 from _common import sync
 
 from attnbook.device import describe_device, pick_device
-from attnbook.lm import LanguageModel, LMConfig, count_parameters, reference_gpt2
-from attnbook.training import TrainConfig, _optimizer, sample_batch, train_step
+from attnbook.engines.lm import LanguageModel, LMConfig, count_parameters, reference_gpt2
+from attnbook.engines.training import TrainConfig, _optimizer, sample_batch, train_step
 
 
 def benchmark(cfg: LMConfig, batch: int, steps: int, rounds: int, warmup: int, device,

@@ -21,7 +21,7 @@ import torch
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
-from attnbook.memorization.trained import (
+from attnbook.mahdavi2024.trained import (
     MemorizationConfig,
     plan_groups,
     train_group,

@@ -8,9 +8,9 @@ import time
 
 import torch
 
-from attnbook.linalg import numerical_rank
-from attnbook.memorization.attention import make_dataset
-from attnbook.memorization.feature_ranks import attention_features, random_feature_ranks
+from attnbook.engines.linalg import numerical_rank
+from attnbook.mahdavi2024.attention import make_dataset
+from attnbook.mahdavi2024.feature_ranks import attention_features, random_feature_ranks
 
 
 def main(H: int = 4, n: int = 4, d: int = 8, draws: int = 200, seed: int = 0) -> float:

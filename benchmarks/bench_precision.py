@@ -31,10 +31,10 @@ import numpy as np
 import torch
 from _common import sync
 
-from attnbook import furthest_neighbour as fn
 from attnbook.book.provenance import provenance
+from attnbook.bruna2024 import furthest_neighbour as fn
 from attnbook.device import pick_device
-from attnbook.memorization.trained import MemorizationConfig, train_group
+from attnbook.mahdavi2024.trained import MemorizationConfig, train_group
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """A line of constant rH in one tensor program versus its models one by one.
 
-``attnbook.furthest_neighbour.RankedAttention`` evaluates the M models of a line (per-head
+``attnbook.bruna2024.furthest_neighbour.RankedAttention`` evaluates the M models of a line (per-head
 ranks r = 1, 2, ..., d with H = rH / r heads) as one batched program. This script measures,
 in one run on one machine, the time of a training step (forward + backward on one batch) of
 the batched line against the sum of the steps of the same M models built and stepped one at
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
-from attnbook import furthest_neighbour as fn
 from attnbook.book.provenance import provenance
+from attnbook.bruna2024 import furthest_neighbour as fn
 from attnbook.device import pick_device
 
 

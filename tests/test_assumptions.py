@@ -1,5 +1,5 @@
 """Kruskal rank, General Position and Assumptions 1-3 of mahdavi2024
-(attnbook.memorization.assumptions)."""
+(attnbook.mahdavi2024.assumptions)."""
 
 import numpy as np
 import pytest
@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from tensors import F64, gaussian
 
 import attnbook as ab
-from attnbook.linalg import numerical_rank
-from attnbook.memorization.assumptions import (
+from attnbook.engines.linalg import numerical_rank
+from attnbook.mahdavi2024.assumptions import (
     assumption1,
     assumption2,
     assumption3,

@@ -1,4 +1,5 @@
-"""attnbook.attention_ratio: the grid of wies2021 section 5.3 and the redundancy it reads."""
+"""attnbook.wies2021.attention_ratio: the grid of wies2021 section 5.3 and the redundancy it
+reads."""
 
 import doctest
 import math
@@ -7,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnbook import attention_ratio as ar
+from attnbook.engines.lm import LanguageModel, LMConfig, count_parameters
+from attnbook.engines.lm_sweep import lm_config
 from attnbook.errors import ParameterError
-from attnbook.lm import LanguageModel, LMConfig, count_parameters
-from attnbook.lm_sweep import lm_config
+from attnbook.wies2021 import attention_ratio as ar
 
 RATIOS = [1, 2, 4, 8, 16]
 

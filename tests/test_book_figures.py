@@ -95,7 +95,7 @@ def test_labels_and_badge_verdicts():
     assert check_label("wies2021_rank_bottleneck", "W-Tab2-5") == \
         "check-wies2021_rank_bottleneck-w-tab2-5"
     assert figures.verdict_class("not reproduced") == "verdict-not-reproduced"
-    assert figures.badge_status({"status": "reproduced", "stale": "attnbook.lm"}) == "stale"
+    assert figures.badge_status({"status": "reproduced", "stale": "attnbook.engines.lm"}) == "stale"
     assert figures.badge_status({"status": "not run", "stale": "x"}) == "not run"
     assert figures.badge_status({"status": "reproduced", "stale": ""}) == "reproduced"
 

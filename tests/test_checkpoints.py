@@ -17,8 +17,8 @@ from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, load_state, un
 from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
 from attnbook.book.provenance import function_modules
 from attnbook.book.store import ResultStore
-from attnbook.memorization.statistics import saturation_experiment
-from attnbook.memorization.trained import MemorizationConfig, train_group, train_sweep
+from attnbook.mahdavi2024.statistics import saturation_experiment
+from attnbook.mahdavi2024.trained import MemorizationConfig, train_group, train_sweep
 
 SMALL = dict(d=8, n=4, d_h=8, steps=60, batch=16, eval_every=10)
 # the resume tests run on every device here: a GPU resumes what a GPU saved (on a GPU machine,
@@ -123,21 +123,21 @@ def test_a_unit_checkpoint_is_judged_by_the_code_its_unit_runs(tmp_path, monkeyp
     fingerprint its stored result gets): an edit elsewhere (the book, an analysis module)
     resumes it, an edit inside starts it over. A checkpoint that recorded every module loaded
     is judged by the unit's modules too, and by all it recorded where no unit code is known."""
-    import attnbook.pilots  # noqa: F401 - loaded, so a full fingerprint records it
+    import attnbook.engines.pilots  # noqa: F401 - loaded, so a full fingerprint records it
 
-    unit = ["attnbook.errors", "attnbook.schedules"]
+    unit = ["attnbook.engines.schedules", "attnbook.errors"]
     narrow, full = tmp_path / "narrow.pt", tmp_path / "full.pt"
     Checkpoint(narrow, modules=unit).save(3, {"x": 1})
     Checkpoint(full).save(4, {"x": 2})
     assert sorted(load_state(narrow)["fingerprint"]) == unit
-    assert {"attnbook.pilots", *unit} <= set(load_state(full)["fingerprint"])
+    assert {"attnbook.engines.pilots", *unit} <= set(load_state(full)["fingerprint"])
     real = provenance._module_hash
 
     def edit(module):
         monkeypatch.setattr(provenance, "_module_hash",
                             lambda m: "edited" if m == module else real(m))
 
-    edit("attnbook.pilots")  # outside the unit
+    edit("attnbook.engines.pilots")  # outside the unit
     assert Checkpoint(narrow, modules=unit).load() == {"x": 1}
     assert Checkpoint(full, modules=unit).load() == {"x": 2}
     with pytest.warns(UserWarning, match="changed since: set aside as full.pt.set-aside-"):
@@ -145,7 +145,7 @@ def test_a_unit_checkpoint_is_judged_by_the_code_its_unit_runs(tmp_path, monkeyp
     assert not full.exists()  # set aside, not left to be overwritten
     monkeypatch.setattr(provenance, "_module_hash", real)
     Checkpoint(full).save(4, {"x": 2})
-    edit("attnbook.schedules")  # inside it
+    edit("attnbook.engines.schedules")  # inside it
     for path in (narrow, full):
         with pytest.warns(UserWarning, match="changed since"):
             assert Checkpoint(path, modules=unit).load() is None
@@ -167,10 +167,10 @@ def test_a_sweep_gives_its_units_checkpoints_the_units_code(tmp_path):
 
     sweep = Sweep(ResultStore("nb", "ci", root=tmp_path), "s")
     sweep.run(unit_fn, [{"x": 0}], progress=False, checkpoint=True)
-    unit_fn.__module__ = "attnbook.pilots"  # as if the library defined it
+    unit_fn.__module__ = "attnbook.engines.pilots"  # as if the library defined it
     sweep.run(unit_fn, [{"x": 1}], progress=False, checkpoint=True)
     assert seen[0] is None
-    assert seen[1] == function_modules(unit_fn) and "attnbook.pilots" in seen[1]
+    assert seen[1] == function_modules(unit_fn) and "attnbook.engines.pilots" in seen[1]
     (record,) = [r for r in (json.loads(f.read_text()) for f in tmp_path.rglob("*.json"))
                  if r["config"] == {"x": 1}]
     assert sorted(record["fingerprint"]) == sorted(seen[1])
@@ -371,8 +371,8 @@ LM_TEST = ((np.arange(700) * 5) % LM_V).astype(np.uint16)
 @pytest.mark.parametrize("per_model_dropout", [True, False])
 def test_stopped_and_resumed_lm_stack_equals_the_uninterrupted_one(per_model_dropout, device):
     """Dropout from each model's own stream, or from the global generator: both resume."""
-    from attnbook.lm import LMConfig
-    from attnbook.training import TrainConfig, train_lm_stacked
+    from attnbook.engines.lm import LMConfig
+    from attnbook.engines.training import TrainConfig, train_lm_stacked
 
     cfg = LMConfig(V=LM_V, N=LM_N, L=2, d_x=16, H=2, r=4, dropout=0.1)
     tc = TrainConfig(steps=30, batch=6, lr=3e-3, warmup=3, eval_every=10, eval_tokens=400,
@@ -402,7 +402,7 @@ def test_train_stacked_takes_the_sweep_checkpoint():
     import inspect
     from functools import partial
 
-    from attnbook.lm_sweep import train_stacked
+    from attnbook.engines.lm_sweep import train_stacked
 
     fn = partial(train_stacked, device="cpu")
     bound = inspect.signature(fn).bind([{"seed": 0}], "ckpt")
@@ -411,7 +411,7 @@ def test_train_stacked_takes_the_sweep_checkpoint():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_one(device):
-    from attnbook import furthest_neighbour as fn
+    from attnbook.bruna2024 import furthest_neighbour as fn
 
     config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
     settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)

@@ -100,7 +100,7 @@ def test_levine2020_lemma1_holds_at_every_allowed_extreme():
     allowed range, the chapter's computation must reproduce it (max_depth 6 did not: the norm
     of f(aX) underflowed at degree 729, fitted degree inf)."""
     from attnbook import criteria
-    from attnbook.polynomial import lemma1_table
+    from attnbook.engines.polynomial import lemma1_table
 
     (base,) = plan(["levine2020_lemma1"], "ci")
     for name, text in _extremes(base.spec):

@@ -99,7 +99,8 @@ _LINEAR = {256: [(1, 0.1), (2, 0.2), (4, 0.4), (8, 0.79)]}
 _BENT = {256: [(1, 0.1), (2, 0.5), (4, 0.55), (8, 0.6)]}
 
 def _cross(pairs, L_shallow=5, max_width=128, found_fraction=1.0, band=2, **extra):
-    """A crossings table as attnbook.depth_sweep.crossings gives it: one row per (V, width)."""
+    """A crossings table as attnbook.engines.depth_sweep.crossings gives it: one row per (V,
+    width)."""
     return pd.DataFrame([{"V": V, "width": w, "found_fraction": found_fraction, "band": band,
                           "L_shallow": L_shallow, "max_width": max_width, **extra}
                          for V, w in pairs])
@@ -405,7 +406,7 @@ def test_wf1_each_side_of_its_thresholds():
 def test_the_tie_band_decides_whether_deep_wins():
     """The estimator's band: a deep family ahead by 1.5 standard errors of the gap at the
     largest sizes ties (no crossing), ahead by 2.5 wins (a crossing), at tie_se = 2."""
-    from attnbook.depth_efficiency import depth_efficiency_point
+    from attnbook.engines.depth_efficiency import depth_efficiency_point
 
     band = criteria.thresholds("W-F1")["tie_se"]
     sizes = [1e4, 1e5, 1e6]

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnbook.depth_efficiency import Crossing, crossing_from_frame, depth_efficiency_point
+from attnbook.engines.depth_efficiency import Crossing, crossing_from_frame, depth_efficiency_point
 from attnbook.errors import ParameterError
 
 SIZES = np.geomspace(1e5, 1e8, 7)

@@ -1,12 +1,13 @@
-"""wies2021's vocabulary sweeps (attnbook.depth_sweep): widths, configurations, crossings."""
+"""wies2021's vocabulary sweeps (attnbook.engines.depth_sweep): widths, configurations,
+crossings."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from attnbook import ParameterError
-from attnbook import depth_sweep as D
-from attnbook.lm import LanguageModel, LMConfig, count_parameters
+from attnbook.engines import depth_sweep as D
+from attnbook.engines.lm import LanguageModel, LMConfig, count_parameters
 
 
 @pytest.mark.parametrize("L,d_x", [(1, 16), (2, 46), (3, 90)])

@@ -1,5 +1,5 @@
-"""attnbook.depth_transition: matched sizes across depths, transitions between consecutive
-depths located where they were put, and the L-D criterion applied to them."""
+"""attnbook.levine2020.depth_transition: matched sizes across depths, transitions between
+consecutive depths located where they were put, and the L-D criterion applied to them."""
 
 import math
 
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from attnbook import criteria
-from attnbook import depth_transition as dt
-from attnbook.depth_sweep import non_embedding_params
+from attnbook.engines.depth_sweep import non_embedding_params
 from attnbook.errors import ParameterError
+from attnbook.levine2020 import depth_transition as dt
 
 DEPTHS = [1, 2, 3, 4]
 BASE = [8, 16, 32, 64, 128]

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnbook import ParameterError
-from attnbook import embeddings as E
+from attnbook.engines import embeddings as E
 
 
 @settings(max_examples=25, deadline=None)

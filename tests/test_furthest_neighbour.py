@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attnbook as ab
-from attnbook import furthest_neighbour as fn
+from attnbook.bruna2024 import furthest_neighbour as fn
 
 
 def _gen(seed=0):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy import special
 
 import attnbook as ab
-from attnbook import harmonics as hm
+from attnbook.bruna2024 import harmonics as hm
 
 
 @given(st.integers(2, 40), st.integers(0, 60))

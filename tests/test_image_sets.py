@@ -6,8 +6,8 @@ import torch
 
 from attnbook import AttnbookError, ParameterError
 from attnbook.data.images import ImageSet, sample_images
-from attnbook.memorization.image_sets import distinct_crops, nearest_pair, thumbnails
-from attnbook.memorization.real_models import VitShape, image_stages
+from attnbook.mahdavi2024.image_sets import distinct_crops, nearest_pair, thumbnails
+from attnbook.mahdavi2024.real_models import VitShape, image_stages
 
 
 def test_same_crops_as_sample_images_when_none_is_redrawn():

@@ -230,37 +230,37 @@ def test_9_exploratory_and_failed_runs_keep_out_of_results_and_figures(cli_sandb
 def test_10_records_carry_hash_fingerprint_and_commit(tmp_path):
     store = ResultStore("nb", "cpu", root=tmp_path, provenance={"commit": "abc", "dirty": True,
                                                                 "diff_sha256": "f00"})
-    import attnbook.polynomial  # noqa: F401 - a science module the "computation" imported
+    import attnbook.engines.polynomial  # noqa: F401 - a science module the "computation" imported
 
     store.put("sw", {"a": 1}, {"y": 2})
     (rec,) = tmp_path.rglob("*.json")
     record = json.loads(rec.read_text())
     assert {"sha256", "fingerprint", "commit", "dirty", "diff_sha256"} <= set(record)
-    assert "attnbook.polynomial" in record["fingerprint"]
+    assert "attnbook.engines.polynomial" in record["fingerprint"]
     assert not any(m.startswith("attnbook.book") for m in record["fingerprint"])
-    assert len(record["fingerprint"]["attnbook.polynomial"]) == 12
+    assert len(record["fingerprint"]["attnbook.engines.polynomial"]) == 12
 
 
 def test_10_a_result_whose_code_changed_is_stale_and_recomputed(tmp_path):
     store = ResultStore("nb", "cpu", root=tmp_path)
-    import attnbook.polynomial  # noqa: F401
+    import attnbook.engines.polynomial  # noqa: F401
 
     store.put("sw", {"a": 1}, {"y": 2})
     store.cached("t", {"v": 1}, lambda: pd.DataFrame({"x": [1]}))
     assert ResultStore("nb", "cpu", root=tmp_path).missing("sw", [{"a": 1}]) == []
     assert not [r for r in stored_results(tmp_path) if r["changed"] or r["problem"]]
-    for rec in tmp_path.rglob("*.json"):  # as if attnbook.polynomial had changed since
+    for rec in tmp_path.rglob("*.json"):  # as if attnbook.engines.polynomial had changed since
         record = json.loads(rec.read_text())
-        record["fingerprint"]["attnbook.polynomial"] = "000000000000"
+        record["fingerprint"]["attnbook.engines.polynomial"] = "000000000000"
         rec.write_text(json.dumps(record))
     fresh = ResultStore("nb", "cpu", root=tmp_path)
     assert fresh.missing("sw", [{"a": 1}]) == [{"a": 1}]
     calls = []
     fresh.cached("t", {"v": 1}, lambda: calls.append(1) or pd.DataFrame({"x": [1]}))
     assert calls == [1]
-    assert all(v == ["attnbook.polynomial"] for v in fresh.stale.values())
+    assert all(v == ["attnbook.engines.polynomial"] for v in fresh.stale.values())
     stale = [r for r in stored_results(tmp_path) if r["changed"]]
-    assert [r["changed"] for r in stale] == [["attnbook.polynomial"]]  # the sweep record
+    assert [r["changed"] for r in stale] == [["attnbook.engines.polynomial"]]  # the sweep record
 
 
 def test_10_a_library_unit_records_only_the_code_it_can_run(tmp_path):
@@ -269,33 +269,33 @@ def test_10_a_library_unit_records_only_the_code_it_can_run(tmp_path):
     crossing estimator) leaves it current; a notebook's own function records every module."""
     from functools import partial
 
-    import attnbook.depth_efficiency  # noqa: F401 - loaded, as in a chapter, but not run
+    import attnbook.engines.depth_efficiency  # noqa: F401 - loaded, as in a chapter, but not run
     from attnbook.book.notebook import Sweep
     from attnbook.book.provenance import function_modules, module_closure
-    from attnbook.linalg import numerical_rank
+    from attnbook.engines.linalg import numerical_rank
 
     def unit(c):  # the notebook's own function
         return {"r": c["n"]}
 
     lib_fn = partial(numerical_rank)  # a library function, through a partial
-    assert function_modules(lib_fn) == module_closure("attnbook.linalg")
-    assert "attnbook.depth_efficiency" not in function_modules(lib_fn)
+    assert function_modules(lib_fn) == module_closure("attnbook.engines.linalg")
+    assert "attnbook.engines.depth_efficiency" not in function_modules(lib_fn)
     assert function_modules(unit) is None
     def lib_unit(c):
         return {"r": c["n"]}
 
-    lib_unit.__module__ = "attnbook.linalg"  # as if the library defined it
+    lib_unit.__module__ = "attnbook.engines.linalg"  # as if the library defined it
     store = ResultStore("nb", "cpu", root=tmp_path)
     Sweep(store, "own").run(unit, [{"n": 2}], progress=False)
     Sweep(store, "lib").run(partial(lib_unit), [{"n": 3}], progress=False)
     own = json.loads(next((tmp_path / "nb" / "cpu" / "own").glob("*.json")).read_text())
     lib = json.loads(next((tmp_path / "nb" / "cpu" / "lib").glob("*.json")).read_text())
-    assert "attnbook.depth_efficiency" in own["fingerprint"]
-    assert set(lib["fingerprint"]) == set(module_closure("attnbook.linalg"))
+    assert "attnbook.engines.depth_efficiency" in own["fingerprint"]
+    assert set(lib["fingerprint"]) == set(module_closure("attnbook.engines.linalg"))
     for rec in tmp_path.rglob("*.json"):  # as if the crossing estimator had changed since
         record = json.loads(rec.read_text())
-        if "attnbook.depth_efficiency" in record["fingerprint"]:
-            record["fingerprint"]["attnbook.depth_efficiency"] = "000000000000"
+        if "attnbook.engines.depth_efficiency" in record["fingerprint"]:
+            record["fingerprint"]["attnbook.engines.depth_efficiency"] = "000000000000"
         rec.write_text(json.dumps(record))
     fresh = ResultStore("nb", "cpu", root=tmp_path)
     assert fresh.missing("lib", [{"n": 3}]) == []
@@ -305,12 +305,13 @@ def test_10_a_library_unit_records_only_the_code_it_can_run(tmp_path):
 def test_10_module_closure_reads_imports_from_source():
     from attnbook.book.provenance import module_closure
 
-    closure = module_closure("attnbook.lm_sweep")
-    assert {"attnbook.lm", "attnbook.training", "attnbook.schedules",
+    closure = module_closure("attnbook.engines.lm_sweep")
+    assert {"attnbook.engines.lm", "attnbook.engines.training", "attnbook.engines.schedules",
             "attnbook.data.corpus", "attnbook.data"} <= set(closure)  # data: an import inside
-    assert "attnbook.depth_sweep" not in closure and "attnbook.depth_efficiency" not in closure
+    assert "attnbook.engines.depth_sweep" not in closure
+    assert "attnbook.engines.depth_efficiency" not in closure
     assert all(not m.startswith("attnbook.book") for m in closure)
-    assert "attnbook.memorization" in module_closure("attnbook.memorization.trained")
+    assert "attnbook.mahdavi2024" in module_closure("attnbook.mahdavi2024.trained")
 
 
 def test_10_legacy_results_without_hash_or_fingerprint_are_stale(tmp_path):
@@ -327,15 +328,15 @@ def test_10_status_and_execution_pages_mark_stale_and_dirty_entries(sandbox, tmp
 
     cdir = sandbox / "data" / "claims"
     run = {"run_id": "r1", "commit": "abc", "dirty": True, "diff_sha256": "d1ff",
-           "device": "cpu", "time": "t", "fingerprint": {"attnbook.polynomial": "0" * 12},
+           "device": "cpu", "time": "t", "fingerprint": {"attnbook.engines.polynomial": "0" * 12},
            "computed_by": []}
     claims.record("L-Lem1", True, "ok", profile="cpu", notebook="levine2020_lemma1", run=run,
                   claims_dir=cdir)
     table = claims.status_table(claims_dir=cdir)
     row = table[(table["id"] == "L-Lem1") & (table["profile"] == "cpu")].iloc[0]
-    assert row["stale"] == "attnbook.polynomial" and row["dirty"] == "dirty (diff d1ff)"
+    assert row["stale"] == "attnbook.engines.polynomial" and row["dirty"] == "dirty (diff d1ff)"
     page = status_markdown(table, tmp_path)
-    assert "{verdict}`stale`" in page and "changed since: attnbook.polynomial" in page
+    assert "{verdict}`stale`" in page and "changed since: attnbook.engines.polynomial" in page
     assert "dirty (diff d1ff)" in page
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({"notebook": "levine2020_lemma1", "profile": "cpu",
@@ -343,7 +344,7 @@ def test_10_status_and_execution_pages_mark_stale_and_dirty_entries(sandbox, tmp
                                     "commit": "abc", "dirty": True, "diff_sha256": "d1ff",
                                     "start": "s", "overrides": {}}) + "\n")
     page = execution_markdown(manifest, table)
-    assert "results **stale** (changed: attnbook.polynomial)" in page
+    assert "results **stale** (changed: attnbook.engines.polynomial)" in page
     assert "abc dirty (diff d1ff)" in page
 
 

@@ -9,7 +9,11 @@
   configurations;
 * the claims' criteria (``attnbook.criteria``) import neither science nor machinery;
 * every science module says, in its docstring, which chapters use it ("Used by: ..."), and
-  the list is what the notebooks' imports actually reach.
+  the list is what the notebooks' imports actually reach;
+* every science module sits in its work's package (``levine2020``, ``wies2021``,
+  ``bruna2024``, ``mahdavi2024``) or in ``engines``; the engines import no work, no work
+  imports another, a chapter reaches only its own work's package and the engines, and every
+  engine serves chapters of at least two works.
 """
 
 import ast
@@ -160,7 +164,8 @@ def test_criteria_only_judge(module):
 
 SCIENCE = sorted(m for m in MODULES if not _is_book(m) and m not in SHARED
                  and not _is_criteria(m)
-                 and not m.endswith(("attnbook.memorization", "attnbook.data"))
+                 and m not in {f"attnbook.{p}" for p in ("mahdavi2024", "levine2020", "wies2021",
+                                                         "bruna2024", "engines", "data")}
                  and m != "attnbook.__main__")
 
 
@@ -174,3 +179,51 @@ def test_docstring_names_the_chapters_that_use_it(module):
     actual = {nb.stem for nb in NOTEBOOKS if module in _chapter_modules(nb)}
     assert named == actual, (f"{module}: 'Used by' names {sorted(named)}, the notebooks reach "
                              f"it from {sorted(actual)}")
+
+
+# One package per work, and the engines more than one work uses: a reader goes from a chapter
+# (its stem starts with its work) to its code in one hop.
+WORKS = ("levine2020", "wies2021", "bruna2024", "mahdavi2024")
+TOP_LEVEL = SHARED | {"attnbook.resampling"}  # the stability rule's bootstrap, for any claim cell
+
+
+def _package(m: str) -> str | None:
+    """The package of attnbook a module belongs to (``engines``, a work, ``book``, ...), or
+    None for a top-level module."""
+    parts = m.split(".")
+    top = ".".join(parts[:2])
+    return parts[1] if len(parts) >= 2 and MODULES.get(top, Path()).name == "__init__.py" \
+        else None
+
+
+def test_every_science_module_is_in_a_work_package_or_the_engines():
+    loose = sorted(m for m in MODULES if m.count(".") == 1 and m not in TOP_LEVEL
+                   and _package(m) is None)
+    assert not loose, f"modules outside a work's package or attnbook.engines: {loose}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _package(m) == "engines"))
+def test_engines_import_no_work(module):
+    works = {m for m in imports(module) if _package(m) in WORKS}
+    assert not works, f"{module} imports {sorted(works)}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _package(m) in WORKS))
+def test_a_work_imports_no_other_work(module):
+    other = {m for m in imports(module) if _package(m) in WORKS and _package(m) != _package(module)}
+    assert not other, f"{module} imports {sorted(other)}"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_chapter_reaches_its_own_work_and_the_engines_only(nb):
+    work = nb.stem.split("_")[0]
+    other = sorted(m for m in _chapter_modules(nb) if _package(m) in WORKS and _package(m) != work)
+    assert not other, f"{nb.stem} reaches another work's modules {other}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _package(m) == "engines"
+                                          and m != "attnbook.engines"))
+def test_an_engine_serves_more_than_one_work(module):
+    works = {nb.stem.split("_")[0] for nb in NOTEBOOKS if module in _chapter_modules(nb)}
+    assert len(works) >= 2, (f"{module} is reached only from {sorted(works)}: it belongs in that "
+                             "work's package")

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnbook import ParameterError
-from attnbook.lm import LanguageModel, LMConfig, count_parameters, reference_gpt2
+from attnbook.engines.lm import LanguageModel, LMConfig, count_parameters, reference_gpt2
 
 
 def _count_by_formula(V, N, L, d, H, d_a, r, r_e, tie):

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from attnbook import ParameterError
-from attnbook.lm import LanguageModel, LMConfig, StackedLanguageModel
-from attnbook.training import (
+from attnbook.engines.lm import LanguageModel, LMConfig, StackedLanguageModel
+from attnbook.engines.training import (
     TrainConfig,
     evaluate,
     lr_at,

@@ -1,9 +1,9 @@
-"""Language-model sweep configurations (attnbook.lm_sweep)."""
+"""Language-model sweep configurations (attnbook.engines.lm_sweep)."""
 
 import pytest
 
 from attnbook import ParameterError
-from attnbook.lm_sweep import lm_config
+from attnbook.engines.lm_sweep import lm_config
 
 
 def test_bad_configs():
@@ -16,7 +16,7 @@ def test_bad_configs():
 
 
 def test_seed_groups_split_by_everything_but_the_seed():
-    from attnbook.lm_sweep import seed_groups
+    from attnbook.engines.lm_sweep import seed_groups
 
     base = dict(corpus="kjv", V=40, N=8, L=1, steps=2, batch=2, lr=1e-3, warmup=0)
     cs = [lm_config(**base, d_x=w, seed=s) for s in (0, 1, 2) for w in (4, 8)]
@@ -28,8 +28,8 @@ def test_seed_groups_split_by_everything_but_the_seed():
 def test_train_stacked_equals_train_config_per_seed(monkeypatch):
     import numpy as np
 
-    from attnbook import lm_sweep
     from attnbook.data.tokenization import TokenArrays
+    from attnbook.engines import lm_sweep
 
     rng = np.random.default_rng(0)
     data = TokenArrays(rng.integers(0, 40, 4000).astype(np.uint16),

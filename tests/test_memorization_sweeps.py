@@ -1,4 +1,4 @@
-"""attnbook.memorization.sweeps: the panels of Figures 2, 4 and 5 as configurations, their
+"""attnbook.mahdavi2024.sweeps: the panels of Figures 2, 4 and 5 as configurations, their
 points, and the pilot's statistics read from a (synthetic) trained sweep."""
 
 import math
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from attnbook.errors import ParameterError
-from attnbook.memorization import sweeps as msw
+from attnbook.mahdavi2024 import sweeps as msw
 
 GRID = dict(d=16, n=8, d_h=16, heads=[1, 2, 4], H_context=2, contexts=[2, 4, 6],
             T_heads=[64, 128], T_context=[32], T_gp=[48], T_reg=[24], seed=3)
@@ -156,7 +156,7 @@ def test_the_pilot_figure_names_each_profile_point_it_can_draw():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnbook.memorization import figures as mfig
+    from attnbook.mahdavi2024 import figures as mfig
 
     pilot = pd.DataFrame({"steps": [10, 20], "panel": ["heads", "heads"], "statistic": ["r2"] * 2,
                           "value": [0.9, 0.95], "unsaturated": [3, 3]})
@@ -174,7 +174,7 @@ def test_the_pilot_figure_names_each_profile_point_it_can_draw():
 def test_a_profile_of_figure_2c_reads_its_first_T_and_its_own_n():
     """Each profile's gains from its own narrowest head to its n and on to its widest, at its
     first T only, the mean over its seeds; a profile without n or a side of it is left out."""
-    from attnbook.memorization.trained import MemorizationConfig
+    from attnbook.mahdavi2024.trained import MemorizationConfig
 
     def models(n, sizes, T_values, acc, steps):
         return _trained([MemorizationConfig(H=2, T=T, n=n, d=16, d_h=k, steps=steps, seed=s)
@@ -198,7 +198,7 @@ def test_a_profile_of_figure_2c_reads_its_first_T_and_its_own_n():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnbook.memorization import figures as mfig
+    from attnbook.mahdavi2024 import figures as mfig
 
     fig, ax = plt.subplots()
     mfig.plot_head_size_pilot(ax, got.drop(columns="profile"), low=2, n=4, high=8,

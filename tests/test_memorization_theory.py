@@ -9,31 +9,31 @@ from hypothesis import strategies as st
 from tensors import F64, gaussian
 
 import attnbook as ab
-from attnbook.linalg import numerical_rank
-from attnbook.memorization.assumptions import assumption1, assumption2, kruskal_rank
-from attnbook.memorization.attention import (
+from attnbook.engines.linalg import numerical_rank
+from attnbook.mahdavi2024.assumptions import assumption1, assumption2, kruskal_rank
+from attnbook.mahdavi2024.attention import (
     MHAWeights,
     fcn_hard_dataset,
     make_dataset,
     mha_forward,
     trivial_attention_skip,
 )
-from attnbook.memorization.bounds import (
+from attnbook.mahdavi2024.bounds import (
     memorization_lower_bound,
     mha_parameter_count,
     relu_fcn_bound,
     relu_fcn_parameter_count,
     shared_context_bound,
 )
-from attnbook.memorization.construction import (
+from attnbook.mahdavi2024.construction import (
     construct_attention,
     lemma3_w_plus,
     memorize,
     saturation_scale,
     solve_values,
 )
-from attnbook.memorization.feature_ranks import adversarial_rank_search, random_feature_ranks
-from attnbook.memorization.relu_fcn import fcn_reduction_error, relu_fcn_jacobian_rank
+from attnbook.mahdavi2024.feature_ranks import adversarial_rank_search, random_feature_ranks
+from attnbook.mahdavi2024.relu_fcn import fcn_reduction_error, relu_fcn_jacobian_rank
 
 
 # -- the layer ------------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_theorem1_check_with_idle_heads_at_d_h_1():
     idle head has no W+ and no delta of Appendix B.2: the saturation check is vacuous there,
     not a failure (it compared NaN with NaN)."""
     from attnbook import criteria
-    from attnbook.memorization.checks import theorem1_check
+    from attnbook.mahdavi2024.checks import theorem1_check
 
     rows = [theorem1_check(3, 3, 5, 1, 2, context=ctx) for ctx in ("per_example", "shared")]
     assert all(r["T"] == r["rank"] == r["bound"] == 1 for r in rows)
@@ -282,7 +282,7 @@ def test_upper_bound_table_without_room_for_a_larger_rank():
     """Proposition 5 at H = 1 has bound d = H d: no adversarial search fits, yet the table
     keeps its adversarial columns (NaN) and the criterion decides on the random draws."""
     from attnbook import criteria
-    from attnbook.memorization.checks import rank_upper_bound_table
+    from attnbook.mahdavi2024.checks import rank_upper_bound_table
 
     df = rank_upper_bound_table("constant_sum", [1], 2, 5, draws=5, restarts=1, steps=2)
     assert {"adv_max_rank", "adv_max_ratio", "adv_min_ratio_at_bound"} <= set(df.columns)

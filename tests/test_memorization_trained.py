@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import attnbook as ab
 from attnbook.book.store import ResultStore
-from attnbook.memorization.statistics import linear_fit_r2, saturation_stats
-from attnbook.memorization.trained import (
+from attnbook.mahdavi2024.statistics import linear_fit_r2, saturation_stats
+from attnbook.mahdavi2024.trained import (
     MemorizationConfig,
     StackedAttention,
     _batch_indices,
@@ -207,7 +207,7 @@ def test_sweep_resumes_without_retraining(tmp_path, monkeypatch):
     df = train_sweep(sweep, cfgs[:1], progress=False)  # an interrupted sweep: one of two done
     assert len(df) == 1
     calls = []
-    import attnbook.memorization.trained as mgd
+    import attnbook.mahdavi2024.trained as mgd
 
     real = mgd.train_group
     monkeypatch.setattr(mgd, "train_group", lambda c, *a, **k: calls.append(len(c)) or
@@ -239,7 +239,7 @@ def test_saturation_stats_takes_read_only_arrays_without_warning():
 
 
 def test_plan_groups_covers_every_config_once_and_bounds_padding():
-    from attnbook.memorization.trained import _step_cost, plan_groups
+    from attnbook.mahdavi2024.trained import _step_cost, plan_groups
 
     cfgs = [MemorizationConfig(H=H, T=T, d=16, n=n, d_h=16, seed=s)
             for H in (1, 2, 8, 30, 60) for T in (50, 500) for n in (4, 8) for s in (0, 1)]
@@ -258,7 +258,7 @@ def test_plan_groups_covers_every_config_once_and_bounds_padding():
 
 
 def test_cpu_softmax_and_loss_match_torch():
-    from attnbook.memorization.trained import _loss, _softmax
+    from attnbook.mahdavi2024.trained import _loss, _softmax
 
     s = torch.randn(3, 5, 2, 7, dtype=torch.float64) * 30
     s[..., -2:] = float("-inf")  # padded keys

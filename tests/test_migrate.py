@@ -61,7 +61,7 @@ def project(sandbox, monkeypatch):
     assert entry["status"] == "ok", entry["error"]
     for f in (sandbox / "data/results/m_migrates/cpu").rglob("*.json"):
         record = json.loads(f.read_text())
-        record["fingerprint"] = {**record["fingerprint"], "attnbook.linalg": "0" * 16}
+        record["fingerprint"] = {**record["fingerprint"], "attnbook.engines.linalg": "0" * 16}
         f.write_text(json.dumps(record))
     return sandbox
 
@@ -71,7 +71,8 @@ def _results(root):
 
 
 def test_code_that_keeps_every_number_migrates_with_exact_agreement(project):
-    assert all(check_record(f)[2] == ["attnbook.linalg"] for f in _results(project))  # stale
+    stale = ["attnbook.engines.linalg"]
+    assert all(check_record(f)[2] == stale for f in _results(project))
     assert migrate("m_migrates", "cpu", seed=1, log=lambda *_: None) == 0
     records = [json.loads(f.read_text()) for f in _results(project)]
     assert all(check_record(f)[2] == [] for f in _results(project))  # all current now
@@ -79,10 +80,29 @@ def test_code_that_keeps_every_number_migrates_with_exact_agreement(project):
     assert len(moved) == 6 - len(moved[0]["sampled"]) >= 1  # the rest re-stamped
     m = moved[0]
     assert m["seed"] == 1 and m["largest_difference"] == 0.0 and m["tolerance"]["rtol"] == 0
-    assert m["from_fingerprint"]["attnbook.linalg"] == "0" * 16
+    assert m["from_fingerprint"]["attnbook.engines.linalg"] == "0" * 16
     assert "table t" not in " ".join(m["sampled"]) or len(m["sampled"]) >= 4
     ledger = json.loads((project / "data/claims/results/cpu/L-Lem1.json").read_text())
     assert ledger["status"] == "reproduced"  # re-recorded from the cache after the migration
+
+
+def test_a_module_moved_to_another_package_migrates_with_exact_agreement(project):
+    """A pure move: the stored fingerprints name the code where it was (a module that no
+    longer exists), the current code gives every number again, so the chapter migrates and its
+    records name the code where it is now."""
+    for f in _results(project):
+        record = json.loads(f.read_text())
+        record["fingerprint"] = {("attnbook.before_the_move" if m == "attnbook.engines.linalg"
+                                  else m): h for m, h in record["fingerprint"].items()}
+        f.write_text(json.dumps(record))
+    assert all(check_record(f)[2] == ["attnbook.before_the_move"] for f in _results(project))
+    assert migrate("m_migrates", "cpu", seed=2, log=lambda *_: None) == 0
+    records = [json.loads(f.read_text()) for f in _results(project)]
+    assert all(check_record(f)[2] == [] for f in _results(project))
+    assert all("attnbook.before_the_move" not in r["fingerprint"] for r in records)
+    moved = [r["migrated"] for r in records if "migrated" in r]
+    assert moved and all(m["largest_difference"] == 0.0 for m in moved)
+    assert all("attnbook.before_the_move" in m["from_fingerprint"] for m in moved)
 
 
 def test_a_changed_number_refuses_and_names_the_unit(project, capsys):
@@ -103,7 +123,7 @@ def test_a_changed_number_refuses_and_names_the_unit(project, capsys):
     for f in _results(project):
         if f not in sampled:  # no record outside the sample was re-stamped
             assert "migrated" not in json.loads(f.read_text())
-            assert check_record(f)[2] == ["attnbook.linalg"]
+            assert check_record(f)[2] == ["attnbook.engines.linalg"]
 
 
 def test_a_tolerance_not_committed_is_refused(project):
@@ -122,7 +142,7 @@ def test_the_store_recomputes_only_the_sample_and_lists_what_it_serves(tmp_path,
     paths_ = sorted((tmp_path / "nb/cpu/s").glob("*.json"))
     for f in paths_:
         record = json.loads(f.read_text())
-        record["fingerprint"] = {"attnbook.linalg": "0" * 16}
+        record["fingerprint"] = {"attnbook.engines.linalg": "0" * 16}
         f.write_text(json.dumps(record))
     log = tmp_path / "asked.txt"
     monkeypatch.setenv(ENV_MIGRATE, json.dumps({"sample": [str(paths_[0])], "log": str(log)}))

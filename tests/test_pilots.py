@@ -6,7 +6,7 @@ import re
 import pandas as pd
 import pytest
 
-from attnbook import pilots
+from attnbook.engines import pilots
 from attnbook.errors import ParameterError
 
 
@@ -133,7 +133,7 @@ def test_each_profile_that_has_run_is_drawn_named_and_hollow_where_untestable():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnbook.pilots import PROFILE_MARKERS, mark_profiles
+    from attnbook.engines.pilots import PROFILE_MARKERS, mark_profiles
 
     table = pd.DataFrame({"profile": ["ci", "cpu", "long"], "x": [1, 2, 3],
                           "y": [0.1, float("nan"), 0.3], "ok": [True, True, False]})

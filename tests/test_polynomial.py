@@ -5,15 +5,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnbook.attention_net import AttentionNetConfig, SelfAttentionNet
-from attnbook.errors import ParameterError
-from attnbook.polynomial import (
+from attnbook.engines.attention_net import AttentionNetConfig, SelfAttentionNet
+from attnbook.engines.polynomial import (
     attention_factor_count,
     degree_along_line,
     homogeneity_check,
     lemma1_degree,
     lemma1_table,
 )
+from attnbook.errors import ParameterError
 
 
 def test_factor_count_follows_the_induction_of_the_proof():

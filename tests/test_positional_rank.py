@@ -1,5 +1,5 @@
-"""wies2021 Figure 7's pilot (attnbook.positional_rank): the nets W-F7 compares, per budget,
-and its deciding statistics, which must read as the criterion does."""
+"""wies2021 Figure 7's pilot (attnbook.wies2021.positional_rank): the nets W-F7 compares, per
+budget, and its deciding statistics, which must read as the criterion does."""
 
 import numpy as np
 import pandas as pd
@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from attnbook import ParameterError, criteria
-from attnbook import positional_rank as P
-from attnbook.lm import LanguageModel, LMConfig
-from attnbook.lm_sweep import seed_groups
+from attnbook.engines.lm import LanguageModel, LMConfig
+from attnbook.engines.lm_sweep import seed_groups
+from attnbook.wies2021 import positional_rank as P
 
 F7 = {k: criteria.thresholds("W-F7")[k] for k in ("pos_divisor", "low_divisor", "high_divisor")}
 COMMON = dict(corpus="kjv", V=64, L=1, H=2, batch=2, lr=1e-3, warmup=1)

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from attnbook import ParameterError
-from attnbook.memorization.rank_counts import rank_counts
-from attnbook.memorization.token_ranks import subset_rank_fraction, summarize_tokens
+from attnbook.mahdavi2024.rank_counts import rank_counts
+from attnbook.mahdavi2024.token_ranks import subset_rank_fraction, summarize_tokens
 
 
 def test_counts_are_the_shares_of_the_draws():

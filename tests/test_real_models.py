@@ -5,8 +5,8 @@ import torch
 
 from attnbook import AttnbookError, ParameterError
 from attnbook.data.images import sample_images
-from attnbook.linalg import batched_rank
-from attnbook.memorization.real_models import (
+from attnbook.engines.linalg import batched_rank
+from attnbook.mahdavi2024.real_models import (
     TABLE1,
     TABLE3,
     TextShape,
@@ -137,7 +137,7 @@ def test_hub_models_fail_offline_with_one_line(tiny_images, monkeypatch):
 
 
 def test_missing_package_names_the_pip_install():
-    from attnbook.memorization.real_models import _package_file
+    from attnbook.mahdavi2024.real_models import _package_file
 
     with pytest.raises(AttnbookError, match="pip install some-data==1.0"):
         _package_file("attnbook_no_such_package", "x.bin", "some-data==1.0")

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnbook import AttnbookError, ParameterError
-from attnbook import separation_rank as sr
-from attnbook.linalg import rank_with_gap
+from attnbook.engines import separation_rank as sr
+from attnbook.engines.linalg import rank_with_gap
 
 # -- rank of known functions ----------------------------------------------------------------
 
@@ -228,7 +228,7 @@ def test_rank_mod_p_sees_characteristic():
 def test_modular_forward_matches_the_network(residual):
     # integer weights in {-1, 0, 1} and integer inputs: net(x) is exact in float64 and must
     # agree with the modular forward pass modulo p
-    from attnbook.attention_net import AttentionNetConfig, SelfAttentionNet
+    from attnbook.engines.attention_net import AttentionNetConfig, SelfAttentionNet
 
     g = torch.Generator().manual_seed(0)
     net = SelfAttentionNet(AttentionNetConfig(depth=2, d_x=3, heads=2, d_a=2, residual=residual))
@@ -278,8 +278,8 @@ def test_rank_sweep_resumes_from_its_cache(tmp_path, monkeypatch):
 def test_convolutional_embedding_caps_one_layer_rank_at_kernel_rank(r):
     # wies2021 eq. (2)/(4): M = 4 raw inputs in patches of k = 2 (N = 2 positions); for the
     # partition ({0, 1}, {2, 3}) that splits no patch, one layer gives sep = 1 + min(r, H d_a)
-    from attnbook.attention_net import AttentionNetConfig, SelfAttentionNet
-    from attnbook.embeddings import convolutional_embedding
+    from attnbook.engines.attention_net import AttentionNetConfig, SelfAttentionNet
+    from attnbook.engines.embeddings import convolutional_embedding
 
     g = torch.Generator().manual_seed(r)
     emb = convolutional_embedding(M=4, N=2, d_input=2, d_x=4, r=r, generator=g)

@@ -31,7 +31,7 @@ def test_complete_when_every_claim_has_a_current_verdict(chapter):
 
 @pytest.mark.parametrize("bad, why", [
     (dict(status="not run"), "1 of 2 claims not run (M-P2)"),
-    (dict(stale="attnbook.lm"), "1 of 2 ledger entries stale"),
+    (dict(stale="attnbook.engines.lm"), "1 of 2 ledger entries stale"),
     (dict(damaged="M-P2.json: sha256 mismatch"), "1 of 2 ledger entries damaged"),
     (dict(dirty="diff 1234"), "1 of 2 ledger entries recorded from uncommitted changes"),
 ])
@@ -45,7 +45,7 @@ def test_a_stale_or_damaged_stored_result_makes_it_incomplete(chapter):
     stored = [{"notebook": "ch", "problem": None, "changed": []},
               {"notebook": "other", "problem": "bad json", "changed": []}]
     assert shown.completeness("ch", chapter, "long", table, stored) == ""
-    stored.append({"notebook": "ch", "problem": None, "changed": ["attnbook.lm"]})
+    stored.append({"notebook": "ch", "problem": None, "changed": ["attnbook.engines.lm"]})
     assert shown.completeness("ch", chapter, "long", table, stored) == \
         "1 stored results damaged or stale"
 

@@ -117,7 +117,7 @@ def test_worker_processes_store_what_one_process_stores(tmp_path, monkeypatch):
     from functools import partial
 
     from attnbook.book.executors import ProcessExecutor, default_executor
-    from attnbook.lm_sweep import lm_config, seed_groups, train_stacked
+    from attnbook.engines.lm_sweep import lm_config, seed_groups, train_stacked
 
     configs = [lm_config(corpus="kjv-mini", V=32, N=8, L=L, d_x=8, H=2, steps=3, batch=2,
                          lr=1e-3, warmup=0, seed=s, eval_tokens=256)

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attnbook as ab
-from attnbook import symmetric as sy
-from attnbook.linalg import multi_indices
+from attnbook.bruna2024 import symmetric as sy
+from attnbook.engines.linalg import multi_indices
 
 
 @given(st.integers(1, 6), st.integers(1, 6))

@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from attnbook import ParameterError
-from attnbook.linalg import batched_rank
-from attnbook.memorization.assumptions import kruskal_rank
-from attnbook.memorization.token_ranks import (
+from attnbook.engines.linalg import batched_rank
+from attnbook.mahdavi2024.assumptions import kruskal_rank
+from attnbook.mahdavi2024.token_ranks import (
     TokenSummary,
     assumption_row,
     ordering_kruskal_estimates,

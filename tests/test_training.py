@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from attnbook import ParameterError
-from attnbook.lm import LanguageModel, LMConfig
-from attnbook.training import TrainConfig, evaluate, lr_at, sample_batch, train_lm
+from attnbook.engines.lm import LanguageModel, LMConfig
+from attnbook.engines.training import TrainConfig, evaluate, lr_at, sample_batch, train_lm
 
 V, N = 20, 16
 # a text with structure: token t+1 follows t (mod V), with some noise

@@ -16,6 +16,7 @@ configuration and result, which are untouched).
 """
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -26,15 +27,22 @@ from attnbook.book.store import dumps
 
 # (chapter, sweep) -> the module of the function that computes its units, as the chapter calls it
 UNIT_MODULES = {
-    ("levine2020_depth_transition", "lm"): "attnbook.lm_sweep",  # partial(train_stacked)
-    ("wies2021_attention_ratio", "lm"): "attnbook.lm_sweep",  # partial(train_stacked)
-    ("wies2021_depth_efficiency", "lm"): "attnbook.lm_sweep",  # partial(train_stacked)
-    ("wies2021_depth_efficiency", "pilot"): "attnbook.lm_sweep",  # partial(train_stacked)
-    ("wies2021_rank_bottleneck", "lm"): "attnbook.lm_sweep",  # partial(train_config)
-    ("wies2021_vocab_rank", "lm"): "attnbook.lm_sweep",  # partial(train_stacked)
-    ("mahdavi2024_fig2_heads_context", "models"): "attnbook.memorization.trained",  # train_sweep
-    ("mahdavi2024_fig2c_head_size", "models"): "attnbook.memorization.trained",  # train_sweep
+    ("levine2020_depth_transition", "lm"): "attnbook.engines.lm_sweep",  # partial(train_stacked)
+    ("wies2021_attention_ratio", "lm"): "attnbook.engines.lm_sweep",  # partial(train_stacked)
+    ("wies2021_depth_efficiency", "lm"): "attnbook.engines.lm_sweep",  # partial(train_stacked)
+    ("wies2021_depth_efficiency", "pilot"): "attnbook.engines.lm_sweep",  # partial(train_stacked)
+    ("wies2021_rank_bottleneck", "lm"): "attnbook.engines.lm_sweep",  # partial(train_config)
+    ("wies2021_vocab_rank", "lm"): "attnbook.engines.lm_sweep",  # partial(train_stacked)
+    ("mahdavi2024_fig2_heads_context", "models"): "attnbook.mahdavi2024.trained",  # train_sweep
+    ("mahdavi2024_fig2c_head_size", "models"): "attnbook.mahdavi2024.trained",  # train_sweep
 }
+
+
+def _exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its package has moved
+        return False
 
 
 def narrowed(record: dict, keep: set[str]) -> dict | None:
@@ -42,6 +50,8 @@ def narrowed(record: dict, keep: set[str]) -> dict | None:
     fp = record.get("fingerprint")
     if not isinstance(fp, dict):
         return None  # from before fingerprints: stale as it is
+    if not all(_exists(m) for m in fp):
+        return None  # names a module that has moved since: stale, and `migrate` re-stamps it
     cut = {m: h for m, h in fp.items() if m in keep}
     return None if cut == fp else {**record, "fingerprint": cut}
 

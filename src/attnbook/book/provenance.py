@@ -204,9 +204,9 @@ def module_closure(module: str) -> list[str]:
     the packages that hold them (importing ``a.b.c`` runs ``a.b``), as the fingerprint counts
     them (:func:`code_fingerprint`'s exclusions apply).
 
-    >>> "attnbook.lm" in module_closure("attnbook.lm_sweep")
+    >>> "attnbook.engines.lm" in module_closure("attnbook.engines.lm_sweep")
     True
-    >>> "attnbook.depth_efficiency" in module_closure("attnbook.lm_sweep")
+    >>> "attnbook.engines.depth_efficiency" in module_closure("attnbook.engines.lm_sweep")
     False
     """
     seen, todo = set(), [module]

@@ -12,7 +12,7 @@ Usage, on the cluster's login node (in a notebook or a script)::
 
     from attnbook import start
     from attnbook.book.slurm import SlurmExecutor
-    from attnbook.lm_sweep import lm_config, train_config
+    from attnbook.engines.lm_sweep import lm_config, train_config
 
     run = start("wies2021_depth_efficiency", profile="full")
     configs = [lm_config(corpus="english", V=V, N=128, L=L, d_x=d_x, steps=20000, batch=64,

@@ -1,0 +1,266 @@
+"""The sweeps of mahdavi2024's Figures 2 (a, b), 4 and 5 as configurations, their points per
+panel, and the pilot that sizes a long run.
+
+A *panel* is one curve family of a figure: memorization against the number of heads H at a
+fixed context size n, or against n at a fixed H, for a shared context (Figure 2), a context
+drawn per example (Figure 4, appendix I.1) or real-valued labels (Figure 5):
+
+* :func:`figure2_panels`: every panel's configurations, one per (T, swept value, seed), with
+  the paper's step rule max(steps, min_epochs T / batch);
+* :func:`panel_points`: a trained sweep's rows of one panel, averaged over seeds;
+* :func:`head_size_pilot` and :func:`head_size_pilot_gains`: Figure 2(c)'s sweep over d_h at a
+  few step budgets, and per budget the gains its criterion compares;
+* :func:`pilot_panels` and :func:`pilot_statistics`: the same panels at a few step budgets
+  (one seed, the first T of each panel), and per budget the statistic each criterion decides
+  on (the R^2 of the line in H, the largest drop of accuracy along n, the largest rise of the
+  MSE), so that a chapter can show how the effect grows with training before a long run is
+  sized.
+
+Training is :func:`attnbook.mahdavi2024.trained.train_sweep`'s; nothing here trains, so a
+change here leaves stored models current.
+
+Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size.
+"""
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ..engines.pilots import budgets as checked_budgets
+from ..engines.pilots import per_profile
+from ..errors import ParameterError
+from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotonicity_by
+from .trained import MemorizationConfig, training_flops
+
+__all__ = ["PANELS", "PILOT_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
+           "pilot_from_parameters", "pilot_statistics", "profile_statistics",
+           "profiles_statistics",
+           "head_size_pilot", "head_size_pilot_gains", "head_size_profile_gains"]
+
+# panel -> (swept variable, task, context): Figure 2 (a, b), Figure 4, Figure 5
+PANELS = {
+    "heads": ("H", "classification", "shared"),
+    "context": ("n", "classification", "shared"),
+    "heads_gp": ("H", "classification", "per_example"),
+    "context_gp": ("n", "classification", "per_example"),
+    "heads_reg": ("H", "regression", "shared"),
+    "context_reg": ("n", "regression", "shared"),
+}
+# the T list of each panel's figure: T_heads for the heads sweep of Figure 2(a), ...
+_T_OF = {"heads": "T_heads", "context": "T_context", "heads_gp": "T_gp", "context_gp": "T_gp",
+         "heads_reg": "T_reg", "context_reg": "T_reg"}
+
+
+def figure2_panels(*, d: int, n: int, d_h: int, heads: Sequence[int], H_context: int,
+                   contexts: Sequence[int], T_heads: Sequence[int], T_context: Sequence[int],
+                   T_gp: Sequence[int], T_reg: Sequence[int], steps: int, seed: int,
+                   seeds: int = 1, min_epochs: int = 0, **recipe) -> dict:
+    """Panel -> (swept variable, configurations): the heads panels at context size ``n``, the
+    context panels at ``H_context`` heads, one model per (T, swept value, seed) for the seeds
+    ``seed, seed + 1, ...``; each trains max(``steps``, ceil(``min_epochs`` T / batch)) steps.
+    ``recipe``: the remaining :class:`MemorizationConfig` fields (n_classes, batch, lr,
+    eval_every).
+
+    >>> p = figure2_panels(d=8, n=4, d_h=8, heads=[1, 2], H_context=2, contexts=[2, 3],
+    ...                    T_heads=[16], T_context=[16], T_gp=[16], T_reg=[8], steps=10, seed=0,
+    ...                    seeds=2)
+    >>> {k: (x, len(cs)) for k, (x, cs) in p.items()}["heads"], p["context_reg"][1][0].task
+    (('H', 4), 'regression')
+    """
+    if seeds < 1:
+        raise ParameterError("seeds", seeds, "an integer >= 1")
+    Ts = {"T_heads": T_heads, "T_context": T_context, "T_gp": T_gp, "T_reg": T_reg}
+    out = {}
+    for name, (x, task, context) in PANELS.items():
+        values = heads if x == "H" else contexts
+        out[name] = (x, [
+            MemorizationConfig(H=v if x == "H" else H_context, T=T, n=n if x == "H" else v,
+                               d=d, d_h=d_h, task=task, context=context,
+                               steps=max(steps, math.ceil(min_epochs * T
+                                                          / recipe.get("batch", 256))),
+                               seed=s, **recipe)
+            for T in Ts[_T_OF[name]] for v in values for s in range(seed, seed + seeds)])
+    return out
+
+
+def panel_points(results: pd.DataFrame, configs: Sequence[MemorizationConfig]) -> pd.DataFrame:
+    """The rows of ``results`` (a trained sweep: one row per model, with the configuration's
+    fields and ``metric``) that belong to ``configs``, averaged over seeds
+    (:func:`~attnbook.mahdavi2024.statistics.mean_over_seeds`), with ``memorized`` = metric
+    x T (for accuracies: the number of examples memorized)."""
+    keys = {(c.H, c.T, c.n, c.task, c.context, c.steps) for c in configs}
+    cols = zip(results["H"], results["T"], results["n"], results["task"], results["context"],
+               results["steps"], strict=True)
+    sel = mean_over_seeds(results[[k in keys for k in cols]])
+    return sel.assign(memorized=sel["metric"] * sel["T"])
+
+
+def pilot_panels(budgets: Sequence[int], **panels) -> dict[int, dict]:
+    """Step budget -> :func:`figure2_panels` for one seed and the first T of each panel, each
+    budget with its own schedule (warm-up and cosine decay over its steps); ``panels`` as
+    figure2_panels takes them, without ``steps``, ``seeds`` and ``min_epochs``. The longest
+    budget comes first.
+
+    >>> p = pilot_panels([20, 10], d=8, n=4, d_h=8, heads=[1, 2], H_context=2, contexts=[2, 3],
+    ...                  T_heads=[16, 32], T_context=[16], T_gp=[16], T_reg=[8], seed=0)
+    >>> list(p), sorted({c.T for c in p[10]["heads"][1]}), p[10]["heads"][1][0].steps
+    ([20, 10], [16], 10)
+    """
+    budgets = checked_budgets(budgets)
+    for k in ("steps", "seeds", "min_epochs"):
+        if k in panels:
+            raise ParameterError(k, panels[k], "not given (the pilot sets it)")
+    first = {k: list(panels.pop(k))[:1] for k in dict.fromkeys(_T_OF.values())}
+    return {b: figure2_panels(**panels, **first, steps=b, seeds=1, min_epochs=0)
+            for b in sorted(budgets, reverse=True)}
+
+
+# the parameters of mahdavi2024_fig2_heads_context that define its pilot
+PILOT_PARAMETERS = ("pilot_steps", "d", "n", "d_h", "pilot_heads", "H_context", "pilot_contexts",
+                    "T_heads", "T_context", "T_gp", "T_reg", "seed", "n_classes", "batch", "lr",
+                    "eval_every")
+
+
+def pilot_from_parameters(params: dict) -> dict[int, dict]:
+    """:func:`pilot_panels` of a chapter's parameters (the names of ``PILOT_PARAMETERS``):
+    this run's, or another profile's, to redraw the pilot it stored."""
+    p = {k: params[k] for k in PILOT_PARAMETERS}
+    return pilot_panels(p.pop("pilot_steps"), heads=p.pop("pilot_heads"),
+                        contexts=p.pop("pilot_contexts"), **p)
+
+
+def pilot_statistics(results: pd.DataFrame, pilot: dict[int, dict], *, saturated_at: float,
+                     mse_floor: float) -> pd.DataFrame:
+    """Per budget and panel of a pilot (:func:`pilot_panels`) whose models are all in
+    ``results``: the number of steps, the training FLOPs of the panel's models
+    (:func:`~attnbook.mahdavi2024.trained.training_flops`), the statistic its criterion reads
+    and its value: ``r2`` of the line in H through the accuracies below ``saturated_at`` (NaN
+    with fewer than 3 such points) for the heads panels (M-F2a, M-F4 (i)); for each context
+    panel two rows, ``worst_drop`` of accuracy along n (M-F2b) and ``r2_n``, the same line fit
+    against n (M-F4 (ii) compares the per-example panel's with the shared panel's); and
+    ``worst_rise`` of the MSE for the regression panels (<= 0: the trend holds), with
+    ``unsaturated``: how many models have not saturated (accuracy below ``saturated_at``, MSE
+    above ``mse_floor``; for a line, the points it is fitted through), and ``mean_metric``:
+    the panel's mean accuracy or MSE. Panels with a model not yet trained are left out."""
+    rows = []
+    for steps, panels in pilot.items():
+        for name, (x, configs) in panels.items():
+            pts = panel_points(results, configs)
+            if len(pts) < len({(c.H, c.T, c.n) for c in configs}):
+                continue  # still training
+            task = PANELS[name][1]
+            flops = sum(training_flops(c) for c in configs)
+            read = []  # (statistic, value, unsaturated)
+            if task == "regression":
+                read.append(("worst_rise", float(monotonicity_by(
+                    pts, x, increasing=False)["worst_step"].max()),
+                    int((pts["metric"] > mse_floor).sum())))
+            else:
+                if x == "n":
+                    read.append(("worst_drop", float(monotonicity_by(pts, x)["worst_step"].max()),
+                                 int((pts["metric"] < saturated_at).sum())))
+                fit = linearity_by(pts, x, saturated_at=saturated_at)
+                read.append(("r2" if x == "H" else "r2_n", float(fit["r2"].iloc[0]),
+                             int(fit["points"].iloc[0])))
+            rows += [{"steps": int(steps), "flops": flops, "panel": name, "statistic": stat,
+                      "value": value, "unsaturated": free,
+                      "mean_metric": float(pts["metric"].mean())} for stat, value, free in read]
+    return pd.DataFrame(rows)
+
+
+# the parameters of mahdavi2024_fig2_heads_context that define its sweep's panels
+SWEEP_PARAMETERS = ("d", "n", "d_h", "heads", "H_context", "contexts", "T_heads", "T_context",
+                    "T_gp", "T_reg", "steps", "min_epochs", "seed", "seeds", "n_classes",
+                    "batch", "lr", "eval_every")
+
+
+def profile_statistics(results: pd.DataFrame, params: dict, *, saturated_at: float,
+                       mse_floor: float) -> pd.DataFrame:
+    """:func:`pilot_statistics` of one profile's sweep: ``results`` its trained models,
+    ``params`` its parameters (the names of ``SWEEP_PARAMETERS``). The pilot's statistics at
+    the first T of each panel, each point the mean over the profile's seeds, so that a profile
+    that has run sits on the pilot's axes; ``steps`` is the longest training among those
+    models. Empty while a panel lacks a model.
+
+    >>> p = dict(d=8, n=4, d_h=8, heads=[1, 2, 3], H_context=2, contexts=[2, 3, 5],
+    ...          T_heads=[16, 32], T_context=[16], T_gp=[16], T_reg=[8], steps=10,
+    ...          min_epochs=0, seed=0, seeds=2, n_classes=4, batch=8, lr=1e-3, eval_every=5)
+    >>> profile_statistics(pd.DataFrame(), p, saturated_at=0.98, mse_floor=1e-4).empty
+    True
+    """
+    p = {k: params[k] for k in SWEEP_PARAMETERS}
+    first = {k: list(p.pop(k))[:1] for k in dict.fromkeys(_T_OF.values())}
+    panels = figure2_panels(**p, **first)
+    if results is None or not len(results):
+        return pd.DataFrame()
+    steps = max(c.steps for _, cs in panels.values() for c in cs)
+    return pilot_statistics(results, {steps: panels}, saturated_at=saturated_at,
+                            mse_floor=mse_floor)
+
+
+def profiles_statistics(across: dict, *, saturated_at: float, mse_floor: float) -> pd.DataFrame:
+    """:func:`profile_statistics` of every profile in ``across`` (profile -> (its trained
+    models, its parameters), as ``run.across_profiles`` gives them), one table with a
+    ``profile`` column; empty when no profile has a complete panel."""
+    return per_profile(across, lambda runs, params: profile_statistics(
+        runs, params, saturated_at=saturated_at, mse_floor=mse_floor),
+        columns=["steps", "flops", "panel", "statistic", "value", "unsaturated", "mean_metric"])
+
+
+def head_size_pilot(budgets: Sequence[int], *, H: int, T: int, n: int, d: int,
+                    head_sizes: Sequence[int], seed: int, **recipe) -> list[MemorizationConfig]:
+    """Figure 2(c)'s pilot: one model per key/query dimension in ``head_sizes`` (which holds
+    n, one value below it and one above) at data set size ``T``, one seed, for each number of
+    optimizer steps in ``budgets`` (each with its own schedule), the longest first.
+
+    >>> cs = head_size_pilot([10, 20], H=2, T=16, n=4, d=8, head_sizes=[2, 4, 8], seed=0)
+    >>> [(c.steps, c.d_h) for c in cs][:3], len(cs)
+    ([(20, 2), (20, 4), (20, 8)], 6)
+    """
+    budgets = checked_budgets(budgets)
+    if n not in head_sizes or min(head_sizes) >= n or max(head_sizes) <= n:
+        raise ParameterError("head_sizes", list(head_sizes),
+                             f"n = {n}, a value below it and one above it")
+    return [MemorizationConfig(H=H, T=T, n=n, d=d, d_h=k, steps=b, seed=seed, **recipe)
+            for b in sorted(budgets, reverse=True) for k in sorted(head_sizes)]
+
+
+def head_size_pilot_gains(results: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Per budget (``steps``) of a :func:`head_size_pilot` whose models are all in ``results``:
+    the training FLOPs of its models and :func:`~attnbook.mahdavi2024.statistics.
+    head_size_gains` (``gain_to_n``, ``gain_beyond_n``), the two numbers M-F2c compares.
+    Budgets with a model missing are left out.
+
+    >>> rows = [dict(H=2, T=16, n=4, d=8, d_h=k, steps=s, seed=0, metric=m)
+    ...         for s, ms in ((10, (0.2, 0.5, 0.6)), (20, (0.3, 0.8, 0.8))) for k, m in
+    ...         zip((2, 4, 8), ms)]
+    >>> head_size_pilot_gains(pd.DataFrame(rows), n=4)[["steps", "gain_to_n", "gain_beyond_n"]]
+       steps  gain_to_n  gain_beyond_n
+    0     10        0.3            0.1
+    1     20        0.5            0.0
+    """
+    rows = []
+    for steps, part in results.groupby("steps", sort=True):
+        pts = mean_over_seeds(part)
+        if n not in set(pts["d_h"]) or pts["d_h"].min() >= n or pts["d_h"].max() <= n:
+            continue
+        fields = [f for f in MemorizationConfig.__dataclass_fields__ if f in pts.columns]
+        flops = sum(training_flops(MemorizationConfig(**r))
+                    for r in pts[fields].to_dict("records"))
+        rows.append({"steps": int(steps), "flops": flops, **head_size_gains(pts, n).to_dict(),
+                     "models": len(pts)})
+    return pd.DataFrame(rows)
+
+
+def head_size_profile_gains(across: dict) -> pd.DataFrame:
+    """:func:`head_size_pilot_gains` of each profile in ``across`` (profile -> (its trained
+    models, its parameters: ``T_values``, ``n``), as ``run.across_profiles`` gives them) at
+    its first T, as the pilot is read, one table with a ``profile`` column; a profile whose
+    sweep lacks a model at n or either side of it is left out."""
+    def read(runs, params):
+        first = runs[runs["T"] == list(params["T_values"])[0]]
+        return head_size_pilot_gains(first, params["n"]) if len(first) else None
+
+    return per_profile(across, read,
+                       columns=["steps", "flops", "gain_to_n", "gain_beyond_n", "models"])
