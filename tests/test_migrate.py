@@ -171,3 +171,18 @@ def test_compare_reads_integers_exactly_and_floats_within_the_tolerance():
     assert diffs == [] and worst == pytest.approx(0.1)
     assert compare_tables("a,b\n1,x\n", "a,b\n2,x\n", 0, 0)[0] == ["row 0.a: 1 -> 2"]
     assert compare_tables("a\n1\n", "b\n1\n", 0, 0)[0][0].startswith("table shape or columns")
+
+
+def test_a_timing_is_not_compared_but_every_computed_number_is():
+    """How fast a unit ran is a measurement of the machine: a recomputation never repeats it."""
+    old = {"result": {"test_loss": [2.5, 2.4], "tokens_per_s": 46295.1, "train_s": 3.2,
+                      "peak_mem_bytes": None}}
+    faster = {"result": {"test_loss": [2.5, 2.4], "tokens_per_s": 90987.3, "train_s": 1.1,
+                         "peak_mem_bytes": None}}
+    assert compare(old, faster, rtol=0, atol=0)[0] == []
+    other = {"result": {**faster["result"], "test_loss": [2.5, 2.41]}}
+    assert compare(old, other, rtol=0, atol=0)[0] == [
+        "result.test_loss.1: 2.4 -> 2.41 (difference 0.01 above 0)"]
+    gone = {"result": {"test_loss": [2.5, 2.4]}}
+    assert len(compare(old, gone, rtol=0, atol=0)[0]) == 3  # a timing must still be there
+

@@ -45,10 +45,14 @@ from .provenance import git_state
 from .readers import loads
 from .store import ENV_MIGRATE, atomic_write, check_record, dumps, stored_results
 
-__all__ = ["SAMPLE", "compare", "compare_tables", "migrate", "choose_sample", "group_of",
-           "migrated_results", "stored_threads"]
+__all__ = ["SAMPLE", "MACHINE_MEASURES", "compare", "compare_tables", "migrate", "choose_sample",
+           "group_of", "migrated_results", "stored_threads"]
 
 SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
+# Measurements of the machine a result was computed on, not numbers its code computes: how fast
+# it ran and how much memory it took. No recomputation repeats them, so they are not compared
+# (both records must still have them); every number the code computes is.
+MACHINE_MEASURES = frozenset({"tokens_per_s", "train_s", "peak_mem_bytes"})
 
 
 def group_of(path: Path, profile_dir: Path) -> str:
@@ -95,9 +99,12 @@ def _is_int(x) -> bool:
 def compare(old, new, rtol: float, atol: float, where: str = "") -> tuple[list[str], float]:
     """Compare two JSON values: (the differences beyond the tolerance, each as one line, and
     the largest absolute difference between floats). Integers, booleans, text and None must be
-    equal; floats agree within ``atol + rtol * |old|``.
+    equal; floats agree within ``atol + rtol * |old|``. Values under a key of
+    :data:`MACHINE_MEASURES` (a timing) are not compared.
 
     >>> compare({"a": [1, 2.0]}, {"a": [1, 2.0 + 1e-9]}, rtol=1e-6, atol=0)[0]
+    []
+    >>> compare({"loss": 1.5, "tokens_per_s": 4e4}, {"loss": 1.5, "tokens_per_s": 5e4}, 0, 0)[0]
     []
     >>> compare({"a": 1, "b": 0.5}, {"a": 2, "b": 0.6}, rtol=0.1, atol=0)[0]
     ['a: 1 -> 2', 'b: 0.5 -> 0.6 (difference 0.1 above 0.05)']
@@ -107,6 +114,8 @@ def compare(old, new, rtol: float, atol: float, where: str = "") -> tuple[list[s
         for key in sorted(set(old) | set(new), key=str):
             if key not in old or key not in new:
                 out.append(f"{where}{key}: {'added' if key not in old else 'removed'}")
+                continue
+            if key in MACHINE_MEASURES:
                 continue
             o, w = compare(old[key], new[key], rtol, atol, f"{where}{key}.")
             out, worst = out + o, max(worst, w)
