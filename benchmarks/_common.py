@@ -1,6 +1,7 @@
 """What the benchmark scripts share (they import it as a sibling module: run them as scripts)."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -25,3 +26,12 @@ def write_json(path: Path | None, out: dict) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(out, indent=1) + "\n")
+
+
+def commit() -> str:
+    """The checkout's commit (``git rev-parse HEAD``), or "unknown" outside a git checkout."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"

@@ -59,14 +59,13 @@ Goal (the issue): at least 2x less time per model-step than today's one-thread p
 import argparse
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from _common import write_json
+from _common import commit, write_json
 
 from attnbook.book.provenance import provenance
 from attnbook.engines.lm import LMConfig, StackedLanguageModel
@@ -391,14 +390,6 @@ def bench_unit(name: str, u: dict, steps: int, rounds: int) -> dict:
     return out
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -429,7 +420,7 @@ def main(argv=None):
           f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} | avx512_bf16 "
           f"{'avx512_bf16' in flags}", flush=True)
     out = {"benchmark": "cheaper_step", "device": "cpu", "threads": torch.get_num_threads(),
-           "torch": torch.__version__, "commit": _commit(), "provenance": meta,
+           "torch": torch.__version__, "commit": commit(), "provenance": meta,
            "cpu_avx512_bf16": "avx512_bf16" in flags, "quick": args.quick,
            "compile_backend": COMPILE["backend"],
            "inductor_cache": {"dir": str(cache), "warm_at_start": cache.is_dir() and any(

@@ -28,13 +28,12 @@ import dataclasses
 import json
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from _common import sync
+from _common import commit, sync
 
 from attnbook.book.provenance import provenance
 from attnbook.device import pick_device
@@ -142,14 +141,6 @@ def bench(name, kw, batch, M, steps, repeats, device, adamw=False) -> dict:
     return out
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=40)
@@ -172,7 +163,7 @@ if __name__ == "__main__":
             return
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(json.dumps({
-            "commit": _commit(), "commit_short": meta["commit"], "device": meta["device"],
+            "commit": commit(), "commit_short": meta["commit"], "device": meta["device"],
             "threads": [r["threads"] for r in runs], "torch": torch.__version__,
             "versions": meta["versions"], "time": meta["time"], "steps": a.steps,
             "repeats": a.repeats, "runs": runs}, indent=1) + "\n")
