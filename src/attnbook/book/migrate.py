@@ -93,6 +93,23 @@ def choose_sample(units: list[dict], seed: int, k: int = SAMPLE) -> list[dict]:
     return [u for u in units if u["path"] in picked]
 
 
+def completed(entry: dict) -> bool:
+    """Whether a pass of the chapter ran to its end: ``ok``, or ``partly run`` only where the
+    chapter stops itself by design (:meth:`~attnbook.book.notebook.Run.partly`: a profile that
+    runs only its pilot), not where a time budget ran out.
+
+    >>> completed({"status": "partly run", "missing": [{"stopped": "the pilot above ..."}]})
+    True
+    >>> completed({"status": "partly run", "missing": [{"sweep": "lm", "missing": 3}]})
+    False
+    """
+    if entry.get("status") == "ok":
+        return True
+    missing = entry.get("missing") or []
+    return entry.get("status") == "partly run" and bool(missing) and \
+        all(isinstance(m, dict) and "stopped" in m for m in missing)
+
+
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -274,7 +291,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         log(f"{stem} · {profile}: {len(stale)} stale stored results; first pass: which the "
             "chapter asks for")
         entry = one_pass([])
-        if entry["status"] != "ok":
+        if not completed(entry):
             log(f"migrate: the first pass failed ({entry.get('error')}); nothing re-stamped")
             return 1
         asked = {Path(line) for line in asked_log.read_text().split()}
@@ -303,7 +320,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
                     os.environ["ATTNBOOK_THREADS"] = str(threads)
                     log(f"      recomputing {len(group)} with {threads} CPU thread(s), as stored")
                 entry = one_pass(group)
-                if entry["status"] != "ok":
+                if not completed(entry):
                     log(f"migrate: a recomputing pass failed ({entry.get('error')}); nothing "
                         "re-stamped")
                     return 1
@@ -352,4 +369,4 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
     log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
         f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")
     (entry,) = execute([job], cache_only=True, log=log)
-    return 0 if entry["status"] == "ok" else 1
+    return 0 if completed(entry) else 1
