@@ -269,18 +269,21 @@ def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
     assert rows["B-FR"]["stale"] == "" and rows["M-F2b"]["status"] == "reproduced"
 
 
-def test_an_entry_recorded_before_hashes_is_stale_until_confirmed(sandbox):
+def test_an_entry_without_its_hash_is_damaged_until_recorded_anew(sandbox):
     d = sandbox / "data/claims"
     kw = dict(profile="cpu", notebook="nb", claims_dir=d)
-    claims.record("B-FR", True, "error 1e-9", run={"run_id": "first"}, **kw)
+    claims.record("B-FR", False, "error 0.3", run={"run_id": "first"}, **kw)
     path = d / "results/cpu/B-FR.json"
     old = json.loads(path.read_text())
     del old["sha256"]
+    old["status"], old["measured"] = "reproduced", "error 1e-9"  # edited by hand
     path.write_text(json.dumps(old))
-    assert claims.UNHASHED in claims.status_table("cpu", claims_dir=d).set_index("id").loc[
-        "B-FR", "stale"]
-    kept = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
-    assert kept["run"]["run_id"] == "first" and kept["sha256"] == claims.entry_sha(kept)
+    row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR"]
+    assert "has no sha256" in row["damaged"] and row["status"] != "reproduced"
+    (bad,) = claims.damaged_entries("cpu", claims_dir=d)
+    assert bad["path"] == path and "has no sha256" in bad["problem"]
+    new = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
+    assert new["run"]["run_id"] == "redraw" and new["sha256"] == claims.entry_sha(new)
     assert claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR", "stale"] == ""
 
 

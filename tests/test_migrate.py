@@ -9,7 +9,7 @@ import pytest
 from attnbook import paths
 from attnbook.book import provenance
 from attnbook.book.migrate import compare, compare_tables, migrate
-from attnbook.book.store import ENV_MIGRATE, CacheMiss, ResultStore, check_record, payload_hash
+from attnbook.book.store import ENV_MIGRATE, CacheMiss, ResultStore, check_record, write_record
 from attnbook.errors import AttnbookError
 
 NOTEBOOK = """
@@ -62,7 +62,7 @@ def project(sandbox, monkeypatch):
     for f in (sandbox / "data/results/m_migrates/cpu").rglob("*.json"):
         record = json.loads(f.read_text())
         record["fingerprint"] = {**record["fingerprint"], "attnbook.engines.linalg": "0" * 16}
-        f.write_text(json.dumps(record))
+        write_record(f, record)  # as if stored by the code before the change
     return sandbox
 
 
@@ -94,7 +94,7 @@ def test_a_module_moved_to_another_package_migrates_with_exact_agreement(project
         record = json.loads(f.read_text())
         record["fingerprint"] = {("attnbook.before_the_move" if m == "attnbook.engines.linalg"
                                   else m): h for m, h in record["fingerprint"].items()}
-        f.write_text(json.dumps(record))
+        write_record(f, record)
     assert all(check_record(f)[2] == ["attnbook.before_the_move"] for f in _results(project))
     assert migrate("m_migrates", "cpu", seed=2, log=lambda *_: None) == 0
     records = [json.loads(f.read_text()) for f in _results(project)]
@@ -110,9 +110,7 @@ def test_a_changed_number_refuses_and_names_the_unit(project, capsys):
         record = json.loads(f.read_text())
         if "result" in record:
             record["result"]["y"] += 0.5
-            record["sha256"] = payload_hash({"config": record["config"],
-                                             "result": record["result"]})
-            f.write_text(json.dumps(record))
+            write_record(f, record)
     before = {f: f.read_text() for f in _results(project)}
     lines = []
     assert migrate("m_migrates", "cpu", seed=1, log=lines.append) == 1
@@ -143,7 +141,7 @@ def test_the_store_recomputes_only_the_sample_and_lists_what_it_serves(tmp_path,
     for f in paths_:
         record = json.loads(f.read_text())
         record["fingerprint"] = {"attnbook.engines.linalg": "0" * 16}
-        f.write_text(json.dumps(record))
+        write_record(f, record)
     log = tmp_path / "asked.txt"
     monkeypatch.setenv(ENV_MIGRATE, json.dumps({"sample": [str(paths_[0])], "log": str(log)}))
     store = ResultStore("nb", "cpu", root=tmp_path)

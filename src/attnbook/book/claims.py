@@ -14,11 +14,12 @@ the row's criterion and thresholds, and the code of its function in ``attnbook.c
 decided by a criterion that has changed since is stale too.
 
 Each entry carries the sha256 of its content (:func:`entry_sha`, over everything but the hash
-itself), checked on every read like a stored result's: an entry that does not parse or whose
+itself: its verdict, measured value and details, and its run's fingerprint and provenance),
+checked on every read like a stored result's: an entry that does not parse, has no hash or whose
 content does not match its hash (edited by hand, cut short) is **damaged**. Its verdict is not
 used: :func:`status_table` reports it for its own claim and profile alone (column ``damaged``),
-every other claim goes on, and ``python -m attnbook stale`` lists the file. An entry recorded
-before entries carried a hash counts as stale (:data:`UNHASHED`) until its chapter runs again.
+every other claim goes on, and ``python -m attnbook stale`` lists the file; its chapter's next
+run records it anew.
 
 **Stability.** A verdict decided from trained models carries the verdicts of the same
 criterion on resamples of its evidence (:func:`stability`): each seed left out in turn, or
@@ -60,7 +61,6 @@ LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "c
 # and to random draws (resampled); a computation is exact or deterministic
 EVIDENCE = ("trained models", "random draws", "computation")
 CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
-UNHASHED = "(no sha256: recorded before ledger entries carried one)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
 
 
@@ -296,10 +296,8 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
         if old is not None and not problem and \
                 all(old.get(k) == entry.get(k) for k in ("status", "measured", "details",
                                                          "notebook", "stability")) \
-                and not set(stale_modules(old, claims_dir)) - {UNHASHED}:
-            if "sha256" in old:
-                return old
-            entry = {k: v for k, v in old.items() if k != "sha256"}  # confirmed: now hashed
+                and not stale_modules(old, claims_dir):
+            return old
     entry = finite_json(entry)
     entry["sha256"] = entry_sha(entry)
     atomic_write(path, dumps(entry, indent=1, sort_keys=True))
@@ -317,8 +315,7 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
     """Read and check one ledger entry (``text``: its content, when not read from ``path``):
     ``(entry, problem)``; ``problem`` is None or one line saying why the file cannot be used
     (it does not parse, is no ledger entry, or its content does not match its recorded
-    sha256). An entry without a hash is returned as it is (:func:`stale_modules` marks it
-    stale)."""
+    sha256, or has none)."""
     try:
         entry = loads(path.read_bytes() if text is None else text)
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) \
@@ -327,13 +324,14 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
             raise ValueError("not a ledger entry")
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
         return None, f"cannot be read as a ledger entry ({type(e).__name__}: {_short(e)})"
-    if "sha256" in entry:
-        try:
-            ok = entry_sha(entry) == entry["sha256"]
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            return None, "content does not match its recorded sha256 (damaged or edited)"
+    if "sha256" not in entry:
+        return None, "has no sha256 (damaged or edited: an entry without its hash is never used)"
+    try:
+        ok = entry_sha(entry) == entry["sha256"]
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return None, "content does not match its recorded sha256 (damaged or edited)"
     return entry, None
 
 
@@ -361,8 +359,6 @@ def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
             changed.add(CRITERION_CHANGED)
     except (KeyError, IndexError):  # an id no longer in the ledger
         changed.add(CRITERION_CHANGED)
-    if "sha256" not in entry:
-        changed.add(UNHASHED)
     return sorted(changed)
 
 

@@ -43,7 +43,7 @@ from .. import paths
 from ..errors import AttnbookError
 from .provenance import git_state
 from .readers import loads
-from .store import ENV_MIGRATE, atomic_write, check_record, dumps, stored_results
+from .store import ENV_MIGRATE, check_record, stored_results, write_record
 
 __all__ = ["SAMPLE", "MACHINE_MEASURES", "compare", "compare_tables", "migrate", "choose_sample",
            "group_of", "migrated_results", "stored_threads"]
@@ -336,10 +336,17 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             log(f"      {line}")
         return 1
     sampled = [str(u["path"].relative_to(profile_dir.resolve())) for u in sample]
+    rest = [u for u in units if u not in sample]
+    for u in rest:  # re-stamping seals a record anew: each must still be the intact one read
+        csv = u["path"].with_suffix(".csv")
+        u["csv"] = None if "result" in u["record"] or not csv.is_file() else csv.read_text()
+        record, problem, _ = check_record(u["path"], csv_text=u["csv"])
+        if problem or record != u["record"]:
+            why = problem or f"{u['path'].relative_to(paths.ROOT)}: changed during the migration"
+            log(f"migrate {stem} · {profile}: {why}; nothing re-stamped")
+            return 1
     n = 0
-    for u in units:
-        if u in sample:
-            continue
+    for u in rest:
         record = u["record"]
         record["migrated"] = {"from_fingerprint": record.get("fingerprint"),
                               "from_commit": record.get("commit"),
@@ -347,7 +354,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
                               "largest_difference": worst, "tolerance": tol,
                               "sample_seconds": round(wall, 1)}
         record["fingerprint"] = new_fp[u["group"]]
-        atomic_write(u["path"], dumps(record, indent=1, sort_keys=True))
+        write_record(u["path"], record, u["csv"])  # a table's: with the CSV checked above
         n += 1
     log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
         f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")

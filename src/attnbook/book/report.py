@@ -589,7 +589,8 @@ def stored_provenance(results: Path | None = None) -> dict:
     record's provenance: ``results`` (count), ``devices``, ``commits`` (with ``dirty``),
     ``compute_s`` (the wall times of its units, each unit once: the configurations of a group
     and the tables of one computation share theirs), ``first`` and ``last`` (dates),
-    ``stale`` and ``damaged`` (counts)."""
+    ``stale`` and ``damaged`` (counts), and ``damaged_files`` (their paths under the
+    notebook's profile folder)."""
     from .store import check_record
 
     root = Path(results or paths.COMMITTED_RESULTS)
@@ -599,7 +600,7 @@ def stored_provenance(results: Path | None = None) -> dict:
     for nb_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for prof_dir in sorted(p for p in nb_dir.iterdir() if p.is_dir()):
             info = {"results": 0, "devices": [], "commits": [], "compute_s": 0.0,
-                    "first": "", "last": "", "stale": 0, "damaged": 0}
+                    "first": "", "last": "", "stale": 0, "damaged": 0, "damaged_files": []}
             units = set()
             for f in sorted(prof_dir.rglob("*.json")):
                 if any(part.startswith(".") for part in f.relative_to(prof_dir).parts):
@@ -608,6 +609,7 @@ def stored_provenance(results: Path | None = None) -> dict:
                 info["results"] += 1
                 if problem or record is None:
                     info["damaged"] += 1
+                    info["damaged_files"].append(f.relative_to(prof_dir).as_posix())
                     continue
                 info["stale"] += bool(changed)
                 devices = [record.get("device", "")] + [
@@ -711,7 +713,11 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
             if info["stale"]:
                 what += f"; **{info['stale']} stale** (code changed since)"
             if info["damaged"]:
-                what += f"; **{info['damaged']} damaged**"
+                named = info.get("damaged_files") or []
+                what += (f"; **{info['damaged']} damaged** ("
+                         + ", ".join(_md_cell(f"`{_code(f)}`") for f in named[:3])
+                         + (", ..." if len(named) > 3 else "")
+                         + "; never used: `python -m attnbook stale` lists them)")
             e = latest.get((nb, prof))
             if e is None:
                 build = "not run in this build"
