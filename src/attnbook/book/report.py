@@ -52,6 +52,7 @@ _WORK_TITLES = {
 # "stale": a result that ran but whose code has changed since (hatched in the figure)
 COLOURS = {"reproduced": "#2e7d32", "fragile": "#827717", "not reproduced": "#c62828",
            "not testable": "#1565c0", "partly run": "#ef6c00",
+           "partly reproduced": "#00838f",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
 

@@ -6,7 +6,8 @@ current**, and at ``cpu`` where none is:
 
 * the chapter defines the profile, and records at least one claim;
 * every claim the chapter records has a ledger entry at that profile with a verdict
-  (reproduced, not reproduced, not testable, or partly run: parts that cannot run offline),
+  (reproduced, partly reproduced, not reproduced, not testable, or partly run: parts that
+  cannot run offline),
   none of them stale (code or criterion changed since), damaged, or recorded from a tree with
   uncommitted changes;
 * no stored result of the chapter at that profile is damaged or stale.
@@ -27,7 +28,8 @@ __all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "cho
 LARGEST = "largest"  # the run command's profile that picks per chapter
 CANDIDATES = ("full", "long")  # tried in this order
 FALLBACK = "cpu"
-VERDICTS = ("reproduced", "fragile", "not reproduced", "not testable", "partly run")
+VERDICTS = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
+            "partly reproduced")
 
 
 def completeness(stem: str, path: Path, profile: str, table, stored: list[dict]) -> str:
