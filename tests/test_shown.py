@@ -106,6 +106,11 @@ def test_the_note_says_where_the_shown_results_ran_and_what_an_unrun_profile_cos
     got = shown.choose([spec])["ch"]
     assert got["profile"] == "full" and got["where"] == "CPU (AMD EPYC, 2 cores)"
     assert "GPU" not in shown.banner(got)
+    spec.profiles = {"full": {"run_main": False}}  # a profile that runs only its pilot
+    table.loc[table["profile"] == "full", "status"] = "not run"
+    assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(
+        "runs only its pilot (about 2 hours on one GPU (estimated), no GPU used), no sweep")
+    spec.profiles = ("ci", "cpu", "long", "full")
     spec.cost = {}  # no cost entry: said so
     table.loc[table["profile"] == "full", "status"] = "not run"
     assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(

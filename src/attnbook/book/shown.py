@@ -95,8 +95,17 @@ def choose(specs) -> dict[str, dict]:
                 break
             ran = table[(table["profile"] == p) & table["id"].isin(ids)
                         & table["status"].isin(VERDICTS)]
-            skipped[p] = (f"{not_run_text(costs.get(p))} ({why})" if ids and ran.empty
-                          else why)
+            values = getattr(spec, "profiles", None)
+            values = (values.get(p) if isinstance(values, dict) else None) or {}
+            pilot = values.get("run_main") is False
+            if ids and ran.empty and pilot:
+                cost = not_run_text(costs.get(p)).removeprefix("not run: ")
+                skipped[p] = f"runs only its pilot ({cost}), no sweep and no verdict ({why})"
+            elif ids and ran.empty:
+                skipped[p] = f"{not_run_text(costs.get(p))} ({why})"
+            else:
+                where = sites_text(_devices(table, ids, p))
+                skipped[p] = why + (f"; computed on {where}" if where else "")
         out[spec.stem] = {"profile": chosen, "skipped": skipped,
                           "where": sites_text(_devices(table, ids, chosen))}
     return out
