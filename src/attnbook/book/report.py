@@ -427,14 +427,15 @@ def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, s
     profile would take from the chapter's ``cost`` entry (:func:`.sites.not_run_text`), or that
     it runs only its pilot there. ``plans``: :func:`chapter_plans`. MyST Markdown."""
     from .claims import shown_profiles
-    from .shown import VERDICTS
     from .sites import count, not_run_text, sites_text
+
+    verdicts = [s for s in STATUSES if s not in ("not run", "no chapter yet")]
 
     plans = chapter_plans() if plans is None else plans
     whole = _whole(table)
     out = {}
     for p in shown_profiles(whole):
-        at = whole[(whole["profile"] == p) & whole["status"].isin(VERDICTS)]
+        at = whole[(whole["profile"] == p) & whole["status"].isin(verdicts)]
         text = (f"{count(len(at), 'claim')} with a verdict, computed on "
                 f"{_cell(sites_text(list(at['device'])) or 'an unrecorded device')}"
                 if len(at) else "no claim has a verdict")
