@@ -212,13 +212,17 @@ def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
     table = status_table(parts=True)
     md = report.summary_markdown(table)
     assert md.startswith(":::{figure} ../status/overview.png\n:name: home-overview")
-    assert "| profile | effects | consistency checks |" in md and "| `ci` |" not in md
+    assert "| profile | effects (claims per verdict) |" in md and "| `ci` |" not in md
     failed = md.split("**What did not reproduce**")[1].split("**What this book")[0]
     assert re.search(r"\{claim\}`M-F2a@cpu`", failed)  # not reproduced at cpu, 3 seeds
-    strong = md.split("**The papers' findings that reproduced**")[1].split("**What did not")[0]
+    strong = md.split("**The papers' findings that reproduced**")[1].split("**What")[0]
     assert "{claim}`M-F1@full` mahdavi2024, Figure 1" in strong
-    # a claim reproduced in part lists the part that reproduced, with its value
-    assert re.search(r"\{claim\}`B-ZB@full`, part power-sum basis reproduced: power sums", strong)
+    # a claim reproduced in part is listed apart, with the part that reproduced and its value
+    assert "B-ZB" not in strong
+    partial = md.split("**What reproduced in part**")[1].split("**What did not")[0]
+    assert re.search(r"\{claim\}`B-ZB@full` Bruna talk .*; at `full` part power-sum basis "
+                     r"reproduced: power sums", partial)
+    assert "**Where each profile ran**" in md
     untestable = md.split("**What this book's runs could not test**")[1]
     assert "{claim}`M-F3@cpu` {claim}`M-F3@full`" in untestable  # one seed: the stability rule
 

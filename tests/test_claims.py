@@ -67,10 +67,13 @@ def test_parts_aggregate_to_reproduced_only_when_all_are(sandbox):
         return t[(t["id"] == "M-T3tab") & t["part"].isna()].iloc[0]
 
     assert whole()["status"] == "partly run"
-    assert whole()["measured"] == "1/2 parts reproduced, 1 not run"
+    assert whole()["measured"] == "1 of 2 parts reproduced, 1 not run"
     claims.record("M-T3tab", False, "fraction 0.7", part="BERT trained L1", **kw)
-    assert whole()["status"] == "not reproduced"
-    assert whole()["measured"] == "1/3 parts reproduced, 1 not run"
+    # some parts reproduced, one did not: partly reproduced, neither a reproduction nor a failure
+    assert whole()["status"] == "partly reproduced"
+    assert whole()["measured"] == "1 of 3 parts reproduced, 1 not reproduced, 1 not run"
+    claims.record("M-T3tab", False, "fraction 0.9", part="GPT-2 random L0", **kw)
+    assert whole()["status"] == "not reproduced"  # no part reproduced
     t = claims.status_table("ci", parts=True, claims_dir=d)
     assert len(t[(t["id"] == "M-T3tab") & t["part"].notna()]) == 3
 

@@ -26,7 +26,7 @@ import math
 import numbers
 import re
 
-from .claims import combined_status, shown_profiles  # noqa: F401 - the pages show them
+from .claims import PARTLY_REPRODUCED, combined_status, shown_profiles  # noqa: F401 - the pages show them
 from .text import escape
 
 __all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_status",
@@ -334,6 +334,7 @@ _WHY = {"reproduced": "holds",
         "not testable": "its premise does not hold here, so the measurement neither confirms "
                         "nor refutes the claim",
         "partly run": "holds for every part that ran",
+        "partly reproduced": "holds for some parts and not for others",
         "fragile": "holds, but not on every resample of the evidence (a seed left out), so it "
                    "does not count as reproduced",
         "not run": "not checked at this profile"}
@@ -375,7 +376,8 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
                     .strip())
     else:
         k = sum(p["status"] == "reproduced" for p in parts)
-        title += f", {k} of {len(parts)} parts reproduced"
+        title += (f" ({k} of {len(parts)} parts)" if status == PARTLY_REPRODUCED
+                  else f", {k} of {len(parts)} parts reproduced")
 
         def items(rows):
             return "\n".join(

@@ -24,7 +24,8 @@ every cell a reader does not learn from under its outputs (:func:`fold_input`: j
 Roles, usable in any page:
 
 - ``{claim}`ID``` or ``{claim}`ID@profile```: a badge with the claim's verdict at that profile
-  (``reproduced``, ``not reproduced``, ``partly run``, ``not run``, ``stale``; without a
+  (``reproduced``, ``partly reproduced``, ``not reproduced``, ``partly run``, ``not run``,
+  ``stale``; without a
   profile, the best-established one), read from the ledger when the page is written, linking
   to the claim's row ``#claim-<id>`` of ``status/reproduction_status``;
 - ``{verdict}`STATUS```: a coloured badge for a verdict, no link; ``{verdict}`STATUS <ID>```:
