@@ -3,7 +3,7 @@
 import math
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, all_at_most, criterion, thresholds
+from . import NOT_TESTABLE, all_at_most, criterion, crossing_text, description, thresholds
 from . import records as _records  # the one table-to-dicts of the criteria
 
 __all__ = ["seed_outliers", "seed_sd"]
@@ -26,6 +26,41 @@ def transition_near_vocabulary(crossings, *, factor, tie_se, min_found):
         return NOT_TESTABLE
     return all(_established(r, min_found) and _within(r["V"], r["width"], factor)
                for r in rows)
+
+
+@description("W-F1")
+def crossings_near_vocabulary_in_words(crossings):
+    """What W-F1 reads, per V: the shallow width at the crossing and its ratio to V, with its
+    95% bootstrap interval and the share of replicates that found one (or why none was found),
+    then whether the sweep lies in levine2020's depth-inefficient regime (3^L_shallow above the
+    widest shallow net), where the criterion is testable. ``crossings`` as for W-F1, with
+    ``ratio`` and what :func:`attnbook.criteria.crossing_text` reads.
+
+    >>> print(crossings_near_vocabulary_in_words([dict(V=16, width=20.0, ratio=1.25, found=True,
+    ...     width_low=None, L_shallow=1, max_width=64)]))  # doctest: +NORMALIZE_WHITESPACE
+    V=16: shallow width 20 = 1.25 V (no interval); outside levine2020's depth-inefficient regime
+    (L_shallow = 1 <= log3 64 = 3.8), where the paper places the transition
+    """
+    rows = _records(crossings)
+    per_v = "; ".join(crossing_text(f"V={r['V']}", f"shallow width {r['width']:.0f} = "
+                                    f"{r['ratio']:.2f} V", r, 0) for r in rows)
+    L, widest = rows[0]["L_shallow"], max(r["max_width"] for r in rows)
+    return per_v + (f"; L_shallow = {L} > log3 of the widest shallow net {widest}: levine2020's "
+                    "depth-inefficient regime" if all(_in_regime(r) for r in rows) else
+                    f"; outside levine2020's depth-inefficient regime (L_shallow = {L} <= log3 "
+                    f"{widest} = {math.log(widest, 3):.1f}), where the paper places the "
+                    "transition")
+
+
+@description("W-Tab2-5")
+def largest_seed_std(table, *, n_seeds):
+    """The largest seed standard deviation W-Tab2-5 reads, where it is (V, family, width),
+    among how many points. ``n_seeds``: the seeds of each point."""
+    rows = [r for r in _records(table) if float(r["std"]) == float(r["std"])]
+    worst = max(rows, key=lambda r: float(r["std"]))
+    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
+            f"(V={worst['V']}, {worst['family']}, d_x={worst['d_x']}) among "
+            f"{len(_records(table))} points")
 
 
 @criterion("W-Tab2-5")
