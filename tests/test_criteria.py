@@ -1528,3 +1528,29 @@ def test_describe_refuses_unknown_ids_and_ledger_numbers_from_the_caller():
         criteria.describe("L-T1", [])
     with pytest.raises(AttnbookError, match="come from the ledger"):
         criteria.describe("M-F2a", _pts("H", _LINEAR), min_points=2)
+
+
+def _vocab(pairs, **extra):
+    """W-F3/W-F5 rows: crossings with their ratio to the limiting rank, no intervals."""
+    cross = _cross(pairs, found=True, width_low=None, **extra)
+    rank = cross["r"].fillna(cross["V"]) if "r" in cross else cross["V"]
+    return cross.assign(rank=rank, ratio=cross["width"] / rank)
+
+
+def test_describe_gives_the_spread_and_agreement_wf5_reads():
+    full = _vocab([(256, 40.0), (1024, 52.0)], r=None)
+    t = criteria.thresholds("W-F5")
+    text = criteria.describe("W-F5", full, _GAPS)
+    assert "; largest / smallest width 1.30;" in text  # the ratio W-F5 holds to max_ratio
+    assert criteria.decide("W-F5", full, _GAPS) == (52.0 / 40.0 <= t["max_ratio"])
+    assert text.endswith("gap curves of V=1024 minus V=256: at most 1.0 standard errors apart "
+                         "over 2 sizes")
+
+
+def test_describe_gives_the_rank_crossings_and_difference_in_differences_wf3_reads():
+    limited = _vocab([(256, 17.0)], r=16, control_width=None, did=-0.03, did_se_value=0.01)
+    full = _vocab([(256, 300.0)], r=None)
+    text = criteria.describe("W-F3", limited, full_rank=full)
+    assert text.startswith("V=256, r=16: shallow width 17.0 = 1.06 x 16 (no interval); control "
+                           "V=256: shallow width 300.0 = 1.17 x 256 (no interval); ")
+    assert text.endswith("rank-limited minus control: -0.0300 (-3.0 standard errors)")

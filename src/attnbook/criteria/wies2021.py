@@ -474,6 +474,51 @@ def transition_near_rank(crossings, *, factor, tie_se, min_found, did_se):
     return True
 
 
+def _rank_crossing_text(row) -> str:
+    """One crossing of the vocabulary-rank sweep in words: V (and r where the embedding is
+    factored), the shallow width, its ratio to the rank that limits it, its bootstrap interval."""
+    name = f"V={row['V']}" + (f", r={row['r']}" if row.get("r") is not None else "")
+    return crossing_text(name, f"shallow width {row['width']:.1f} = {row['ratio']:.2f} x "
+                         f"{row['rank']}" if row.get("found") else "", row, 1)
+
+
+def _regime_text(rows) -> str:
+    """Nothing inside levine2020's depth-inefficient regime; outside it, that it is."""
+    L, widest = rows[0]["L_shallow"], max(r["max_width"] for r in rows)
+    return ("" if 3 ** int(L) > widest else
+            f"; outside levine2020's depth-inefficient regime (L_shallow = {L} <= log3 "
+            f"{widest}), where the paper places the transition")
+
+
+@description("W-F3")
+def rank_crossings_in_words(crossings, *, full_rank):
+    """What W-F3 reads: each rank-limited crossing (``crossings``: rows of
+    :func:`attnbook.engines.depth_sweep.rank_controls`), the first full-rank control's
+    (``full_rank``: the crossings without ``r``, by V), and per rank-limited vocabulary the
+    change of its gap across the widths against its control's in standard errors."""
+    rows, full = _records(crossings), _records(full_rank)
+    did = "; ".join(f"gap change across the widths, rank-limited minus control: "
+                    f"{r['did']:+.4f} ({r['did'] / r['did_se_value']:+.1f} standard errors)"
+                    for r in rows)
+    return ("; ".join(_rank_crossing_text(r) for r in rows)
+            + f"; control {_rank_crossing_text(full[0])}; {did}" + _regime_text(rows + full))
+
+
+@description("W-F5")
+def full_rank_crossings_in_words(crossings, gaps):
+    """What W-F5 reads: the crossing of each full-rank vocabulary, the largest over the
+    smallest width where every one crossed, and how far apart the gap curves of the largest and
+    the smallest vocabulary lie (``gaps``: ``diff`` and ``se`` per shared size)."""
+    rows, g = _records(crossings), _records(gaps)
+    found = [r["width"] for r in rows if r["width"] is not None and r["width"] == r["width"]]
+    spread = (f"; largest / smallest width {max(found) / min(found):.2f}"
+              if len(found) == len(rows) else "")
+    apart = max(abs(float(x["diff"])) / float(x["se"]) for x in g)
+    return ("; ".join(_rank_crossing_text(r) for r in rows) + spread
+            + f"; gap curves of V={rows[-1]['V']} minus V={rows[0]['V']}: at most {apart:.1f} "
+            f"standard errors apart over {len(g)} sizes")
+
+
 @criterion("W-F5")
 def transition_barely_moves(crossings, gaps, *, max_ratio, tie_se, min_found, agree_se):
     """W-F5: the vocabularies of the comparison (at least two, full rank, larger than every
