@@ -1554,3 +1554,16 @@ def test_describe_gives_the_rank_crossings_and_difference_in_differences_wf3_rea
     assert text.startswith("V=256, r=16: shallow width 17.0 = 1.06 x 16 (no interval); control "
                            "V=256: shallow width 300.0 = 1.17 x 256 (no interval); ")
     assert text.endswith("rank-limited minus control: -0.0300 (-3.0 standard errors)")
+
+
+def test_describe_gives_the_losses_at_the_ranks_wf7_reads():
+    t = criteria.thresholds("W-F7")
+    d_x, N = 512, 512
+    r_pos, low, high = N // t["pos_divisor"], d_x // t["low_divisor"], d_x // t["high_divisor"]
+    pos, vocab = {1: 3.2, r_pos: 3.01}, {low: 3.3, high: 3.1}
+    text = criteria.describe("W-F7", pos, vocab, 3.0, 0.02, d_x, N)
+    assert text == (f"seed means: r_e={r_pos}: 3.010 vs full rank 3.000 ({t['n_std']} std "
+                    f"{t['n_std'] * 0.02:.3f}); r_e=1: 3.200 vs vocabulary r={low}: 3.300, "
+                    f"r={high}: 3.100")
+    assert criteria.decide("W-F7", pos, vocab, 3.0, 0.02, d_x, N) == (
+        abs(3.01 - 3.0) <= t["n_std"] * 0.02 and 3.1 <= 3.2 <= 3.3)

@@ -367,6 +367,29 @@ def positional_rank_cheap(pos_losses, vocab_losses, full_loss, full_std, d_x, N,
     return bool(near_full and vocab[high] <= pos[1] <= vocab[low])
 
 
+@description("W-F7")
+def positional_rank_in_words(pos_losses, vocab_losses, full_loss, full_std, d_x, N, *, n_std,
+                             pos_divisor, low_divisor, high_divisor):
+    """The losses W-F7 compares, at the ranks its divisors pick: positional rank
+    max(1, N // pos_divisor) against the full-rank net and its ``n_std`` seed standard
+    deviations, and the rank-1 positional net against vocabulary ranks d_x // low_divisor and
+    d_x // high_divisor.
+
+    >>> print(positional_rank_in_words({1: 3.2, 16: 3.01}, {64: 3.3, 128: 3.1}, 3.0, 0.02, 512,
+    ...       512, n_std=2, pos_divisor=32, low_divisor=8, high_divisor=4))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    seed means: r_e=16: 3.010 vs full rank 3.000 (2 std 0.040); r_e=1: 3.200 vs vocabulary
+    r=64: 3.300, r=128: 3.100
+    """
+    pos, vocab = dict(pos_losses), dict(vocab_losses)
+    r_pos = max(1, int(N) // pos_divisor)
+    low, high = int(d_x) // low_divisor, int(d_x) // high_divisor
+    rank1 = "" if r_pos == 1 else f"r_e=1: {pos[1]:.3f} "
+    return (f"seed means: r_e={r_pos}: {pos[r_pos]:.3f} vs full rank {full_loss:.3f} ({n_std} "
+            f"std {n_std * full_std:.3f}); {rank1}vs vocabulary r={low}: {vocab[low]:.3f}, "
+            f"r={high}: {vocab[high]:.3f}")
+
+
 def _pooled_gap(a, b) -> tuple[float, float] | None:
     """mean(a) - mean(b) and the pooled seed standard deviation sqrt((s_a^2 + s_b^2) / 2) of
     two lists of seed losses (sample standard deviations; None with fewer than two each)."""
