@@ -1498,7 +1498,7 @@ def test_describe_gives_the_crossings_and_rates_ld_reads():
         in text
     rates = [math.log(b / a, 3) for a, b in ((10.0, 30.0), (30.0, 90.0))]
     assert f"per layer: {rates[0]:.2f}, {rates[1]:.2f} (" in text
-    rows[1] |= {"found": False, "width": float("nan"), "reason": "deeper never ahead"}
+    rows[1] |= {"found": False, "width": None, "reason": "deeper never ahead"}
     text = criteria.describe("L-D", rows)
     assert "L=2|3: no crossing (deeper never ahead)" in text and "per layer: -, -" in text
 
@@ -1509,6 +1509,8 @@ def test_describe_gives_the_crossings_and_regime_wf1_reads():
     text = criteria.describe("W-F1", cross)
     assert text.startswith("V=32: shallow width 40 = 1.25 V (no interval); V=64: shallow "
                            "width 70 = 1.09 V (no interval); L_shallow = 5 > log3")
+    missing = _cross([(32, None)], found=False, reason="deep never wins").assign(ratio=None)
+    assert criteria.describe("W-F1", missing).startswith("V=32: no crossing (deep never wins);")
     out = cross.assign(L_shallow=1)
     assert criteria.decide("W-F1", out) == criteria.NOT_TESTABLE
     assert "; outside levine2020's depth-inefficient regime (L_shallow = 1 <= log3 128 = 4.4)" \

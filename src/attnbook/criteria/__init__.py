@@ -158,7 +158,8 @@ def description(claim_id: str):
 def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
     """One crossing of a depth-efficiency sweep in words: ``label``, then ``located`` (the
     crossing's width as the chapter names it) with its 95% bootstrap interval over seeds and the
-    share of replicates that found a crossing; ``row`` holds ``found``, ``reason``,
+    share of replicates that found a crossing (``located`` is not read where none was found:
+    pass "" there); ``row`` holds ``found``, ``reason``,
     ``width_low``, ``width_high``, ``low_open``, ``high_open`` and ``found_fraction`` (a dict or
     a named tuple). No interval (one seed, or a NaN bound) and no crossing say so.
 

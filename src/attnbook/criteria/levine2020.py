@@ -71,8 +71,9 @@ def transitions_in_words(transitions):
     paper's pair widths about 0.05)
     """
     rows = _rows(transitions)
-    pairs = "; ".join(crossing_text(f"L={r['L_shallow']}|{r['L_deep']}", f"d* {r['width']:.1f}",
-                                    r, 1) for r in rows)
+    pairs = "; ".join(crossing_text(f"L={r['L_shallow']}|{r['L_deep']}",
+                                    f"d* {r['width']:.1f}" if r["found"] else "", r, 1)
+                      for r in rows)
     rates = ", ".join("-" if x is None else f"{x:.2f}" for x in _growth_rates(rows))
     return (f"{pairs}; growth rates log3(d*_next/d*) per layer: {rates} (theory's literal "
             "reading 1, paper's pair widths about 0.05)")

@@ -43,7 +43,8 @@ def crossings_near_vocabulary_in_words(crossings):
     """
     rows = _records(crossings)
     per_v = "; ".join(crossing_text(f"V={r['V']}", f"shallow width {r['width']:.0f} = "
-                                    f"{r['ratio']:.2f} V", r, 0) for r in rows)
+                                    f"{r['ratio']:.2f} V" if r["found"] else "", r, 0)
+                      for r in rows)
     L, widest = rows[0]["L_shallow"], max(r["max_width"] for r in rows)
     return per_v + (f"; L_shallow = {L} > log3 of the widest shallow net {widest}: levine2020's "
                     "depth-inefficient regime" if all(_in_regime(r) for r in rows) else
