@@ -410,3 +410,20 @@ def test_a_broken_rule_of_a_chapter_exits_2_and_writes_nothing(tmp_path, capsys,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "parameters n = 8, d = 8 break the rule n < d" in err, err
     assert not (tmp_path / "build").exists()
+
+
+def test_a_chapter_run_by_hand_checks_its_parameters_as_the_runner_does():
+    """In Jupyter no runner checks the parameters cell before the kernel starts: ab.start does,
+    with the same ranges and rules, in one line naming the parameter (or the rule)."""
+    import pytest
+
+    from attnbook.book.notebook import check_interactive_parameters
+    from attnbook.errors import ParameterError
+
+    check_interactive_parameters("mahdavi2024_fig2_heads_context", "cpu", {"d": 16, "n": 8})
+    with pytest.raises(ParameterError, match="n < d"):  # a rule of the .yml
+        check_interactive_parameters("mahdavi2024_fig2_heads_context", "cpu",
+                                     {"d": 16, "n": 20, "contexts": [2, 4]})
+    with pytest.raises(ParameterError, match="max_depth"):  # a range of the .yml
+        check_interactive_parameters("levine2020_lemma1", "cpu", {"max_depth": 99})
+    check_interactive_parameters("no_such_chapter", "cpu", {"max_depth": 99})  # no .yml

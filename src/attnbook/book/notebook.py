@@ -58,8 +58,8 @@ from .provenance import function_modules, provenance
 from .readers import loads
 from .store import ResultStore, config_key, total_wall
 
-__all__ = ["Run", "start", "seed_everything", "BudgetExhausted", "deadline",
-           "source_provenance"]
+__all__ = ["Run", "start", "check_interactive_parameters", "seed_everything", "BudgetExhausted",
+           "deadline", "source_provenance"]
 
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
@@ -479,6 +479,32 @@ class Run:
             "data": f"{name}.csv" if data is not None else ""})
 
 
+def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -> None:
+    """A chapter run by hand (in Jupyter, not by the runner) checks the parameters it holds as
+    the runner checks them before any kernel starts: every value that differs from the
+    profile's against its allowed range, then every rule of the chapter's ``.yml`` on the whole
+    set (raising :class:`~attnbook.errors.ParameterError` with one line naming the parameter
+    and its range, or the rule). Nothing to check where the chapter has no ``.yml``.
+    """
+    from .profiles import RESERVED, load_spec, rule_error
+
+    try:
+        spec = load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
+    except Exception:  # an interactive notebook outside notebooks/: no profile file
+        return
+    if not spec.has_profile(profile):
+        return
+    planned = {**spec.defaults, **(spec.profiles.get(profile) or {})}
+    held = {k: namespace[k] for k in spec.defaults if k in namespace and k not in RESERVED}
+    changed = {k: v for k, v in held.items() if v != planned.get(k)}
+    for name, value in changed.items():
+        spec.check(name, value)
+    full = {**planned, **held}
+    for rule in spec.rules:
+        if not rule.holds(full):
+            raise rule_error(rule, full, changed)
+
+
 def _profile_changes(notebook: str, profile: str) -> dict:
     """What ``profile`` changes from the notebook's parameters cell ({} when unknown)."""
     from .. import paths
@@ -683,6 +709,12 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
                             "(letters, digits, _.-)")
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
+    if not os.environ.get(ENV_RUN_ID):  # by hand (Jupyter): the runner checked them otherwise
+        import inspect
+
+        frame = inspect.currentframe()
+        check_interactive_parameters(notebook, profile, frame.f_back.f_globals if frame and
+                                     frame.f_back else {})
     seed_everything(seed)
     _display.install()  # tables and dicts left as a cell's result show as tables in the book
     # libraries (transformers, datasets) draw their bars with tqdm.auto; without ipywidgets it
