@@ -375,7 +375,9 @@ def test_not_testable_is_a_verdict_of_its_own(tmp_path):
         book_claims.record("X-NT", True, "fine", profile="cpu", notebook="nb", run={},
                            part="b", claims_dir=d)
         row = book_claims.status_table("cpu", claims_dir=d).iloc[0]
-        assert row["status"] == "not testable"
+        assert row["status"] == "partly reproduced"  # one part reproduced, one not testable
+        parts = book_claims.status_table("cpu", claims_dir=d, parts=True)
+        assert {"not testable", "reproduced"} <= set(parts["status"])  # each part as it was
         assert book_claims.verdict_line("X-NT", "cpu", NOT_TESTABLE, "m") == \
             "X-NT [cpu] not testable: m"
     finally:
