@@ -579,8 +579,9 @@ class Sweep:
                 if len(results) != len(unit):
                     raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a "
                                         f"group of {len(unit)} configurations")
+                mates = [config_key(c) for c in unit] if groups is not None else None
                 for config, result in zip(unit, results, strict=True):
-                    self.put(config, result, round(wall_s, 3), earlier, modules)
+                    self.put(config, result, round(wall_s, 3), earlier, modules, mates)
                 if checkpoint:
                     fn.clear(unit if groups is not None else unit[0])
                 budget.finished(unit, total_wall(wall_s, earlier))
@@ -603,8 +604,8 @@ class Sweep:
     def get(self, config):
         return self.store.get(self.name, config)
 
-    def put(self, config, result, wall_s=None, earlier=None, modules=None):
-        self.store.put(self.name, config, result, wall_s, earlier, modules)
+    def put(self, config, result, wall_s=None, earlier=None, modules=None, stacked_with=None):
+        self.store.put(self.name, config, result, wall_s, earlier, modules, stacked_with)
 
     def frame(self, configs):
         return self.store.frame(self.name, configs)

@@ -409,13 +409,17 @@ class ResultStore:
         return record["result"]
 
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None,
-            earlier: list | None = None, modules: list[str] | None = None) -> None:
+            earlier: list | None = None, modules: list[str] | None = None,
+            stacked_with: list[str] | None = None) -> None:
         """Store the result of one finished configuration (atomically). ``earlier``: the
         sittings of a checkpointed unit before this one (see :mod:`.checkpoints`);
         ``modules``: the library modules its computation can run (see
-        :func:`~attnbook.book.provenance.function_modules`; None: every module loaded)."""
+        :func:`~attnbook.book.provenance.function_modules`; None: every module loaded);
+        ``stacked_with``: the keys of every configuration computed in the same program (a
+        group of stacked models), its own included."""
         path = self._path(name, config)
         record = seal({"config": config, "result": result, **_timing(wall_s, earlier),
+                       **({"stacked_with": sorted(stacked_with)} if stacked_with else {}),
                        **self._stamp(modules)})
         self._write(path, dumps(record, indent=1, sort_keys=True))
 
