@@ -283,3 +283,42 @@ def test_the_page_shows_the_parameters_the_run_had_and_no_harness_comment(tmp_pa
     check = next(c for c in out["cells"] if c.get("id") == "c")["source"]
     assert "NBVAL_" not in check and check.startswith('run.record("L-Lem1", True, "ok")')
     assert "NBVAL_CHECK_OUTPUT" in nb["cells"][3]["source"]  # the notebook itself keeps it
+
+
+def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path):
+    """A pilot cell (a training function, run.pilot, then 40 lines of plotting) is split on
+    the page: the computing statements open, the plotting folded with the cell's outputs."""
+    source = ("def train_pilot():\n    return run.sweep('pilot').run(f, configs)\n\n\n"
+              "runs, where = run.pilot(pilot, train_pilot, unit='nets')\n"
+              "stats = summarise(runs)\n"
+              "fig, ax = plt.subplots()\nax.plot(stats)\nrun.savefig(fig, 'x_pilot')")
+    out = {"output_type": "display_data", "data": {"image/png": "iVBOR"},
+           "metadata": {plotting.FIGURE_KEY: {**INFO, "name": "x_pilot"}}}
+    nb = {"metadata": {}, "cells": [{"cell_type": "code", "id": "p", "metadata": {},
+                                     "source": source, "outputs": [out]}]}
+    rewritten, changed = rewrite_notebook(copy.deepcopy(nb), "levine2020_lemma1", root=tmp_path)
+    code = [c for c in rewritten["cells"] if c["cell_type"] == "code"]
+    assert changed and len(code) == 2
+    assert "hide-input" not in code[0]["metadata"].get("tags", []) and not code[0]["outputs"]
+    assert "run.pilot(" in code[0]["source"] and "run.sweep(" in code[0]["source"]
+    assert "plt." not in code[0]["source"] and "stats" not in code[0]["source"]
+    assert "hide-input" in code[1]["metadata"]["tags"] and code[1]["outputs"]
+    assert code[1]["source"].startswith("stats = summarise(runs)")
+    assert figures.split_computing("t = run.cached('t', {}, f)\nt.round(2)") is None
+    tagged = copy.deepcopy(nb)
+    tagged["cells"][0]["metadata"]["tags"] = ["show-input"]  # a chapter's own choice wins
+    assert len(rewrite_notebook(tagged, "levine2020_lemma1", root=tmp_path)[0]["cells"]) == 2
+
+
+def test_no_chapter_shows_plotting_code_unfolded(tmp_path):
+    """In every chapter as the book shows it, the code left open draws nothing: plotting is
+    folded, and a cell that computes and draws shows only its computing lines."""
+    for path in sorted((paths.ROOT / "notebooks").glob("*.ipynb")):
+        nb, _ = rewrite_notebook(json.loads(path.read_text()), path.stem, root=tmp_path)
+        for cell in nb["cells"]:
+            tags = set(cell.get("metadata", {}).get("tags", []))
+            if cell["cell_type"] != "code" or tags & {"hide-input", "remove-input",
+                                                      "remove-cell", "hide-cell"}:
+                continue
+            code = "".join(cell["source"])
+            assert not figures._DRAWS.search(code), f"{path.name}: open code draws:\n{code}"

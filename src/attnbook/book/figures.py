@@ -19,7 +19,8 @@ in prose), with its provenance as the figure's legend. Before each code cell tha
 claim (``run.record("ID", ...)``) it adds the label ``check-<notebook>-<id>`` (the status
 page links there) and a badge per claim linking back to its status row. It folds the code of
 every cell a reader does not learn from under its outputs (:func:`fold_input`: jupyter-book's
-``hide-input``), and every figure's image takes its caption as alt text.
+``hide-input``; a cell that computes and draws shows only its computing lines open,
+:func:`split_computing`), and every figure's image takes its caption as alt text.
 
 Roles, usable in any page:
 
@@ -44,8 +45,8 @@ from .plotting import FIGURE_KEY
 from .provenance import short_device
 from .readers import loads
 
-__all__ = ["rewrite_notebook", "fold_input", "claim_label", "check_label", "verdict_class",
-           "badge_status",
+__all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
+           "verdict_class", "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
@@ -172,7 +173,9 @@ def _check_cell(notebook: str, claim_ids: list, profile: str) -> dict:
 
 # a code cell stays open when it calls one of these (the library computing a result) or
 # records a claim (the criterion); every other code cell is folded under its outputs
-_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep)\(")
+_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep|pilot)\(")
+# a cell that draws: a computing cell that also draws shows only its computing lines open
+_DRAWS = re.compile(r"\b(run\.savefig|plt\.subplots|plt\.figure)\(")
 _SHOWN_TAGS = {"parameters", "show-input"}  # open whatever they hold
 _FOLD_TAGS = {"hide-input", "remove-input", "hide-cell", "remove-cell", "hide-output",
               "remove-output", "injected-parameters"}  # the chapter's own choice: kept
@@ -185,8 +188,9 @@ def fold_input(cell: dict) -> bool:
     Open: the parameters cell (and a cell tagged ``show-input``), a cell that computes through
     the library (``run.cached``, ``run.sweep``, ``run.stored_sweep``) and a claim check (a
     cell that calls ``run.record``). Folded: the rest (imports and start, plotting, tables,
-    glue). A cell that already carries a tag of its own (hide-input, remove-cell, ...) is left
-    as it is.
+    glue). A cell that computes and also draws is split on the page (:func:`split_computing`):
+    only its computing lines stay open. A cell that already carries a tag of its own
+    (hide-input, remove-cell, ...) is left as it is.
 
     >>> fold_input({"cell_type": "code", "source": "fig, ax = plt.subplots()"})
     True
@@ -200,6 +204,39 @@ def fold_input(cell: dict) -> bool:
         return False
     code = "".join(cell.get("source", ""))
     return not (_COMPUTES.search(code) or recorded_ids(code))
+
+
+def split_computing(code: str) -> tuple[str, str] | None:
+    r"""A cell that computes through the library *and* draws, as the page shows it: its
+    computing statements (the top-level statements that call ``run.cached``, ``run.sweep``,
+    ``run.stored_sweep`` or ``run.pilot`` and draw nothing, a function that trains included),
+    shown open, and the rest (the plotting, the tables, the glue), folded with the cell's
+    outputs. None for any other cell (or one that does not parse). The statements keep their
+    order within each part, and the comments above a statement go with it.
+
+    >>> split_computing("t = run.cached('t', {}, f)\nfig, ax = plt.subplots()\nax.plot(t)")
+    ("t = run.cached('t', {}, f)", 'fig, ax = plt.subplots()\nax.plot(t)')
+    >>> split_computing("fig, ax = plt.subplots()") is None
+    True
+    """
+    import ast
+
+    if not (_COMPUTES.search(code) and _DRAWS.search(code)):
+        return None
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    lines = code.split("\n")
+    computes, rest, start = [], [], 0
+    for node in tree.body:
+        segment = "\n".join(lines[start:node.end_lineno]).strip("\n")
+        start = node.end_lineno
+        (computes if _COMPUTES.search(segment) and not _DRAWS.search(segment)
+         else rest).append(segment)
+    if not computes or not rest:
+        return None
+    return "\n".join(computes).strip("\n"), "\n".join(rest).strip("\n")
 
 
 _HARNESS = re.compile(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", flags=re.M)
@@ -284,7 +321,16 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
         if shown != code:  # the page leaves out the test harness's comments (kept for nbval)
             cell = {**cell, "source": shown}
             changed = True
-        if fold_input(cell):
+        split = (None if set(tags) & (_SHOWN_TAGS | _FOLD_TAGS)
+                 else split_computing("".join(cell.get("source", ""))))
+        if split:  # its computing lines open, the plotting folded with the outputs
+            computes, rest = split
+            cells.append({**cell, "id": f"{cell.get('id', 'cell')}-computes", "source": computes,
+                          "outputs": []})
+            cell = {**cell, "source": rest, "metadata": {**cell.get("metadata", {}),
+                                                        "tags": [*tags, "hide-input"]}}
+            changed = True
+        elif fold_input(cell):
             cell = {**cell, "metadata": {**cell.get("metadata", {}),
                                          "tags": [*tags, "hide-input"]}}
             changed = True
