@@ -322,3 +322,17 @@ def test_no_chapter_shows_plotting_code_unfolded(tmp_path):
                 continue
             code = "".join(cell["source"])
             assert not figures._DRAWS.search(code), f"{path.name}: open code draws:\n{code}"
+
+
+def test_a_long_table_is_folded_under_its_summary():
+    """A per-seed table of 36 rows shows a line saying what it holds, its rows in a dropdown;
+    a short table shows as it is."""
+    from attnbook.book import display
+
+    long = pd.DataFrame({"seed": range(36), "gain": [0.5] * 36})
+    text = display.table_markdown(long)
+    head, _, folded = text.partition(":::{dropdown} All 36 rows\n")
+    assert head.startswith("*A table of 36 rows (seed, gain)") and "|" not in head
+    assert folded.rstrip().endswith(":::") and folded.count("| 0.5 |\n") == 36
+    short = display.table_markdown(long.head(display.FOLD_ROWS))
+    assert "dropdown" not in short and short.startswith("| seed | gain |")
