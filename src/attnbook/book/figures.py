@@ -15,7 +15,10 @@ Markdown cell after its code cell::
     :::
 
 so the figure is numbered, captioned and labelled ``fig-<name>`` (``{numref}`fig-<name>```
-in prose), with its provenance as the figure's legend. Before each code cell that records a
+in prose), with its provenance as the figure's legend. A figure whose smallest text would be
+under 9 CSS px on a 390 px phone (``phone_text_px``, measured by ``run.savefig``) gets the class
+``attnbook-small-text``, a link in its legend to its full-size PNG, and its image becomes a
+link to that PNG (a tap opens it, to zoom). Before each code cell that records a
 claim (``run.record("ID", ...)``) it adds the label ``check-<notebook>-<id>`` (the status
 page links there) and a badge per claim linking back to its status row. It folds the code of
 every cell a reader does not learn from under its outputs (:func:`fold_input`: jupyter-book's
@@ -41,7 +44,7 @@ from docutils import nodes
 
 from .. import paths
 from .claims import recorded_ids
-from .plotting import FIGURE_KEY
+from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
 from .provenance import short_device
 from .readers import loads
 
@@ -105,8 +108,19 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True) -> str:
-    """The provenance paragraph under a figure (MyST Markdown)."""
+def small_on_phone(info: dict) -> bool:
+    """Whether a figure's smallest text is under 9 CSS px on a 390 px phone (its
+    ``phone_text_px``, measured by ``run.savefig``; a figure saved before it was measured
+    is not)."""
+    px = info.get("phone_text_px")
+    return isinstance(px, (int, float)) and px < MIN_PHONE_TEXT_PX
+
+
+def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True,
+                        png_exists: bool = False) -> str:
+    """The provenance paragraph under a figure (MyST Markdown). A figure whose text is under
+    9 px on a phone (:func:`small_on_phone`) links to its full-size PNG (``png_exists``: the
+    file is in the build): a phone reader opens it and zooms."""
     parts = [f"notebook `{info.get('notebook', '')}`"]
     profile = info.get("profile", "")
     changes = info.get("profile_changes") or {}
@@ -146,6 +160,9 @@ def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True
             parts.append(f"{{download}}`data </figures/{info['data']}>` (CSV)")
         else:
             parts.append(f"data: `figures/{info['data']}` is not in this build")
+    if small_on_phone(info) and png_exists and info.get("png"):
+        parts.append(f"its smallest text is {info['phone_text_px']:g} px on a phone: "
+                     f"{{download}}`open it full size </figures/{info['png']}>` (or tap it)")
     return " · ".join(parts)
 
 
@@ -156,9 +173,13 @@ def _md_cell(source: str) -> dict:
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": source}
 
 
+SMALL_TEXT_CLASS = "attnbook-small-text"  # a figure whose text is under 9 px on a phone
+
+
 def _figure_cell(info: dict, key: str, provenance: str) -> dict:
     caption = _one_line(info.get("caption") or info.get("source") or info.get("name", ""))
-    return _md_cell(f":::{{glue:figure}} {key}\n:name: {key}\n:figclass: attnbook-figure\n\n"
+    figclass = "attnbook-figure" + (" " + SMALL_TEXT_CLASS if small_on_phone(info) else "")
+    return _md_cell(f":::{{glue:figure}} {key}\n:name: {key}\n:figclass: {figclass}\n\n"
                     f"{caption}\n\n{provenance}\n:::\n")
 
 
@@ -345,8 +366,10 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
             output["data"] = {GLUE_PREFIX + k: v for k, v in output.get("data", {}).items()}
             output["metadata"]["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
             data_exists = bool(info.get("data")) and (root / "figures" / info["data"]).exists()
+            png_exists = bool(info.get("png")) and (root / "figures" / info["png"]).exists()
             added.append(_figure_cell(info, key, provenance_markdown(
-                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=data_exists)))
+                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=data_exists,
+                png_exists=png_exists)))
         if ids and notebook:
             labelled.update(ids)
             cells.append(_check_cell(notebook, ids, profile))
@@ -464,6 +487,35 @@ def _alt_from_caption(app, doctree, fromdocname):
             image["alt"] = text
 
 
+def _link_small_figures(app, doctree, fromdocname):
+    """A figure whose text is under 9 px on a phone (class ``attnbook-small-text``) becomes a
+    link to its full-size PNG, the file its legend's "open it full size" downloads: a tap on
+    a phone opens it at its own size, to zoom. Builders without pages leave it as it is."""
+    from sphinx import addnodes
+    from sphinx.util.osutil import relative_uri
+
+    for figure in doctree.findall(nodes.figure):
+        if SMALL_TEXT_CLASS not in figure.get("classes", []):
+            continue
+        link = next((d for d in figure.findall(addnodes.download_reference)
+                     if str(d.get("reftarget", "")).endswith(".png") and d.get("filename")),
+                    None)
+        if link is None:
+            continue
+        try:
+            downloads = relative_uri(app.builder.get_target_uri(fromdocname), "_downloads")
+        except Exception:  # a builder without pages
+            continue
+        for image in list(figure.findall(nodes.image)):
+            if isinstance(image.parent, nodes.reference):
+                continue
+            ref = nodes.reference("", "", refuri=f"{downloads}/{link['filename']}",
+                                  reftitle="open the figure full size",
+                                  classes=["attnbook-full-size"])
+            image.replace_self(ref)
+            ref.append(image)
+
+
 def _resolve(app, doctree, fromdocname):
     for node in list(doctree.findall(claim_badge)):
         if node.get("status"):  # a verdict given as it is, linked to its claim
@@ -520,6 +572,7 @@ def setup(app):
     app.connect("doctree-read", _badge_docs)
     app.connect("doctree-resolved", _resolve)
     app.connect("doctree-resolved", _alt_from_caption)
+    app.connect("doctree-resolved", _link_small_figures)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
