@@ -456,8 +456,20 @@ class Run:
         stacked with a ``panel`` column), written to figures/<name>.csv and linked as "data".
         Returns None, so a call that ends a cell prints nothing beside the figure (the PNG is
         figures/<name>.png).
+
+        The figure's metadata records ``phone_text_px``: the height in CSS px of its smallest
+        text (tick labels, axis labels, legends, titles, annotations; not the source footer)
+        on a 390 px phone, where the page shows it at the content width, about 358 px
+        (:func:`~attnbook.book.plotting.phone_text_px`). Below 9 px the book makes the figure
+        a link to its full-size PNG, which a phone reader opens and zooms.
         """
-        from .plotting import figure_output, save_figure
+        from .plotting import (
+            figure_output,
+            phone_text_px,
+            png_width_in,
+            save_figure,
+            smallest_text_pt,
+        )
 
         claims = [claims] if isinstance(claims, str) else list(claims or ())
         for cid in claims:
@@ -465,7 +477,10 @@ class Run:
         footer = f"{source} · profile {self.profile}".strip(" ·")
         if self.overrides:
             footer += f" (changed: {self.changed()})"
+        points = smallest_text_pt(fig)  # the figure's own text, not the footer added below
         png = save_figure(fig, name, footer=footer, data=data)
+        phone_px = (None if points is None
+                    else round(phone_text_px(points, png_width_in(png), fig.dpi), 1))
         figure_output(fig, png, {
             "name": name, "caption": caption or source or name, "source": source,
             "claims": claims, "notebook": self.notebook, "profile": self.profile,
@@ -476,7 +491,8 @@ class Run:
             "computed_by": sorted({s.get("device") or "" for s in self.store.sources} - {""}),
             "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
-            "data": f"{name}.csv" if data is not None else ""})
+            "data": f"{name}.csv" if data is not None else "", "png": f"{name}.png",
+            "phone_text_px": phone_px})
 
 
 def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -> None:
