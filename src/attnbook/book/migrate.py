@@ -48,7 +48,7 @@ from .readers import loads
 from .store import ENV_MIGRATE, check_record, stored_results, write_record
 
 __all__ = ["SAMPLE", "MACHINE_MEASURES", "compare", "compare_tables", "migrate", "choose_sample",
-           "stacked_programs", "group_of", "migrated_results", "stored_threads"]
+           "stacked_programs", "completed", "group_of", "migrated_results", "stored_threads"]
 
 SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
 # How a result was computed, not what: how fast it ran and how much memory it took (measurements
@@ -132,6 +132,23 @@ def stacked_programs(units: list[dict]) -> list[list[dict]]:
         else:
             out.append(members)
     return out
+
+
+def completed(entry: dict) -> bool:
+    """Whether a pass of the chapter ran to its end: ``ok``, or ``partly run`` only where the
+    chapter stops itself by design (:meth:`~attnbook.book.notebook.Run.partly`: a profile that
+    runs only its pilot), not where a time budget ran out.
+
+    >>> completed({"status": "partly run", "missing": [{"stopped": "the pilot above ..."}]})
+    True
+    >>> completed({"status": "partly run", "missing": [{"sweep": "lm", "missing": 3}]})
+    False
+    """
+    if entry.get("status") == "ok":
+        return True
+    missing = entry.get("missing") or []
+    return entry.get("status") == "partly run" and bool(missing) and \
+        all(isinstance(m, dict) and "stopped" in m for m in missing)
 
 
 def _is_int(x) -> bool:
@@ -315,7 +332,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         log(f"{stem} · {profile}: {len(stale)} stale stored results; first pass: which the "
             "chapter asks for")
         entry = one_pass([])
-        if entry["status"] != "ok":
+        if not completed(entry):
             log(f"migrate: the first pass failed ({entry.get('error')}); nothing re-stamped")
             return 1
         asked = {Path(line) for line in asked_log.read_text().split()}
@@ -354,7 +371,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
                     os.environ["ATTNBOOK_THREADS"] = str(threads)
                     log(f"      recomputing {len(group)} with {threads} CPU thread(s), as stored")
                 entry = one_pass(group)
-                if entry["status"] != "ok":
+                if not completed(entry):
                     log(f"migrate: a recomputing pass failed ({entry.get('error')}); nothing "
                         "re-stamped")
                     return 1
@@ -410,4 +427,4 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
     log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
         f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")
     (entry,) = execute([job], cache_only=True, log=log)
-    return 0 if entry["status"] == "ok" else 1
+    return 0 if completed(entry) else 1
