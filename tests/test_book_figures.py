@@ -212,13 +212,17 @@ def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
     table = status_table(parts=True)
     md = report.summary_markdown(table)
     assert md.startswith(":::{figure} ../status/overview.png\n:name: home-overview")
-    assert "| profile | effects | consistency checks |" in md and "| `ci` |" not in md
+    assert "| profile | effects (claims per verdict) |" in md and "| `ci` |" not in md
     failed = md.split("**What did not reproduce**")[1].split("**What this book")[0]
     assert re.search(r"\{claim\}`M-F2a@cpu`", failed)  # not reproduced at cpu, 3 seeds
-    strong = md.split("**The papers' findings that reproduced**")[1].split("**What did not")[0]
+    strong = md.split("**The papers' findings that reproduced**")[1].split("**What")[0]
     assert "{claim}`M-F1@full` mahdavi2024, Figure 1" in strong
-    # a claim reproduced in part lists the part that reproduced, with its value
-    assert re.search(r"\{claim\}`B-ZB@full`, part power-sum basis reproduced: power sums", strong)
+    # a claim reproduced in part is listed apart, with the part that reproduced and its value
+    assert "B-ZB" not in strong
+    partial = md.split("**What reproduced in part**")[1].split("**What did not")[0]
+    assert re.search(r"\{claim\}`B-ZB@full` Bruna talk .*; at `full` part power-sum basis "
+                     r"reproduced: power sums", partial)
+    assert "**Where each profile ran**" in md
     untestable = md.split("**What this book's runs could not test**")[1]
     assert "{claim}`M-F3@cpu` {claim}`M-F3@full`" in untestable  # one seed: the stability rule
 
@@ -279,3 +283,130 @@ def test_the_page_shows_the_parameters_the_run_had_and_no_harness_comment(tmp_pa
     check = next(c for c in out["cells"] if c.get("id") == "c")["source"]
     assert "NBVAL_" not in check and check.startswith('run.record("L-Lem1", True, "ok")')
     assert "NBVAL_CHECK_OUTPUT" in nb["cells"][3]["source"]  # the notebook itself keeps it
+
+
+def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path):
+    """A pilot cell (a training function, run.pilot, then 40 lines of plotting) is split on
+    the page: the computing statements open, the plotting folded with the cell's outputs."""
+    source = ("def train_pilot():\n    return run.sweep('pilot').run(f, configs)\n\n\n"
+              "runs, where = run.pilot(pilot, train_pilot, unit='nets')\n"
+              "stats = summarise(runs)\n"
+              "fig, ax = plt.subplots()\nax.plot(stats)\nrun.savefig(fig, 'x_pilot')")
+    out = {"output_type": "display_data", "data": {"image/png": "iVBOR"},
+           "metadata": {plotting.FIGURE_KEY: {**INFO, "name": "x_pilot"}}}
+    nb = {"metadata": {}, "cells": [{"cell_type": "code", "id": "p", "metadata": {},
+                                     "source": source, "outputs": [out]}]}
+    rewritten, changed = rewrite_notebook(copy.deepcopy(nb), "levine2020_lemma1", root=tmp_path)
+    code = [c for c in rewritten["cells"] if c["cell_type"] == "code"]
+    assert changed and len(code) == 2
+    assert "hide-input" not in code[0]["metadata"].get("tags", []) and not code[0]["outputs"]
+    assert "run.pilot(" in code[0]["source"] and "run.sweep(" in code[0]["source"]
+    assert "plt." not in code[0]["source"] and "stats" not in code[0]["source"]
+    assert "hide-input" in code[1]["metadata"]["tags"] and code[1]["outputs"]
+    assert code[1]["source"].startswith("stats = summarise(runs)")
+    assert figures.split_computing("t = run.cached('t', {}, f)\nt.round(2)") is None
+    tagged = copy.deepcopy(nb)
+    tagged["cells"][0]["metadata"]["tags"] = ["show-input"]  # a chapter's own choice wins
+    assert len(rewrite_notebook(tagged, "levine2020_lemma1", root=tmp_path)[0]["cells"]) == 2
+
+
+def test_no_chapter_shows_plotting_code_unfolded(tmp_path):
+    """In every chapter as the book shows it, the code left open draws nothing: plotting is
+    folded, and a cell that computes and draws shows only its computing lines."""
+    for path in sorted((paths.ROOT / "notebooks").glob("*.ipynb")):
+        nb, _ = rewrite_notebook(json.loads(path.read_text()), path.stem, root=tmp_path)
+        for cell in nb["cells"]:
+            tags = set(cell.get("metadata", {}).get("tags", []))
+            if cell["cell_type"] != "code" or tags & {"hide-input", "remove-input",
+                                                      "remove-cell", "hide-cell"}:
+                continue
+            code = "".join(cell["source"])
+            assert not figures._DRAWS.search(code), f"{path.name}: open code draws:\n{code}"
+
+
+def test_a_long_table_is_folded_under_its_summary():
+    """A per-seed table of 36 rows shows a line saying what it holds, its rows in a dropdown;
+    a short table shows as it is."""
+    from attnbook.book import display
+
+    long = pd.DataFrame({"seed": range(36), "gain": [0.5] * 36})
+    text = display.table_markdown(long)
+    head, _, folded = text.partition(":::{dropdown} All 36 rows\n")
+    assert head.startswith("*A table of 36 rows (seed, gain)") and "|" not in head
+    assert folded.rstrip().endswith(":::") and folded.count("| 0.5 |\n") == 36
+    short = display.table_markdown(long.head(display.FOLD_ROWS))
+    assert "dropdown" not in short and short.startswith("| seed | gain |")
+
+
+def test_savefig_measures_the_smallest_text_a_phone_shows(tmp_path, monkeypatch):
+    """A 4-inch figure with 8 pt text: 8 * 358 / (72 * 4) = 9.9 px on a 390 px phone; every
+    Text artist counts (a 6 pt legend wins over 10 pt tick labels), the source footer not."""
+    assert round(plotting.phone_text_px(8, 4), 1) == 9.9
+    assert plotting.phone_text_px(8, 2) == pytest.approx(8 * 110 / 72)  # narrower than the phone
+    fig = plt.figure(figsize=(4, 3))
+    fig.text(0.0, 0.5, "eight points", fontsize=8)  # from edge to edge: the PNG is 4 in wide
+    fig.text(1.0, 0.5, "to the edge", fontsize=8, ha="right")
+    fig.text(0.1, 0.2, "", fontsize=3)  # empty: not drawn
+    assert plotting.smallest_text_pt(fig) == 8
+    monkeypatch.setattr(paths, "FIGURES", tmp_path)
+    shown = []
+    monkeypatch.setattr(plotting, "figure_output", lambda fig, png, info: shown.append(info))
+    run = start("doctest_example", profile="ci")
+    run.savefig(fig, "demo_known", source="demo")
+    width = plotting.png_width_in(tmp_path / "demo_known.png")
+    assert shown[-1]["png"] == "demo_known.png"
+    assert width == pytest.approx(4.2, abs=0.05)  # 0.1 in of padding each side
+    assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(8, width), 1) == 9.5
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([1, 2], [1, 2], label="a line")
+    ax.legend(fontsize=6)
+    run.savefig(fig, "demo_legend", source="demo")
+    assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(
+        6, plotting.png_width_in(tmp_path / "demo_legend.png")), 1)
+    plt.close("all")
+
+
+def test_a_figure_too_small_for_a_phone_links_to_its_full_size_png(tmp_path):
+    """Under 9 px: the figure gets the class attnbook-small-text and its legend a link to the
+    PNG; at 9 px or more, neither."""
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "demo_fig.png").write_bytes(b"png")
+    for px, small in ((4.3, True), (9.9, False), (None, False)):
+        nb = _notebook()
+        nb["cells"][1]["outputs"][0]["metadata"][plotting.FIGURE_KEY] = {
+            **INFO, "png": "demo_fig.png", "phone_text_px": px}
+        out, _ = rewrite_notebook(nb, "levine2020_lemma1", root=tmp_path)
+        md = next(c["source"] for c in out["cells"] if "glue:figure" in c.get("source", ""))
+        assert (figures.SMALL_TEXT_CLASS in md) is small
+        assert ("{download}`open it full size </figures/demo_fig.png>`" in md) is small
+
+
+def test_the_image_of_a_small_text_figure_is_a_link_to_the_png():
+    from docutils import nodes
+    from sphinx import addnodes
+
+    def page(classes):
+        figure = nodes.figure(classes=classes)
+        figure += nodes.image(uri="jupyter_execute/x.png")
+        legend = nodes.legend()
+        legend += addnodes.download_reference("", "", reftarget="/figures/x.png",
+                                              filename="0abc/x.png")
+        figure += legend
+        doc = nodes.document(None, None)
+        doc += figure
+        return doc
+
+    class App:
+        class builder:
+            @staticmethod
+            def get_target_uri(docname):
+                return docname + ".html"
+
+    doc = page(["attnbook-figure", figures.SMALL_TEXT_CLASS])
+    figures._link_small_figures(App, doc, "chapters/levine2020/lemma1")
+    image = next(iter(doc.findall(nodes.image)))
+    assert isinstance(image.parent, nodes.reference)
+    assert image.parent["refuri"] == "../../_downloads/0abc/x.png"
+    doc = page(["attnbook-figure"])
+    figures._link_small_figures(App, doc, "chapters/levine2020/lemma1")
+    assert not isinstance(next(iter(doc.findall(nodes.image))).parent, nodes.reference)

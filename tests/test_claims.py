@@ -67,10 +67,13 @@ def test_parts_aggregate_to_reproduced_only_when_all_are(sandbox):
         return t[(t["id"] == "M-T3tab") & t["part"].isna()].iloc[0]
 
     assert whole()["status"] == "partly run"
-    assert whole()["measured"] == "1/2 parts reproduced, 1 not run"
+    assert whole()["measured"] == "1 of 2 parts reproduced, 1 not run"
     claims.record("M-T3tab", False, "fraction 0.7", part="BERT trained L1", **kw)
-    assert whole()["status"] == "not reproduced"
-    assert whole()["measured"] == "1/3 parts reproduced, 1 not run"
+    # some parts reproduced, one did not: partly reproduced, neither a reproduction nor a failure
+    assert whole()["status"] == "partly reproduced"
+    assert whole()["measured"] == "1 of 3 parts reproduced, 1 not reproduced, 1 not run"
+    claims.record("M-T3tab", False, "fraction 0.9", part="GPT-2 random L0", **kw)
+    assert whole()["status"] == "not reproduced"  # no part reproduced
     t = claims.status_table("ci", parts=True, claims_dir=d)
     assert len(t[(t["id"] == "M-T3tab") & t["part"].notna()]) == 3
 
@@ -269,18 +272,21 @@ def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
     assert rows["B-FR"]["stale"] == "" and rows["M-F2b"]["status"] == "reproduced"
 
 
-def test_an_entry_recorded_before_hashes_is_stale_until_confirmed(sandbox):
+def test_an_entry_without_its_hash_is_damaged_until_recorded_anew(sandbox):
     d = sandbox / "data/claims"
     kw = dict(profile="cpu", notebook="nb", claims_dir=d)
-    claims.record("B-FR", True, "error 1e-9", run={"run_id": "first"}, **kw)
+    claims.record("B-FR", False, "error 0.3", run={"run_id": "first"}, **kw)
     path = d / "results/cpu/B-FR.json"
     old = json.loads(path.read_text())
     del old["sha256"]
+    old["status"], old["measured"] = "reproduced", "error 1e-9"  # edited by hand
     path.write_text(json.dumps(old))
-    assert claims.UNHASHED in claims.status_table("cpu", claims_dir=d).set_index("id").loc[
-        "B-FR", "stale"]
-    kept = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
-    assert kept["run"]["run_id"] == "first" and kept["sha256"] == claims.entry_sha(kept)
+    row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR"]
+    assert "has no sha256" in row["damaged"] and row["status"] != "reproduced"
+    (bad,) = claims.damaged_entries("cpu", claims_dir=d)
+    assert bad["path"] == path and "has no sha256" in bad["problem"]
+    new = claims.record("B-FR", True, "error 1e-9", run={"run_id": "redraw"}, **kw)
+    assert new["run"]["run_id"] == "redraw" and new["sha256"] == claims.entry_sha(new)
     assert claims.status_table("cpu", claims_dir=d).set_index("id").loc["B-FR", "stale"] == ""
 
 

@@ -375,7 +375,9 @@ def test_not_testable_is_a_verdict_of_its_own(tmp_path):
         book_claims.record("X-NT", True, "fine", profile="cpu", notebook="nb", run={},
                            part="b", claims_dir=d)
         row = book_claims.status_table("cpu", claims_dir=d).iloc[0]
-        assert row["status"] == "not testable"
+        assert row["status"] == "partly reproduced"  # one part reproduced, one not testable
+        parts = book_claims.status_table("cpu", claims_dir=d, parts=True)
+        assert {"not testable", "reproduced"} <= set(parts["status"])  # each part as it was
         assert book_claims.verdict_line("X-NT", "cpu", NOT_TESTABLE, "m") == \
             "X-NT [cpu] not testable: m"
     finally:
@@ -1424,3 +1426,148 @@ def test_every_threshold_has_a_pair_on_each_side():
                                 f"{sorted(set(EDGES) - named)}"
     assert not PENDING & {cid for cid, _ in EDGES}, "a pending claim has pairs: unlist it"
 
+
+
+# ---------------------------------------------------------------- the verdicts' sentences
+
+def _floats(text):
+    """The numbers written in a sentence, in order."""
+    return [float(x) for x in re.findall(r"[-+]?\d+\.\d+(?:e[-+]?\d+)?", text)]
+
+
+def test_every_description_names_a_claim_with_a_criterion():
+    assert criteria.DESCRIPTIONS
+    assert set(criteria.DESCRIPTIONS) <= set(criteria.CRITERIA)
+
+
+@pytest.mark.parametrize("claim_id", ["M-F2a", "M-F4"])
+def test_describe_gives_the_r2_decide_reads(claim_id):
+    th = criteria.thresholds(claim_id)
+    for case in CASES[claim_id]:
+        text = criteria.describe(claim_id, *case)
+        read = [criteria.mahdavi2024.line_r2_by(pts, x, saturated_at=th["saturated_at"],
+                                                min_points=th["min_points"])
+                for pts, x in ([(case[0], "H")] if claim_id == "M-F2a" else
+                               [(case[0], "H"), (case[2], "n"), (case[1], "n")])]
+        r2 = [round(v, 4) for r in read for v in r.values()]
+        assert [x for x in _floats(text) if x != th["saturated_at"]] == r2
+        # the sentence's R^2 decide the verdict as the criterion does
+        if claim_id == "M-F2a":
+            assert criteria.decide(claim_id, *case) == all(v >= th["r2_min"] for v in r2)
+
+
+def test_describe_says_why_a_line_test_is_not_testable():
+    th = criteria.thresholds("M-F2a")
+    saturated = _pts("H", {256: [(1, 0.99), (2, 1.0), (4, 1.0)]})
+    assert criteria.decide("M-F2a", saturated) == criteria.NOT_TESTABLE
+    assert criteria.describe("M-F2a", saturated).startswith(
+        f"no T has {th['min_points']} points below accuracy {th['saturated_at']}")
+    text = criteria.describe("M-F4", _pts("H", _LINEAR), saturated.rename(columns={"H": "n"}),
+                             _pts("n", _BENT))
+    assert text.endswith(f"(not testable: a sweep without a T of {th['min_points']} points "
+                         f"below accuracy {th['saturated_at']})")
+
+
+@pytest.mark.parametrize("claim_id", ["M-F2b", "M-F5"])
+def test_describe_gives_the_trend_decide_reads(claim_id):
+    th = criteria.thresholds(claim_id)
+    m5 = claim_id == "M-F5"
+    for case in (CASES[claim_id] if m5 else
+                 [(_noisy("n", {64: [(1, 0.2), (2, 0.19), (3, 0.5)]}),)]):
+        text = criteria.describe(claim_id, *case)
+        for pts, x in zip(case, ("H", "n") if m5 else ("n",), strict=True):
+            floor = th["mse_floor"] if m5 else None
+            level = {"floor": floor} if m5 else {"saturated_at": th["saturated_at"]}
+            sign = -1 if m5 else 1
+            for trend in criteria.mahdavi2024.trend_in_se(pts, x, falling=m5,
+                                                          floor=floor).values():
+                assert f"({sign * trend['worst_step']:+.2f} se)" in text
+                assert f"({sign * trend['overall']:+.2f} se)" in text
+            counts = criteria.mahdavi2024.unsaturated_counts(pts, **level)
+            assert ", ".join(f"T={T}: {c}" for T, c in counts.items()) in text
+
+
+def test_describe_gives_the_crossings_and_rates_ld_reads():
+    t = criteria.thresholds("L-D")
+    rows = [dict(L_shallow=L, L_deep=L + 1, width=w, found=True, width_low=w / 2,
+                 width_high=w * 2, low_open=False, high_open=L == 3, found_fraction=1.0,
+                 band=t["tie_se"]) for L, w in ((1, 10.0), (2, 30.0), (3, 90.0))]
+    text = criteria.describe("L-D", rows)
+    decided = [(r["L_shallow"], r["L_deep"], r["width"], r["found_fraction"], r["band"])
+               for r in rows]
+    assert criteria.decide("L-D", decided) is True
+    assert "L=3|4: d* 90.0 (95% bootstrap 45.0 .. >=180.0, crossing in 100% of replicates)" \
+        in text
+    rates = [math.log(b / a, 3) for a, b in ((10.0, 30.0), (30.0, 90.0))]
+    assert f"per layer: {rates[0]:.2f}, {rates[1]:.2f} (" in text
+    rows[1] |= {"found": False, "width": None, "reason": "deeper never ahead"}
+    text = criteria.describe("L-D", rows)
+    assert "L=2|3: no crossing (deeper never ahead)" in text and "per layer: -, -" in text
+
+
+def test_describe_gives_the_crossings_and_regime_wf1_reads():
+    cross = _cross([(32, 40.0), (64, 70.0)], found=True, width_low=None)
+    cross["ratio"] = cross["width"] / cross["V"]
+    text = criteria.describe("W-F1", cross)
+    assert text.startswith("V=32: shallow width 40 = 1.25 V (no interval); V=64: shallow "
+                           "width 70 = 1.09 V (no interval); L_shallow = 5 > log3")
+    missing = _cross([(32, None)], found=False, reason="deep never wins").assign(ratio=None)
+    assert criteria.describe("W-F1", missing).startswith("V=32: no crossing (deep never wins);")
+    out = cross.assign(L_shallow=1)
+    assert criteria.decide("W-F1", out) == criteria.NOT_TESTABLE
+    assert "; outside levine2020's depth-inefficient regime (L_shallow = 1 <= log3 128 = 4.4)" \
+        in criteria.describe("W-F1", out)
+
+
+def test_describe_gives_the_largest_seed_std_decide_reads():
+    table = pd.DataFrame({"L": [1, 2, 3], "d_x": [8, 16, 8], "std": [1e-3, 4e-3, np.nan]})
+    assert criteria.describe("L-Tab2", table, n_seeds=3) == (
+        "largest seed std of test loss over 3 seeds: 4.0e-03 (L=2, d_x=16) among 3 points")
+    wide = table.assign(V=64, family="deep")
+    assert "4.0e-03 (V=64, deep, d_x=16)" in criteria.describe("W-Tab2-5", wide, n_seeds=3)
+
+
+def test_describe_refuses_unknown_ids_and_ledger_numbers_from_the_caller():
+    with pytest.raises(AttnbookError, match="no description"):
+        criteria.describe("L-T1", [])
+    with pytest.raises(AttnbookError, match="come from the ledger"):
+        criteria.describe("M-F2a", _pts("H", _LINEAR), min_points=2)
+
+
+def _vocab(pairs, **extra):
+    """W-F3/W-F5 rows: crossings with their ratio to the limiting rank, no intervals."""
+    cross = _cross(pairs, found=True, width_low=None, **extra)
+    rank = cross["r"].fillna(cross["V"]) if "r" in cross else cross["V"]
+    return cross.assign(rank=rank, ratio=cross["width"] / rank)
+
+
+def test_describe_gives_the_spread_and_agreement_wf5_reads():
+    full = _vocab([(256, 40.0), (1024, 52.0)], r=None)
+    t = criteria.thresholds("W-F5")
+    text = criteria.describe("W-F5", full, _GAPS)
+    assert "; largest / smallest width 1.30;" in text  # the ratio W-F5 holds to max_ratio
+    assert criteria.decide("W-F5", full, _GAPS) == (52.0 / 40.0 <= t["max_ratio"])
+    assert text.endswith("gap curves of V=1024 minus V=256: at most 1.0 standard errors apart "
+                         "over 2 sizes")
+
+
+def test_describe_gives_the_rank_crossings_and_difference_in_differences_wf3_reads():
+    limited = _vocab([(256, 17.0)], r=16, control_width=None, did=-0.03, did_se_value=0.01)
+    full = _vocab([(256, 300.0)], r=None)
+    text = criteria.describe("W-F3", limited, full_rank=full)
+    assert text.startswith("V=256, r=16: shallow width 17.0 = 1.06 x 16 (no interval); control "
+                           "V=256: shallow width 300.0 = 1.17 x 256 (no interval); ")
+    assert text.endswith("rank-limited minus control: -0.0300 (-3.0 standard errors)")
+
+
+def test_describe_gives_the_losses_at_the_ranks_wf7_reads():
+    t = criteria.thresholds("W-F7")
+    d_x, N = 512, 512
+    r_pos, low, high = N // t["pos_divisor"], d_x // t["low_divisor"], d_x // t["high_divisor"]
+    pos, vocab = {1: 3.2, r_pos: 3.01}, {low: 3.3, high: 3.1}
+    text = criteria.describe("W-F7", pos, vocab, 3.0, 0.02, d_x, N)
+    assert text == (f"seed means: r_e={r_pos}: 3.010 vs full rank 3.000 ({t['n_std']} std "
+                    f"{t['n_std'] * 0.02:.3f}); r_e=1: 3.200 vs vocabulary r={low}: 3.300, "
+                    f"r={high}: 3.100")
+    assert criteria.decide("W-F7", pos, vocab, 3.0, 0.02, d_x, N) == (
+        abs(3.01 - 3.0) <= t["n_std"] * 0.02 and 3.1 <= 3.2 <= 3.3)

@@ -59,11 +59,10 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     since = time.time() + 1
     os.utime(old, (since - 10, since - 10))  # stored before the run: not packed
     from attnbook.book.provenance import code_fingerprint
-    from attnbook.book.store import dumps, payload_hash
+    from attnbook.book.store import dumps, seal
 
-    payload = {"config": {"a": 1}, "result": {"metric": 0.5}}
-    record = {**payload, "sha256": payload_hash(payload),
-              "fingerprint": code_fingerprint(["attnbook.errors"])}  # the code here: current
+    record = seal({"config": {"a": 1}, "result": {"metric": 0.5},
+                   "fingerprint": code_fingerprint(["attnbook.errors"])})  # the code here: current
     new = there / "data/results/nb/full/s/new.json"
     new.write_text(dumps(record))
     from attnbook.book import claims
@@ -130,7 +129,7 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     # a result computed by other code (as once a fingerprint hashed on another Python) is
     # named at once, and the unpack fails
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
-        blob = dumps({**record, "fingerprint": {"attnbook.errors": "0" * 12}}).encode()
+        blob = dumps(seal({**record, "fingerprint": {"attnbook.errors": "0" * 12}})).encode()
         info = tarfile.TarInfo("data/results/nb/full/s/new.json")
         info.size = len(blob)
         tar.addfile(info, io.BytesIO(blob))
@@ -138,6 +137,20 @@ def test_pack_takes_what_the_run_wrote_and_unpack_puts_it_back(device, tmp_path,
     err = capsys.readouterr().err
     assert "1 of the 1 files that came back would not be used here" in err
     assert "data/results/nb/full/s/new.json: stale (changed: attnbook.errors)" in err
+    # and one whose fingerprint was emptied on the way (which once counted as current), or
+    # whose hash was deleted, is damaged
+    for edited in ({**record, "fingerprint": {}},
+                   {k: v for k, v in record.items() if k != "sha256"}):
+        with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+            blob = dumps(edited).encode()
+            info = tarfile.TarInfo("data/results/nb/full/s/new.json")
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+        assert device.main(["unpack", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert "data/results/nb/full/s/new.json: " + (
+            "has no sha256" if "sha256" not in edited else
+            "content does not match its recorded sha256") in err, err
     # so is a ledger entry decided by a criterion other than the one here
     csv = here / "data/claims/bruna2024.csv"
     crit = claims.load_ledger(here / "data/claims").set_index("id").loc["B-FR", "criterion"]
@@ -200,19 +213,18 @@ def test_device_bench_lists_existing_benchmarks_and_refuses_bad_budgets():
 def _record(config: dict, result: dict) -> str:
     """A sweep record as the store writes it, computed by the code here (current)."""
     from attnbook.book.provenance import code_fingerprint
-    from attnbook.book.store import dumps, payload_hash
+    from attnbook.book.store import dumps, seal
 
-    payload = {"config": config, "result": result}
-    return dumps({**payload, "sha256": payload_hash(payload),
-                  "fingerprint": code_fingerprint(["attnbook.errors"])})
+    return dumps(seal({"config": config, "result": result,
+                       "fingerprint": code_fingerprint(["attnbook.errors"])}))
 
 
 def _table(csv_text: str) -> str:
     from attnbook.book.provenance import code_fingerprint
-    from attnbook.book.store import dumps, payload_hash
+    from attnbook.book.store import dumps, seal
 
-    return dumps({"name": "t", "params": {}, "sha256": payload_hash(csv_text),
-                  "fingerprint": code_fingerprint(["attnbook.errors"])})
+    return dumps(seal({"name": "t", "params": {},
+                       "fingerprint": code_fingerprint(["attnbook.errors"])}, csv_text))
 
 
 def _came_back(out: Path, files: dict, rc: int = 0) -> None:

@@ -90,15 +90,16 @@ def test_a_verdict_is_a_coloured_admonition_with_each_part_and_the_paper():
     md = verdict_markdown("M-F3", "full", parts, paper="H=8: T ~ 1300",
                           criterion="within a factor 1.25", source="Figure 3")
     first = md.splitlines()[0]
-    assert first == "::::{admonition} M-F3 at full: not reproduced, 1 of 2 parts reproduced"
-    assert ":class: attnbook-verdict verdict-not-reproduced" in md
+    assert first == "::::{admonition} M-F3 at full: partly reproduced (1 of 2 parts)"
+    assert ":class: attnbook-verdict verdict-partly-reproduced" in md
     assert "{verdict}`reproduced <M-F3>` **H=8**: 1295 = 5.20 x H(n-1)+1" in md
     assert "**The paper** (Figure 3): $H=8$: T ~ 1300." in md
-    assert "**Criterion** (does not hold): within a factor 1.25." in md
+    assert "**Criterion** (holds for some parts and not for others): within a factor 1.25." in md
     one = verdict_markdown("X-1", "cpu", [{"part": None, "status": "not testable",
                                            "measured": "outside the regime"}])
     assert "verdict-not-testable" in one and "**Measured:** outside the regime." in one
-    assert combined_status(["reproduced", "not testable"]) == "not testable"
+    assert combined_status(["reproduced", "not testable"]) == "partly reproduced"
+    assert combined_status(["not reproduced", "not testable"]) == "not reproduced"
     assert combined_status(["not run"]) == "not run"
 
 
@@ -148,7 +149,7 @@ def test_an_executed_chapter_shows_verdicts_and_tables_rendered(sandbox):
     assert len(shown) == 2 and not [o for o in check_cell["outputs"]
                                     if o["output_type"] == "stream"]
     md = "".join(shown[0]["data"]["text/markdown"])
-    assert md.startswith("::::{admonition} M-F3 at ci: not reproduced, 1 of 2 parts reproduced")
+    assert md.startswith("::::{admonition} M-F3 at ci: partly reproduced (1 of 2 parts)")
     assert "".join(shown[0]["data"]["text/plain"]).splitlines() == [
         "M-F3 / H=4 [ci] not reproduced: 58 = 2.00 x",
         "M-F3 / H=8 [ci] reproduced: 1295 = 5.20 x"]

@@ -15,7 +15,13 @@ from notebook_files import write_notebook
 from attnbook import paths
 from attnbook.book.cli import main
 from attnbook.book.runner import UsageError, execute, plan
-from attnbook.book.store import DamagedResultWarning, ResultStore, dumps, stored_results
+from attnbook.book.store import (
+    DamagedResultWarning,
+    ResultStore,
+    dumps,
+    stored_results,
+    write_record,
+)
 from attnbook.errors import AttnbookError
 
 
@@ -252,7 +258,7 @@ def test_10_a_result_whose_code_changed_is_stale_and_recomputed(tmp_path):
     for rec in tmp_path.rglob("*.json"):  # as if attnbook.engines.polynomial had changed since
         record = json.loads(rec.read_text())
         record["fingerprint"]["attnbook.engines.polynomial"] = "000000000000"
-        rec.write_text(json.dumps(record))
+        write_record(rec, record)
     fresh = ResultStore("nb", "cpu", root=tmp_path)
     assert fresh.missing("sw", [{"a": 1}]) == [{"a": 1}]
     calls = []
@@ -296,7 +302,7 @@ def test_10_a_library_unit_records_only_the_code_it_can_run(tmp_path):
         record = json.loads(rec.read_text())
         if "attnbook.engines.depth_efficiency" in record["fingerprint"]:
             record["fingerprint"]["attnbook.engines.depth_efficiency"] = "000000000000"
-        rec.write_text(json.dumps(record))
+        write_record(rec, record)
     fresh = ResultStore("nb", "cpu", root=tmp_path)
     assert fresh.missing("lib", [{"n": 3}]) == []
     assert fresh.missing("own", [{"n": 2}]) == [{"n": 2}]
@@ -314,12 +320,82 @@ def test_10_module_closure_reads_imports_from_source():
     assert "attnbook.mahdavi2024" in module_closure("attnbook.mahdavi2024.trained")
 
 
-def test_10_legacy_results_without_hash_or_fingerprint_are_stale(tmp_path):
+def test_10_results_without_a_fingerprint_are_stale(tmp_path):
     rec = tmp_path / "nb" / "cpu" / "sw" / "x.json"
     rec.parent.mkdir(parents=True)
-    rec.write_text(json.dumps({"config": {"a": 1}, "result": {"y": 2}, "commit": "abc+dirty"}))
+    write_record(rec, {"config": {"a": 1}, "result": {"y": 2}, "commit": "abc+dirty"})
     (r,) = stored_results(tmp_path)
     assert r["changed"] and "no code fingerprint" in r["changed"][0] and not r["problem"]
+
+
+@pytest.mark.parametrize("kind", ["sweep", "table"])
+def test_8_a_result_without_its_hash_is_damaged_named_and_never_served(tmp_path, kind):
+    """A record whose sha256 was deleted (and its number edited) is no legacy result: it is
+    damaged, named, recomputed, and under --cache-only an error naming it."""
+    from attnbook.book.store import CacheMiss
+
+    store = _table_store(tmp_path)
+    if kind == "sweep":
+        store.put("sw", {"a": 1}, {"acc": 0.25})
+        (rec,) = tmp_path.rglob("*.json")
+    else:
+        store.cached("t", {"v": 1}, lambda: pd.DataFrame({"acc": [0.25]}))
+        (rec,) = tmp_path.rglob("t-*.json")
+        rec.with_suffix(".csv").write_text("acc\n0.99\n")  # "reproduced", by hand
+    record = json.loads(rec.read_text())
+    if kind == "sweep":
+        record["result"]["acc"] = 0.99
+    del record["sha256"]
+    rec.write_text(json.dumps(record))
+    (r,) = [r for r in stored_results(tmp_path) if r["path"] == rec]
+    assert r["problem"] == f"{rec}: has no sha256 (damaged or edited: a result without its " \
+        "hash is never used)"
+
+    def ask(s):
+        if kind == "sweep":
+            return s.get("sw", {"a": 1})
+        return s.cached("t", {"v": 1}, lambda: pd.DataFrame({"acc": [0.25]}))["acc"].iloc[0]
+
+    with pytest.raises(CacheMiss, match=f"{rec}: has no sha256"):
+        ask(ResultStore("nb", "cpu", root=tmp_path, cache_only=True))
+    with pytest.raises(AttnbookError, match=f"{rec}: has no sha256"):
+        ask(ResultStore("nb", "cpu", root=tmp_path, readonly=True))
+    with pytest.warns(DamagedResultWarning, match=f"{rec}: has no sha256"):
+        got = ask(_table_store(tmp_path))
+    assert got is None if kind == "sweep" else got == 0.25  # never served: recomputed
+
+
+def test_8_a_record_whose_fingerprint_or_provenance_was_edited_fails_its_hash(tmp_path):
+    """The hash covers the whole record: emptying a stale result's fingerprint, or editing its
+    commit, dirty state, device, time or wall time, makes it damaged, not current."""
+    from attnbook.book.store import check_record
+
+    store = ResultStore("nb", "cpu", root=tmp_path,
+                        provenance={"commit": "abc", "dirty": True, "diff_sha256": "f00",
+                                    "device": "cpu", "time": "2000-01-01"})
+    import attnbook.engines.polynomial  # noqa: F401
+
+    store.put("sw", {"a": 1}, {"y": 2})
+    store.cached("t", {"v": 1}, lambda: pd.DataFrame({"x": [1]}))
+    for rec in sorted(tmp_path.rglob("*.json")):
+        record = json.loads(rec.read_text())
+        assert record["hash_version"] == 2 and check_record(rec)[1] is None
+        record["fingerprint"]["attnbook.engines.polynomial"] = "000000000000"  # changed since
+        write_record(rec, record)
+        assert check_record(rec)[2] == ["attnbook.engines.polynomial"]  # stale
+        stale = rec.read_text()
+        for key, value in [("fingerprint", {}), ("commit", "def"), ("dirty", False),
+                           ("diff_sha256", None), ("device", "cuda"), ("time", "2100-01-01"),
+                           ("wall_s", 123.0), ("hash_version", 1), ("params", {"v": 2}),
+                           ("migrated", {"seed": 1})]:
+            edited = {**json.loads(stale), key: value}
+            rec.write_text(json.dumps(edited))
+            record, problem, changed = check_record(rec)
+            assert record is None and "does not match its recorded sha256" in problem \
+                or key == "hash_version" and "earlier format" in problem, (key, problem)
+        rec.write_text(stale)
+    fresh = ResultStore("nb", "cpu", root=tmp_path)
+    assert fresh.missing("sw", [{"a": 1}]) == [{"a": 1}]  # stale, as stored
 
 
 def test_10_status_and_execution_pages_mark_stale_and_dirty_entries(sandbox, tmp_path):
@@ -351,11 +427,14 @@ def test_10_status_and_execution_pages_mark_stale_and_dirty_entries(sandbox, tmp
 def test_10_stale_command_lists_stale_results(cli_sandbox, capsys):
     rec = cli_sandbox / "data" / "results" / "nb" / "cpu" / "sw" / "x.json"
     rec.parent.mkdir(parents=True)
-    rec.write_text(json.dumps({"config": {"a": 1}, "result": {"y": 2}}))
+    write_record(rec, {"config": {"a": 1}, "result": {"y": 2}})
+    (rec.parent / "y.json").write_text(json.dumps({"config": {"a": 2}, "result": {"y": 3}}))
     assert main(["stale", "--profile", "cpu"]) == 0
     out = capsys.readouterr()
     assert "nb\tcpu\tdata/results/nb/cpu/sw/x.json\tstale (changed: (no code fingerprint" \
         in out.out
+    assert "nb\tcpu\tdata/results/nb/cpu/sw/y.json\t" in out.out  # no hash: damaged, named
+    assert "sw/y.json: has no sha256" in out.out
     assert "ledger" not in out.out  # the sandbox ledger has no entries
     assert main(["stale", "--profile", "ci"]) == 0
     assert "nb\tcpu" not in capsys.readouterr().out

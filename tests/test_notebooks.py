@@ -1,11 +1,14 @@
 """The chapters keep the book's notebook contract (see README, Writing a chapter)."""
 
+import ast
+import builtins
 import re
 
 import nbformat
 import pytest
 
 from attnbook import paths
+from attnbook.book.profiles import load_spec
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 
@@ -81,3 +84,53 @@ def test_verdicts_from_models_or_draws_carry_their_resamples(path):
         assert missing, f"{path.stem} follows the stability rule: remove it from the pending set"
     else:
         assert not missing, f"recorded without seeds or resamples: {missing}"
+
+
+def _requires(src: str) -> list[tuple[str, set, object]]:
+    """Each ``ab.require(condition, name, ...)`` of a cell: the condition as text, the names it
+    reads (not those its own comprehensions bind), and the parameter name it reports."""
+    out = []
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "require":
+            cond = node.args[0]
+            names = [n for n in ast.walk(cond) if isinstance(n, ast.Name)]
+            bound = {n.id for n in names if isinstance(n.ctx, ast.Store)}
+            read = {n.id for n in names if isinstance(n.ctx, ast.Load)} - bound
+            named = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+            out.append((ast.unparse(cond), read, named))
+    return out
+
+
+def _known_before_the_kernel(code: list[str]) -> set[str]:
+    """Names a notebook binds to what is known before its kernel starts: its imports (modules
+    and functions) and literal constants (``MINILM_D = 384``)."""
+    out = set()
+    for src in code:
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_parameter_rule_lives_in_the_yml_or_in_the_notebook_never_both(path):
+    """A check that reads nothing but the chapter's parameters (and constants, builtins,
+    imported functions) can be said before any kernel starts: it is a range or a rule of the
+    chapter's .yml, checked by the runner with one line naming the parameters and exit code 2,
+    and not repeated by the notebook. So every ``ab.require`` of a notebook reads a value its
+    kernel computes (the widths a parameter count gives), which no .yml rule can read, and
+    names a parameter of the chapter, the one to change."""
+    spec = load_spec(path)
+    params = set(spec.defaults)
+    code = _code(nbformat.read(path, as_version=4))
+    static = params | _known_before_the_kernel(code) | set(dir(builtins))
+    for src in code:
+        for cond, read, named in _requires(src):
+            assert named in params, f"{path.stem}: ab.require({cond}) names {named!r}, not a " \
+                "parameter of the chapter"
+            if not read - static:
+                pytest.fail(f"{path.stem}: ab.require({cond}) reads only parameters: say it "
+                            f"before the kernel starts, as a rule or range of {path.stem}.yml, "
+                            "and not in the notebook")

@@ -73,35 +73,9 @@ def test_every_numeric_parameter_is_bounded_above_and_below(nb):
             assert "min" in rule and "max" in rule, f"{nb.stem}: {name} needs min and max"
 
 
-# in-notebook checks that name several parameters but bound each on its own (``allowed`` has
-# them as minimums already)
-UNLINKED = {"min(heads) >= 1 and H_context >= 1", "min(T_heads + T_context + T_gp + T_reg) >= 1"}
-
-
-def test_every_in_notebook_check_that_links_parameters_is_a_rule():
-    """Each chapter's ab.require(...) on two or more parameters has a rule in its .yml, so
-    that the runner rejects the input before a kernel starts (issue item 2)."""
-    import ast
-
-    import nbformat
-
-    for path in NOTEBOOKS:
-        spec = load_spec(path)
-        nb = nbformat.read(path, as_version=4)
-        params = set(spec.defaults) - {"profile", "seed"}
-        ruled = {n for r in spec.rules for n in r.names}
-        missing = []
-        for cell in nb.cells:
-            if cell.cell_type != "code" or "ab.require(" not in cell.source:
-                continue
-            for node in ast.walk(ast.parse(cell.source)):
-                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "require":
-                    names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
-                    linked = names & params
-                    text = ast.unparse(node.args[0])
-                    if len(linked) >= 2 and text not in UNLINKED and not linked <= ruled:
-                        missing.append(text)
-        assert not missing, f"{path.stem}: no rule for {missing}"
+# a check of the parameters alone is a rule or a range of the .yml, never a notebook's
+# ab.require (tests/test_notebooks.py: test_a_parameter_rule_lives_in_the_yml_or_in_the_notebook_
+# never_both)
 
 
 @pytest.mark.parametrize("text, default, problem", [

@@ -382,3 +382,48 @@ def test_scratch_files_of_a_killed_run_are_removed_by_the_next(tmp_path):
     assert sorted(p.name for p in scratch.iterdir()) == [
         f"{alive}.pid", f"{alive}.work.jsonl", "notes.txt"]
     assert clean_scratch(scratch) == []
+
+
+# checks the chapters once repeated in their kernels, now said by their .yml alone (a rule or a
+# range): a value that breaks one is still one line naming the parameter, before any kernel
+@pytest.mark.parametrize("stem, overrides, named", [
+    ("mahdavi2024_fig2_heads_context", [("n", "16")], "n = 16, d = 8"),
+    ("levine2020_depth_transition", [("depths", "[2, 2]")], "depths = [2, 2]"),
+    ("wies2021_rank_bottleneck", [("converge_seeds", "9")], "converge_seeds = 9"),
+    ("mahdavi2024_theory", [("p3_m_values", "[4096]")], "p3_m_values = [4096]"),
+    ("mahdavi2024_real_models", [("patch_size", "2")], "patch_size = 2"),
+    ("wies2021_depth_efficiency", [("n_seeds", "1")], "n_seeds = 1 is out of range"),
+    ("bruna2024_furthest_neighbour", [("d", "12")], "d = 12"),
+])
+def test_a_check_the_yml_says_is_one_line_before_any_kernel(stem, overrides, named):
+    with pytest.raises(UsageError) as err:
+        plan([stem], "ci", overrides)
+    assert named in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_a_broken_rule_of_a_chapter_exits_2_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    import attnbook.paths as paths
+
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    assert main(["run", "mahdavi2024_fig2_heads_context", "--profile", "ci", "-p", "n",
+                 "8"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "parameters n = 8, d = 8 break the rule n < d" in err, err
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_chapter_run_by_hand_checks_its_parameters_as_the_runner_does():
+    """In Jupyter no runner checks the parameters cell before the kernel starts: ab.start does,
+    with the same ranges and rules, in one line naming the parameter (or the rule)."""
+    import pytest
+
+    from attnbook.book.notebook import check_interactive_parameters
+    from attnbook.errors import ParameterError
+
+    check_interactive_parameters("mahdavi2024_fig2_heads_context", "cpu", {"d": 16, "n": 8})
+    with pytest.raises(ParameterError, match="n < d"):  # a rule of the .yml
+        check_interactive_parameters("mahdavi2024_fig2_heads_context", "cpu",
+                                     {"d": 16, "n": 20, "contexts": [2, 4]})
+    with pytest.raises(ParameterError, match="max_depth"):  # a range of the .yml
+        check_interactive_parameters("levine2020_lemma1", "cpu", {"max_depth": 99})
+    check_interactive_parameters("no_such_chapter", "cpu", {"max_depth": 99})  # no .yml

@@ -71,9 +71,50 @@ def test_choose_takes_full_then_long_then_cpu(chapter, monkeypatch):
     monkeypatch.setattr(shown, "stored_results", lambda profile: iter([]))
     got = shown.choose([_Spec("ch", chapter, ("ci", "cpu", "long", "full")),
                         _Spec("no_long", chapter, ("ci", "cpu", "full"))])
-    assert got["ch"] == {"profile": "long", "skipped": {"full": "1 of 2 claims not run (M-P2)"}}
+    assert got["ch"] == {"profile": "long", "skipped": {"full": "1 of 2 claims not run (M-P2)"},
+                         "where": ""}
     assert got["no_long"] == {"profile": "cpu", "skipped": {
-        "full": "1 of 2 claims not run (M-P2)", "long": "not defined for this chapter"}}
+        "full": "1 of 2 claims not run (M-P2)", "long": "not defined for this chapter"},
+        "where": ""}
+
+
+def test_the_note_says_where_the_shown_results_ran_and_what_an_unrun_profile_costs(
+        chapter, monkeypatch):
+    """The profile shown names the machine its ledger entries were computed on (a `full` run
+    on the CPU says CPU, not GPU); a larger profile none of whose claims ran gives its cost
+    from the .yml: how long, where, measured or estimated."""
+    cpu = "cpu: AMD EPYC (2 cores, 1 threads)"
+    table = pd.DataFrame([{**_row("M-T1", "long"), "device": cpu},
+                          {**_row("M-P2", "long"), "device": cpu},
+                          {**_row("M-T1", "full", "not run"), "device": ""},
+                          {**_row("M-P2", "full", "not run"), "device": ""}])
+    monkeypatch.setattr(shown, "status_table", lambda: table)
+    monkeypatch.setattr(shown, "stored_results", lambda profile: iter([]))
+    spec = _Spec("ch", chapter, ("ci", "cpu", "long", "full"))
+    spec.cost = {"full": {"where": "gpu", "minutes": 120, "measured": False}}
+    got = shown.choose([spec])["ch"]
+    assert got["profile"] == "long" and got["where"] == "CPU (AMD EPYC, 2 cores)"
+    assert got["skipped"]["full"] == ("not run: about 2 hours on one GPU (estimated), no GPU "
+                                      "used (2 of 2 claims not run (M-P2, M-T1))")
+    note = shown.banner(got)
+    assert "`long` results, the largest profile with complete and current results; they were " \
+           "computed on CPU (AMD EPYC, 2 cores)." in note
+    assert "`full`: not run: about 2 hours on one GPU (estimated), no GPU used" in note
+    # a full run on the CPU is said to be on the CPU
+    table["status"] = "reproduced"
+    table["device"] = cpu
+    got = shown.choose([spec])["ch"]
+    assert got["profile"] == "full" and got["where"] == "CPU (AMD EPYC, 2 cores)"
+    assert "GPU" not in shown.banner(got)
+    spec.profiles = {"full": {"run_main": False}}  # a profile that runs only its pilot
+    table.loc[table["profile"] == "full", "status"] = "not run"
+    assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(
+        "runs only its pilot (about 2 hours on one GPU (estimated), no GPU used), no sweep")
+    spec.profiles = ("ci", "cpu", "long", "full")
+    spec.cost = {}  # no cost entry: said so
+    table.loc[table["profile"] == "full", "status"] = "not run"
+    assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(
+        "not run: its .yml gives no cost")
 
 
 def test_largest_refuses_changed_parameters():

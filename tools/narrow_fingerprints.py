@@ -7,8 +7,9 @@ analysis (a crossing estimator, a table) would make its trainings stale although
 ran that code. For the sweeps below, whose unit function is known from the chapter, this
 keeps in each record's fingerprint only the modules of that function's closure
 (:func:`attnbook.book.provenance.module_closure`), with their recorded hashes unchanged: a
-record that was stale stays stale, and nothing else of it changes (its sha256 covers the
-configuration and result, which are untouched).
+record that was stale stays stale, and nothing else of it changes. Its sha256 covers the
+fingerprint too, so each record is checked first (a damaged one is named and left as it is)
+and sealed anew (:func:`attnbook.book.store.write_record`).
 
     python tools/narrow_fingerprints.py [--check]
 
@@ -17,13 +18,12 @@ configuration and result, which are untouched).
 
 import argparse
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
 from attnbook import paths
 from attnbook.book.provenance import module_closure
-from attnbook.book.store import dumps
+from attnbook.book.store import check_record, write_record
 
 # (chapter, sweep) -> the module of the function that computes its units, as the chapter calls it
 UNIT_MODULES = {
@@ -64,7 +64,10 @@ def main(argv=None) -> int:
     for (chapter, sweep), module in UNIT_MODULES.items():
         keep = set(module_closure(module))
         for path in sorted(Path(paths.COMMITTED_RESULTS).glob(f"{chapter}/*/{sweep}/*.json")):
-            record = json.loads(path.read_text())
+            record, problem, _ = check_record(path)
+            if problem:
+                print(f"{problem}; left as it is", file=sys.stderr)
+                continue
             new = narrowed(record, keep)
             if new is None:
                 continue
@@ -72,7 +75,7 @@ def main(argv=None) -> int:
             if args.check:
                 print(f"{path}: drops {', '.join(sorted(set(record['fingerprint']) - keep))}")
             else:
-                path.write_text(dumps(new, indent=1, sort_keys=True))  # as the store writes
+                write_record(path, new)  # as the store writes
     print(f"{changed} records {'would change' if args.check else 'narrowed'}", file=sys.stderr)
     return 1 if args.check and changed else 0
 

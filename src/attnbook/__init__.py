@@ -4,7 +4,7 @@ Every notebook of the book is a thin argument over this library::
 
     import attnbook as ab
     run = ab.start("levine2020_lemma1", profile=profile, seed=seed)
-    ab.require(n < d, "n", n, f"n < d = {d}")
+    ab.require(max(widths) <= V, "V", V, "V >= every width")  # of what the kernel computed
     ...
     run.record("L-Lem1", reproduced, "degree 3^L at 12/12 settings")
     ab.table(frame, units={"wall_s": "s"})   # a table as the book shows it

@@ -14,11 +14,12 @@ the row's criterion and thresholds, and the code of its function in ``attnbook.c
 decided by a criterion that has changed since is stale too.
 
 Each entry carries the sha256 of its content (:func:`entry_sha`, over everything but the hash
-itself), checked on every read like a stored result's: an entry that does not parse or whose
+itself: its verdict, measured value and details, and its run's fingerprint and provenance),
+checked on every read like a stored result's: an entry that does not parse, has no hash or whose
 content does not match its hash (edited by hand, cut short) is **damaged**. Its verdict is not
 used: :func:`status_table` reports it for its own claim and profile alone (column ``damaged``),
-every other claim goes on, and ``python -m attnbook stale`` lists the file. An entry recorded
-before entries carried a hash counts as stale (:data:`UNHASHED`) until its chapter runs again.
+every other claim goes on, and ``python -m attnbook stale`` lists the file; its chapter's next
+run records it anew.
 
 **Stability.** A verdict decided from trained models carries the verdicts of the same
 criterion on resamples of its evidence (:func:`stability`): each seed left out in turn, or
@@ -40,15 +41,18 @@ from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
 from .store import atomic_write, dumps, finite_json, jsonable
 
-__all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PROFILES", "STATUSES", "TYPES", "chapter_claims",
-           "check_claim_id", "check_entry", "combined_status", "criterion_sha",
-           "damaged_entries", "entry_sha", "load_ledger", "notebook_claims", "record",
-           "recorded_ids", "seed_rule", "shown_profiles", "stability", "stability_text",
-           "stale_modules", "status_table", "status_word", "verdict_line"]
+__all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", "STATUSES",
+           "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
+           "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
+           "parts_count", "record", "recorded_ids", "seed_rule", "shown_profiles", "stability",
+           "stability_text", "stale_modules", "status_table", "status_word", "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
-STATUSES = ("reproduced", "fragile", "not reproduced", "not testable", "partly run", "not run",
-            "no chapter yet")
+STATUSES = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
+            "partly reproduced", "not run", "no chapter yet")
+# a claim of several parts some of which reproduced and some of which did not (or could not be
+# tested): neither a reproduction nor a failure as a whole
+PARTLY_REPRODUCED = "partly reproduced"
 NOT_TESTABLE = "not testable"  # a verdict: the measurement does not meet the criterion's premise
 # the stability rule: a verdict from trained models needs at least MIN_SEEDS seeds, and a
 # "reproduced" that one resample of its evidence (a seed left out) overturns is FRAGILE
@@ -60,7 +64,6 @@ LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "c
 # and to random draws (resampled); a computation is exact or deterministic
 EVIDENCE = ("trained models", "random draws", "computation")
 CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
-UNHASHED = "(no sha256: recorded before ledger entries carried one)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
 
 
@@ -160,22 +163,42 @@ def status_word(reproduced, stable: dict | None = None) -> str:
 
 
 def combined_status(statuses: list[str]) -> str:
-    """The verdict of a claim from those of its parts: any part not reproduced decides; then
-    any not testable; then any fragile; every part that ran reproduced but some did not run:
-    ``partly run``.
+    """The verdict of a claim from those of its parts: some parts reproduced and some not
+    reproduced or not testable: :data:`PARTLY_REPRODUCED`; else any part not reproduced
+    decides; then any not testable; then any fragile; every part that ran reproduced but some
+    did not run: ``partly run``.
 
     >>> combined_status(["reproduced", "not reproduced"])
-    'not reproduced'
+    'partly reproduced'
+    >>> combined_status(["not reproduced", "fragile"]), combined_status(["not testable"])
+    ('not reproduced', 'not testable')
     >>> combined_status(["reproduced", "not run"]), combined_status(["reproduced", "fragile"])
     ('partly run', 'fragile')
     """
     ran = [s for s in statuses if s != "not run"]
     if not ran:
         return "not run"
+    if "reproduced" in ran and ("not reproduced" in ran or NOT_TESTABLE in ran):
+        return PARTLY_REPRODUCED
     for decisive in ("not reproduced", NOT_TESTABLE, FRAGILE):
         if decisive in ran:
             return decisive
     return "partly run" if len(ran) < len(statuses) else "reproduced"
+
+
+def parts_count(statuses: list[str]) -> str:
+    """What the parts of a claim came to, each count named by its verdict.
+
+    >>> parts_count(["reproduced", "not reproduced", "not run", "not run", "reproduced"])
+    '2 of 5 parts reproduced, 1 not reproduced, 2 not run'
+    """
+    k = sum(s == "reproduced" for s in statuses)
+    out = f"{k} of {len(statuses)} part{'' if len(statuses) == 1 else 's'} reproduced"
+    for status in STATUSES:
+        n = sum(s == status for s in statuses)
+        if status != "reproduced" and n:
+            out += f", {n} {status}"
+    return out
 
 
 def seed_rule(seeds) -> str | None:
@@ -296,10 +319,8 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
         if old is not None and not problem and \
                 all(old.get(k) == entry.get(k) for k in ("status", "measured", "details",
                                                          "notebook", "stability")) \
-                and not set(stale_modules(old, claims_dir)) - {UNHASHED}:
-            if "sha256" in old:
-                return old
-            entry = {k: v for k, v in old.items() if k != "sha256"}  # confirmed: now hashed
+                and not stale_modules(old, claims_dir):
+            return old
     entry = finite_json(entry)
     entry["sha256"] = entry_sha(entry)
     atomic_write(path, dumps(entry, indent=1, sort_keys=True))
@@ -317,8 +338,7 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
     """Read and check one ledger entry (``text``: its content, when not read from ``path``):
     ``(entry, problem)``; ``problem`` is None or one line saying why the file cannot be used
     (it does not parse, is no ledger entry, or its content does not match its recorded
-    sha256). An entry without a hash is returned as it is (:func:`stale_modules` marks it
-    stale)."""
+    sha256, or has none)."""
     try:
         entry = loads(path.read_bytes() if text is None else text)
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) \
@@ -327,13 +347,14 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
             raise ValueError("not a ledger entry")
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
         return None, f"cannot be read as a ledger entry ({type(e).__name__}: {_short(e)})"
-    if "sha256" in entry:
-        try:
-            ok = entry_sha(entry) == entry["sha256"]
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            return None, "content does not match its recorded sha256 (damaged or edited)"
+    if "sha256" not in entry:
+        return None, "has no sha256 (damaged or edited: an entry without its hash is never used)"
+    try:
+        ok = entry_sha(entry) == entry["sha256"]
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return None, "content does not match its recorded sha256 (damaged or edited)"
     return entry, None
 
 
@@ -361,8 +382,6 @@ def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
             changed.add(CRITERION_CHANGED)
     except (KeyError, IndexError):  # an id no longer in the ledger
         changed.add(CRITERION_CHANGED)
-    if "sha256" not in entry:
-        changed.add(UNHASHED)
     return sorted(changed)
 
 
@@ -443,10 +462,12 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                  notebooks_dir: Path | None = None) -> pd.DataFrame:
     """One row per claim id and profile: paper value, status, measured value, notebook, commit.
 
-    A claim with parts is ``reproduced`` only when every recorded part is; ``not reproduced``
-    when any part that ran is not; ``partly run`` when every part that ran reproduced but some
-    could not run (weights unavailable offline, say); ``not run`` when a chapter checks it but
-    none ran at that profile; ``no chapter yet`` when no chapter records it at all.
+    A claim with parts is ``reproduced`` only when every recorded part is; ``partly
+    reproduced`` when some parts reproduced and others did not or could not be tested; ``not
+    reproduced`` when no part that ran reproduced and some did not; ``partly run`` when every
+    part that ran reproduced but some could not run (weights unavailable offline, say); ``not
+    run`` when a chapter checks it but none ran at that profile; ``no chapter yet`` when no
+    chapter records it at all.
     ``parts=True`` lists the parts as well.
     """
     claims_dir = Path(claims_dir or _claims_dir())
@@ -475,16 +496,12 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                 continue
             n_bad = sum(d["id"] == c["id"] and d["profile"] == p for d in damaged)
             statuses = [r["status"] for r in mine] + ["not run"] * n_bad  # damaged: unknown
-            ran = [s for s in statuses if s != "not run"]
             status = combined_status(statuses)
             whole = [r for r in mine if r["part"] is None]
             if whole:
                 measured = whole[0]["measured"]
             else:
-                k = sum(s == "reproduced" for s in statuses)
-                measured = f"{k}/{len(statuses)} parts reproduced"
-                if len(ran) < len(statuses):
-                    measured += f", {len(statuses) - len(ran)} not run"
+                measured = parts_count(statuses)
                 if n_bad:
                     measured += f" ({n_bad} damaged)"
             last = max(mine, key=lambda r: r["run"].get("time", ""))

@@ -26,15 +26,16 @@ import math
 import numbers
 import re
 
-from .claims import combined_status, shown_profiles  # noqa: F401 - the pages show them
+from .claims import PARTLY_REPRODUCED, combined_status, shown_profiles  # noqa: F401 - the pages show them
 from .text import escape
 
-__all__ = ["Table", "table_markdown", "install", "verdict_markdown", "combined_status",
+__all__ = ["Table", "table_markdown", "FOLD_ROWS", "install", "verdict_markdown", "combined_status",
            "escape", "DASH", "MISSING_NOTE"]
 
 DASH = "—"
 MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
                "undefined, such as a spread over a single seed)"
+FOLD_ROWS = 15  # a longer table (per seed, per configuration) is folded under its summary
 MANY_PARTS = 6  # a verdict with more parts lists those that did not reproduce, the rest folded
 _UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_min": "min", "_pct": "%", "_mb": "MB"}
 
@@ -219,7 +220,10 @@ def table_markdown(obj, *, units: dict | None = None, missing: str | None = None
     module).
 
     ``units``: column name -> unit, shown as ``name (unit)``; ``missing``: what a dash means
-    in this table (default :data:`MISSING_NOTE`); ``note``: a line under the table.
+    in this table (default :data:`MISSING_NOTE`); ``note``: a line under the table. A table of
+    more than :data:`FOLD_ROWS` rows (one per seed, say) is folded in a dropdown under a line
+    that says how many rows and which columns it holds, so that it does not push the page's
+    argument out of view.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"d_h": [1, 2], "wall_s": [0.5, float("nan")]})
@@ -271,6 +275,10 @@ def table_markdown(obj, *, units: dict | None = None, missing: str | None = None
     text = "\n".join(lines) + "\n"
     if notes:
         text += "\n" + "\n\n".join(f"<small>{n}</small>" for n in notes) + "\n"
+    if len(rows) > FOLD_ROWS:  # its summary in view, the rows folded under it
+        names = ", ".join(h for h in headers if h)
+        text = (f"*A table of {len(rows)} rows ({names}), folded: open it to read every "
+                f"row.*\n\n:::{{dropdown}} All {len(rows)} rows\n{text}:::\n")
     return text
 
 
@@ -334,6 +342,7 @@ _WHY = {"reproduced": "holds",
         "not testable": "its premise does not hold here, so the measurement neither confirms "
                         "nor refutes the claim",
         "partly run": "holds for every part that ran",
+        "partly reproduced": "holds for some parts and not for others",
         "fragile": "holds, but not on every resample of the evidence (a seed left out), so it "
                    "does not count as reproduced",
         "not run": "not checked at this profile"}
@@ -375,7 +384,8 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
                     .strip())
     else:
         k = sum(p["status"] == "reproduced" for p in parts)
-        title += f", {k} of {len(parts)} parts reproduced"
+        title += (f" ({k} of {len(parts)} parts)" if status == PARTLY_REPRODUCED
+                  else f", {k} of {len(parts)} parts reproduced")
 
         def items(rows):
             return "\n".join(

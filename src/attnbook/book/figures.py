@@ -15,16 +15,21 @@ Markdown cell after its code cell::
     :::
 
 so the figure is numbered, captioned and labelled ``fig-<name>`` (``{numref}`fig-<name>```
-in prose), with its provenance as the figure's legend. Before each code cell that records a
+in prose), with its provenance as the figure's legend. A figure whose smallest text would be
+under 9 CSS px on a 390 px phone (``phone_text_px``, measured by ``run.savefig``) gets the class
+``attnbook-small-text``, a link in its legend to its full-size PNG, and its image becomes a
+link to that PNG (a tap opens it, to zoom). Before each code cell that records a
 claim (``run.record("ID", ...)``) it adds the label ``check-<notebook>-<id>`` (the status
 page links there) and a badge per claim linking back to its status row. It folds the code of
 every cell a reader does not learn from under its outputs (:func:`fold_input`: jupyter-book's
-``hide-input``), and every figure's image takes its caption as alt text.
+``hide-input``; a cell that computes and draws shows only its computing lines open,
+:func:`split_computing`), and every figure's image takes its caption as alt text.
 
 Roles, usable in any page:
 
 - ``{claim}`ID``` or ``{claim}`ID@profile```: a badge with the claim's verdict at that profile
-  (``reproduced``, ``not reproduced``, ``partly run``, ``not run``, ``stale``; without a
+  (``reproduced``, ``partly reproduced``, ``not reproduced``, ``partly run``, ``not run``,
+  ``stale``; without a
   profile, the best-established one), read from the ledger when the page is written, linking
   to the claim's row ``#claim-<id>`` of ``status/reproduction_status``;
 - ``{verdict}`STATUS```: a coloured badge for a verdict, no link; ``{verdict}`STATUS <ID>```:
@@ -39,12 +44,12 @@ from docutils import nodes
 
 from .. import paths
 from .claims import recorded_ids
-from .plotting import FIGURE_KEY
+from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
 from .provenance import short_device
 from .readers import loads
 
-__all__ = ["rewrite_notebook", "fold_input", "claim_label", "check_label", "verdict_class",
-           "badge_status",
+__all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
+           "verdict_class", "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
@@ -103,8 +108,19 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True) -> str:
-    """The provenance paragraph under a figure (MyST Markdown)."""
+def small_on_phone(info: dict) -> bool:
+    """Whether a figure's smallest text is under 9 CSS px on a 390 px phone (its
+    ``phone_text_px``, measured by ``run.savefig``; a figure saved before it was measured
+    is not)."""
+    px = info.get("phone_text_px")
+    return isinstance(px, (int, float)) and px < MIN_PHONE_TEXT_PX
+
+
+def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True,
+                        png_exists: bool = False) -> str:
+    """The provenance paragraph under a figure (MyST Markdown). A figure whose text is under
+    9 px on a phone (:func:`small_on_phone`) links to its full-size PNG (``png_exists``: the
+    file is in the build): a phone reader opens it and zooms."""
     parts = [f"notebook `{info.get('notebook', '')}`"]
     profile = info.get("profile", "")
     changes = info.get("profile_changes") or {}
@@ -144,6 +160,9 @@ def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True
             parts.append(f"{{download}}`data </figures/{info['data']}>` (CSV)")
         else:
             parts.append(f"data: `figures/{info['data']}` is not in this build")
+    if small_on_phone(info) and png_exists and info.get("png"):
+        parts.append(f"its smallest text is {info['phone_text_px']:g} px on a phone: "
+                     f"{{download}}`open it full size </figures/{info['png']}>` (or tap it)")
     return " · ".join(parts)
 
 
@@ -154,9 +173,13 @@ def _md_cell(source: str) -> dict:
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": source}
 
 
+SMALL_TEXT_CLASS = "attnbook-small-text"  # a figure whose text is under 9 px on a phone
+
+
 def _figure_cell(info: dict, key: str, provenance: str) -> dict:
     caption = _one_line(info.get("caption") or info.get("source") or info.get("name", ""))
-    return _md_cell(f":::{{glue:figure}} {key}\n:name: {key}\n:figclass: attnbook-figure\n\n"
+    figclass = "attnbook-figure" + (" " + SMALL_TEXT_CLASS if small_on_phone(info) else "")
+    return _md_cell(f":::{{glue:figure}} {key}\n:name: {key}\n:figclass: {figclass}\n\n"
                     f"{caption}\n\n{provenance}\n:::\n")
 
 
@@ -171,7 +194,9 @@ def _check_cell(notebook: str, claim_ids: list, profile: str) -> dict:
 
 # a code cell stays open when it calls one of these (the library computing a result) or
 # records a claim (the criterion); every other code cell is folded under its outputs
-_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep)\(")
+_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep|pilot)\(")
+# a cell that draws: a computing cell that also draws shows only its computing lines open
+_DRAWS = re.compile(r"\b(run\.savefig|plt\.subplots|plt\.figure)\(")
 _SHOWN_TAGS = {"parameters", "show-input"}  # open whatever they hold
 _FOLD_TAGS = {"hide-input", "remove-input", "hide-cell", "remove-cell", "hide-output",
               "remove-output", "injected-parameters"}  # the chapter's own choice: kept
@@ -184,8 +209,9 @@ def fold_input(cell: dict) -> bool:
     Open: the parameters cell (and a cell tagged ``show-input``), a cell that computes through
     the library (``run.cached``, ``run.sweep``, ``run.stored_sweep``) and a claim check (a
     cell that calls ``run.record``). Folded: the rest (imports and start, plotting, tables,
-    glue). A cell that already carries a tag of its own (hide-input, remove-cell, ...) is left
-    as it is.
+    glue). A cell that computes and also draws is split on the page (:func:`split_computing`):
+    only its computing lines stay open. A cell that already carries a tag of its own
+    (hide-input, remove-cell, ...) is left as it is.
 
     >>> fold_input({"cell_type": "code", "source": "fig, ax = plt.subplots()"})
     True
@@ -199,6 +225,39 @@ def fold_input(cell: dict) -> bool:
         return False
     code = "".join(cell.get("source", ""))
     return not (_COMPUTES.search(code) or recorded_ids(code))
+
+
+def split_computing(code: str) -> tuple[str, str] | None:
+    r"""A cell that computes through the library *and* draws, as the page shows it: its
+    computing statements (the top-level statements that call ``run.cached``, ``run.sweep``,
+    ``run.stored_sweep`` or ``run.pilot`` and draw nothing, a function that trains included),
+    shown open, and the rest (the plotting, the tables, the glue), folded with the cell's
+    outputs. None for any other cell (or one that does not parse). The statements keep their
+    order within each part, and the comments above a statement go with it.
+
+    >>> split_computing("t = run.cached('t', {}, f)\nfig, ax = plt.subplots()\nax.plot(t)")
+    ("t = run.cached('t', {}, f)", 'fig, ax = plt.subplots()\nax.plot(t)')
+    >>> split_computing("fig, ax = plt.subplots()") is None
+    True
+    """
+    import ast
+
+    if not (_COMPUTES.search(code) and _DRAWS.search(code)):
+        return None
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    lines = code.split("\n")
+    computes, rest, start = [], [], 0
+    for node in tree.body:
+        segment = "\n".join(lines[start:node.end_lineno]).strip("\n")
+        start = node.end_lineno
+        (computes if _COMPUTES.search(segment) and not _DRAWS.search(segment)
+         else rest).append(segment)
+    if not computes or not rest:
+        return None
+    return "\n".join(computes).strip("\n"), "\n".join(rest).strip("\n")
 
 
 _HARNESS = re.compile(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", flags=re.M)
@@ -283,7 +342,16 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
         if shown != code:  # the page leaves out the test harness's comments (kept for nbval)
             cell = {**cell, "source": shown}
             changed = True
-        if fold_input(cell):
+        split = (None if set(tags) & (_SHOWN_TAGS | _FOLD_TAGS)
+                 else split_computing("".join(cell.get("source", ""))))
+        if split:  # its computing lines open, the plotting folded with the outputs
+            computes, rest = split
+            cells.append({**cell, "id": f"{cell.get('id', 'cell')}-computes", "source": computes,
+                          "outputs": []})
+            cell = {**cell, "source": rest, "metadata": {**cell.get("metadata", {}),
+                                                        "tags": [*tags, "hide-input"]}}
+            changed = True
+        elif fold_input(cell):
             cell = {**cell, "metadata": {**cell.get("metadata", {}),
                                          "tags": [*tags, "hide-input"]}}
             changed = True
@@ -298,8 +366,10 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
             output["data"] = {GLUE_PREFIX + k: v for k, v in output.get("data", {}).items()}
             output["metadata"]["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
             data_exists = bool(info.get("data")) and (root / "figures" / info["data"]).exists()
+            png_exists = bool(info.get("png")) and (root / "figures" / info["png"]).exists()
             added.append(_figure_cell(info, key, provenance_markdown(
-                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=data_exists)))
+                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=data_exists,
+                png_exists=png_exists)))
         if ids and notebook:
             labelled.update(ids)
             cells.append(_check_cell(notebook, ids, profile))
@@ -417,6 +487,35 @@ def _alt_from_caption(app, doctree, fromdocname):
             image["alt"] = text
 
 
+def _link_small_figures(app, doctree, fromdocname):
+    """A figure whose text is under 9 px on a phone (class ``attnbook-small-text``) becomes a
+    link to its full-size PNG, the file its legend's "open it full size" downloads: a tap on
+    a phone opens it at its own size, to zoom. Builders without pages leave it as it is."""
+    from sphinx import addnodes
+    from sphinx.util.osutil import relative_uri
+
+    for figure in doctree.findall(nodes.figure):
+        if SMALL_TEXT_CLASS not in figure.get("classes", []):
+            continue
+        link = next((d for d in figure.findall(addnodes.download_reference)
+                     if str(d.get("reftarget", "")).endswith(".png") and d.get("filename")),
+                    None)
+        if link is None:
+            continue
+        try:
+            downloads = relative_uri(app.builder.get_target_uri(fromdocname), "_downloads")
+        except Exception:  # a builder without pages
+            continue
+        for image in list(figure.findall(nodes.image)):
+            if isinstance(image.parent, nodes.reference):
+                continue
+            ref = nodes.reference("", "", refuri=f"{downloads}/{link['filename']}",
+                                  reftitle="open the figure full size",
+                                  classes=["attnbook-full-size"])
+            image.replace_self(ref)
+            ref.append(image)
+
+
 def _resolve(app, doctree, fromdocname):
     for node in list(doctree.findall(claim_badge)):
         if node.get("status"):  # a verdict given as it is, linked to its claim
@@ -473,6 +572,7 @@ def setup(app):
     app.connect("doctree-read", _badge_docs)
     app.connect("doctree-resolved", _resolve)
     app.connect("doctree-resolved", _alt_from_caption)
+    app.connect("doctree-resolved", _link_small_figures)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

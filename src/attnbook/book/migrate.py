@@ -15,7 +15,9 @@ checks that on a sample instead of recomputing everything:
 3. The sample: :data:`SAMPLE` of the stale results it asks for, drawn at random with a seed that
    is recorded, plus the cheapest one (least ``wall_s``) and the cheapest of each group (a sweep,
    or a table's name) the others do not cover, so every group's new fingerprint comes from a
-   recomputation. A second pass recomputes the sample with the current code.
+   recomputation; a drawn model that was trained stacked with others comes with all of them
+   (:func:`stacked_programs`). A second pass recomputes the sample with the current code, each
+   stacked program in a pass of its own, so that it is stacked as it was.
 4. Every number of each recomputed result is compared with the stored one (:func:`compare`:
    integers, booleans and text exactly, floats within ``atol + rtol * |stored|``). If all agree,
    every other stale result the chapter asks for is re-stamped with its group's new fingerprint,
@@ -43,10 +45,10 @@ from .. import paths
 from ..errors import AttnbookError
 from .provenance import git_state
 from .readers import loads
-from .store import ENV_MIGRATE, atomic_write, check_record, dumps, stored_results
+from .store import ENV_MIGRATE, check_record, stored_results, write_record
 
 __all__ = ["SAMPLE", "MACHINE_MEASURES", "compare", "compare_tables", "migrate", "choose_sample",
-           "group_of", "migrated_results", "stored_threads"]
+           "stacked_programs", "completed", "group_of", "migrated_results", "stored_threads"]
 
 SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
 # How a result was computed, not what: how fast it ran and how much memory it took (measurements
@@ -91,6 +93,45 @@ def choose_sample(units: list[dict], seed: int, k: int = SAMPLE) -> list[dict]:
         if not any(u["path"] in picked for u in mine):
             picked.add(min(mine, key=cost)["path"])
     return [u for u in units if u["path"] in picked]
+
+
+def stacked_programs(units: list[dict]) -> list[list[dict]]:
+    """``units`` (dicts with ``group`` and ``record``) in the stacked programs they were
+    computed in. A record names its program's configurations (``stacked_with``, the keys of
+    a group of stacked models); one stored before that field existed is placed by its sweep,
+    run, time, wall time and ``result.group_size``, where exactly ``group_size`` records share
+    them (else it stands alone). Every other unit is a program of its own. A stacked model's
+    float32 sums depend on how many models share the program, and over a long training such
+    rounding grows, so a sampled model is recomputed with every model of its program, as it
+    was trained.
+
+    >>> r = lambda t, n, w=None: {"run_id": "r", "time": t, "wall_s": 5.0,
+    ...                           "result": {"group_size": n}, **({"stacked_with": w} if w else {})}
+    >>> us = [{"path": i, "group": "sweep m", "record": rec} for i, rec in enumerate(
+    ...       [r("a", 2), r("a", 2), r("b", 1), r("c", 2), r("d", 2, ["k1", "k2"]),
+    ...        r("d", 2, ["k1", "k2"])])]
+    >>> [[u["path"] for u in p] for p in stacked_programs(us)]
+    [[0, 1], [2], [3], [4, 5]]
+    """
+    programs: dict = {}
+    for u in units:
+        rec = u["record"] if isinstance(u["record"], dict) else {}
+        size = (rec.get("result") or {}).get("group_size")
+        if rec.get("stacked_with"):
+            key = ("named", u["group"], tuple(rec["stacked_with"]))
+        elif _is_int(size) and size > 1:
+            key = ("placed", u["group"], rec.get("run_id"), rec.get("time"), rec.get("wall_s"),
+                   size)
+        else:
+            key = ("alone", id(u))
+        programs.setdefault(key, []).append(u)
+    out = []
+    for key, members in programs.items():
+        if key[0] == "placed" and len(members) != key[-1]:
+            out += [[u] for u in members]  # not told apart from another program: each alone
+        else:
+            out.append(members)
+    return out
 
 
 def completed(entry: dict) -> bool:
@@ -306,16 +347,26 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         if not units:
             log("migrate: the chapter asks for none of its stale results; nothing re-stamped")
             return 0
-        sample = choose_sample(units, seed)
+        drawn = {u["path"] for u in choose_sample(units, seed)}
+        programs = [p for p in stacked_programs(units) if any(u["path"] in drawn for u in p)]
+        sample = [u for p in programs for u in p]  # a drawn model with its program's others
         old = {u["path"]: _payload(u["path"]) for u in sample}
-        log(f"      sample (seed {seed}): {len(sample)} of {len(units)}: "
+        log(f"      sample (seed {seed}): {len(drawn)} of {len(units)}"
+            + (f", {len(sample)} with the models stacked with them" if len(sample) > len(drawn)
+               else "") + ": "
             + ", ".join(str(u["path"].relative_to(profile_dir.resolve())) for u in sample))
-        by_threads: dict = {}
-        for u in sample:  # each recomputed with the thread count it was stored with
-            by_threads.setdefault(stored_threads([u["record"]]), []).append(u["path"])
+        passes: list = []  # each stacked program alone, with the thread count it was stored with
+        loose: dict = {}
+        for prog in programs:
+            threads = stored_threads([u["record"] for u in prog])
+            if len(prog) > 1:
+                passes.append((threads, [u["path"] for u in prog]))
+            else:
+                loose.setdefault(threads, []).append(prog[0]["path"])
+        passes += list(loose.items())
         t0, before = time.perf_counter(), os.environ.get("ATTNBOOK_THREADS")
         try:
-            for threads, group in by_threads.items():
+            for threads, group in passes:
                 if threads:
                     os.environ["ATTNBOOK_THREADS"] = str(threads)
                     log(f"      recomputing {len(group)} with {threads} CPU thread(s), as stored")
@@ -353,10 +404,17 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             log(f"      {line}")
         return 1
     sampled = [str(u["path"].relative_to(profile_dir.resolve())) for u in sample]
+    rest = [u for u in units if u not in sample]
+    for u in rest:  # re-stamping seals a record anew: each must still be the intact one read
+        csv = u["path"].with_suffix(".csv")
+        u["csv"] = None if "result" in u["record"] or not csv.is_file() else csv.read_text()
+        record, problem, _ = check_record(u["path"], csv_text=u["csv"])
+        if problem or record != u["record"]:
+            why = problem or f"{u['path'].relative_to(paths.ROOT)}: changed during the migration"
+            log(f"migrate {stem} · {profile}: {why}; nothing re-stamped")
+            return 1
     n = 0
-    for u in units:
-        if u in sample:
-            continue
+    for u in rest:
         record = u["record"]
         record["migrated"] = {"from_fingerprint": record.get("fingerprint"),
                               "from_commit": record.get("commit"),
@@ -364,7 +422,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
                               "largest_difference": worst, "tolerance": tol,
                               "sample_seconds": round(wall, 1)}
         record["fingerprint"] = new_fp[u["group"]]
-        atomic_write(u["path"], dumps(record, indent=1, sort_keys=True))
+        write_record(u["path"], record, u["csv"])  # a table's: with the CSV checked above
         n += 1
     log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
         f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")

@@ -58,8 +58,8 @@ from .provenance import function_modules, provenance
 from .readers import loads
 from .store import ResultStore, config_key, total_wall
 
-__all__ = ["Run", "start", "seed_everything", "BudgetExhausted", "deadline",
-           "source_provenance"]
+__all__ = ["Run", "start", "check_interactive_parameters", "seed_everything", "BudgetExhausted",
+           "deadline", "source_provenance"]
 
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
@@ -456,8 +456,20 @@ class Run:
         stacked with a ``panel`` column), written to figures/<name>.csv and linked as "data".
         Returns None, so a call that ends a cell prints nothing beside the figure (the PNG is
         figures/<name>.png).
+
+        The figure's metadata records ``phone_text_px``: the height in CSS px of its smallest
+        text (tick labels, axis labels, legends, titles, annotations; not the source footer)
+        on a 390 px phone, where the page shows it at the content width, about 358 px
+        (:func:`~attnbook.book.plotting.phone_text_px`). Below 9 px the book makes the figure
+        a link to its full-size PNG, which a phone reader opens and zooms.
         """
-        from .plotting import figure_output, save_figure
+        from .plotting import (
+            figure_output,
+            phone_text_px,
+            png_width_in,
+            save_figure,
+            smallest_text_pt,
+        )
 
         claims = [claims] if isinstance(claims, str) else list(claims or ())
         for cid in claims:
@@ -465,7 +477,10 @@ class Run:
         footer = f"{source} · profile {self.profile}".strip(" ·")
         if self.overrides:
             footer += f" (changed: {self.changed()})"
+        points = smallest_text_pt(fig)  # the figure's own text, not the footer added below
         png = save_figure(fig, name, footer=footer, data=data)
+        phone_px = (None if points is None
+                    else round(phone_text_px(points, png_width_in(png), fig.dpi), 1))
         figure_output(fig, png, {
             "name": name, "caption": caption or source or name, "source": source,
             "claims": claims, "notebook": self.notebook, "profile": self.profile,
@@ -476,7 +491,34 @@ class Run:
             "computed_by": sorted({s.get("device") or "" for s in self.store.sources} - {""}),
             "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
-            "data": f"{name}.csv" if data is not None else ""})
+            "data": f"{name}.csv" if data is not None else "", "png": f"{name}.png",
+            "phone_text_px": phone_px})
+
+
+def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -> None:
+    """A chapter run by hand (in Jupyter, not by the runner) checks the parameters it holds as
+    the runner checks them before any kernel starts: every value that differs from the
+    profile's against its allowed range, then every rule of the chapter's ``.yml`` on the whole
+    set (raising :class:`~attnbook.errors.ParameterError` with one line naming the parameter
+    and its range, or the rule). Nothing to check where the chapter has no ``.yml``.
+    """
+    from .profiles import RESERVED, load_spec, rule_error
+
+    try:
+        spec = load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
+    except Exception:  # an interactive notebook outside notebooks/: no profile file
+        return
+    if not spec.has_profile(profile):
+        return
+    planned = {**spec.defaults, **(spec.profiles.get(profile) or {})}
+    held = {k: namespace[k] for k in spec.defaults if k in namespace and k not in RESERVED}
+    changed = {k: v for k, v in held.items() if v != planned.get(k)}
+    for name, value in changed.items():
+        spec.check(name, value)
+    full = {**planned, **held}
+    for rule in spec.rules:
+        if not rule.holds(full):
+            raise rule_error(rule, full, changed)
 
 
 def _profile_changes(notebook: str, profile: str) -> dict:
@@ -553,8 +595,9 @@ class Sweep:
                 if len(results) != len(unit):
                     raise AttnbookError(f"sweep {self.name!r}: {len(results)} results for a "
                                         f"group of {len(unit)} configurations")
+                mates = [config_key(c) for c in unit] if groups is not None else None
                 for config, result in zip(unit, results, strict=True):
-                    self.put(config, result, round(wall_s, 3), earlier, modules)
+                    self.put(config, result, round(wall_s, 3), earlier, modules, mates)
                 if checkpoint:
                     fn.clear(unit if groups is not None else unit[0])
                 budget.finished(unit, total_wall(wall_s, earlier))
@@ -577,8 +620,8 @@ class Sweep:
     def get(self, config):
         return self.store.get(self.name, config)
 
-    def put(self, config, result, wall_s=None, earlier=None, modules=None):
-        self.store.put(self.name, config, result, wall_s, earlier, modules)
+    def put(self, config, result, wall_s=None, earlier=None, modules=None, stacked_with=None):
+        self.store.put(self.name, config, result, wall_s, earlier, modules, stacked_with)
 
     def frame(self, configs):
         return self.store.frame(self.name, configs)
@@ -683,6 +726,12 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
                             "(letters, digits, _.-)")
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
+    if not os.environ.get(ENV_RUN_ID):  # by hand (Jupyter): the runner checked them otherwise
+        import inspect
+
+        frame = inspect.currentframe()
+        check_interactive_parameters(notebook, profile, frame.f_back.f_globals if frame and
+                                     frame.f_back else {})
     seed_everything(seed)
     _display.install()  # tables and dicts left as a cell's result show as tables in the book
     # libraries (transformers, datasets) draw their bars with tqdm.auto; without ipywidgets it

@@ -14,9 +14,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 from .. import paths  # noqa: E402
 
 __all__ = ["save_figure", "add_footer", "paper_trend", "figure_output", "figure_table", "style",
-           "in_kernel", "FIGURE_KEY"]
+           "in_kernel", "FIGURE_KEY", "smallest_text_pt", "phone_text_px", "png_width_in",
+           "PHONE_CONTENT_PX", "MIN_PHONE_TEXT_PX"]
 
 FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
+
+PHONE_CONTENT_PX = 358  # the page's content width on a 390 px phone (CSS px)
+MIN_PHONE_TEXT_PX = 9.0  # smaller text on that phone: the figure links to its full-size PNG
 
 STYLE = {
     "figure.dpi": 110,
@@ -86,6 +90,44 @@ def add_footer(fig, text: str) -> None:
     width, height = fig.get_size_inches()
     fig.text(min(box.x1 / width, 1.0), box.y0 / height - 0.02 / height, text, ha="right",
              va="top", fontsize=7, color="0.45")
+
+
+def smallest_text_pt(fig) -> float | None:
+    """The smallest font size (points) of the text ``fig`` draws: every visible, non-empty
+    Text artist (tick labels, axis labels, legend entries, titles, annotations, ``fig.text``).
+    None when it draws no text."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip()]
+    return min(sizes) if sizes else None
+
+
+def phone_text_px(points: float, width_in: float, dpi: float = STYLE["figure.dpi"],
+                  content_px: float = PHONE_CONTENT_PX) -> float:
+    """How tall (CSS px) text of ``points`` is on a phone, in a figure ``width_in`` inches
+    wide: the page shows the figure at ``width_in * dpi`` CSS px, narrowed to the content
+    width (``content_px``, about 358 px on a 390 px screen), so ``points * shown / (72 *
+    width_in)``.
+
+    >>> round(phone_text_px(8, 4), 1)  # a 4-inch figure with 8 pt text
+    9.9
+    >>> round(phone_text_px(7, 15), 1)  # four panels side by side, 7 pt legends
+    2.3
+    """
+    shown = min(content_px, width_in * dpi)
+    return points * shown / (72 * width_in)
+
+
+def png_width_in(png) -> float:
+    """The width in inches of a PNG saved at the style's ``savefig.dpi`` (its header's
+    width in pixels over that dpi): the width the page shows it at, at ``figure.dpi``."""
+    from pathlib import Path
+
+    raw = Path(png).read_bytes()[:24]
+    dpi = plt.rcParams["savefig.dpi"]
+    dpi = STYLE["savefig.dpi"] if dpi == "figure" else float(dpi)
+    return int.from_bytes(raw[16:20], "big") / dpi
 
 
 def in_kernel() -> bool:

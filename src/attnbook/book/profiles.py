@@ -82,9 +82,9 @@ from .claims import PROFILES
 # in the paper's regime, exists for the chapters whose effects need it
 OPTIONAL_PROFILES = ("long",)
 
-__all__ = ["NotebookSpec", "Rule", "RuleError", "ExpressionError", "load_spec", "parse_value",
-           "check_value", "evaluate", "COST_KEYS", "ESTIMATE_KEYS", "MAX_INT_BITS", "MAX_ITEMS",
-           "MAX_STEPS"]
+__all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
+           "parse_value", "check_value", "evaluate", "COST_KEYS", "ESTIMATE_KEYS", "MAX_INT_BITS",
+           "MAX_ITEMS", "MAX_STEPS"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
 ESTIMATE_KEYS = ("work", "memory_gb")  # the .yml's estimate section: expressions
@@ -462,7 +462,7 @@ class NotebookSpec:
                                              f"{profile} has {full[k]!r}), to keep {rule.check}")
                             params[k] = full[k] = trial[k]
                     continue
-            raise _rule_error(rule, full, overrides)
+            raise rule_error(rule, full, overrides)
         params["profile"] = profile
         return params
 
@@ -484,7 +484,7 @@ class NotebookSpec:
         return check_value(name, value, self.defaults[name], self.allowed.get(name) or {})
 
 
-def _rule_error(rule: Rule, params: dict, overrides: dict) -> "RuleError":
+def rule_error(rule: Rule, params: dict, overrides: dict) -> "RuleError":
     """One line naming every parameter the rule reads, their values, and what to change."""
     values = ", ".join(f"{n} = {params[n]!r}" for n in rule.names)
     set_here = [n for n in rule.names if n in overrides]

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from .claims import MIN_SEEDS, PROFILES, STATUSES, recorded_ids, status_table
+from .claims import MIN_SEEDS, PARTLY_REPRODUCED, PROFILES, STATUSES, recorded_ids, status_table
 from .figures import badge_status, check_label
 from .provenance import short_device
 from .publish import chapter_doc
@@ -39,7 +39,8 @@ from .store import stored_counts
 from .text import escape
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
-           "stored_provenance", "work_text", "overview_figure",
+           "stored_provenance", "work_text", "overview_figure", "chapter_plans", "profile_sites",
+           "grouped_parts",
            "paper_math", "claim_checks", "short_device", "pilot_only_chapters"]
 
 _WORK_TITLES = {
@@ -52,6 +53,7 @@ _WORK_TITLES = {
 # "stale": a result that ran but whose code has changed since (hatched in the figure)
 COLOURS = {"reproduced": "#2e7d32", "fragile": "#827717", "not reproduced": "#c62828",
            "not testable": "#1565c0", "partly run": "#ef6c00",
+           "partly reproduced": "#00838f",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
 
@@ -382,12 +384,133 @@ def pilot_only_chapters(notebooks_dir: Path | None = None) -> set:
     return out
 
 
+def grouped_parts(parts: pd.DataFrame) -> list[tuple]:
+    """The parts of a claim as (status, [part names], measured, stability), parts that share
+    their verdict and their words (a reason a part could not run, given for six of them) in
+    one entry, in the order of their first part.
+
+    >>> rows = pd.DataFrame({"part": ["a", "b", "c"], "status": ["not run"] * 2 + ["reproduced"],
+    ...                      "measured": ["offline", "offline", "rank 5"]})
+    >>> grouped_parts(rows)
+    [('not run', ['a', 'b'], 'offline', ''), ('reproduced', ['c'], 'rank 5', '')]
+    """
+    out: dict = {}
+    for _, q in parts.iterrows():
+        stability = str(q.get("stability") or "")
+        key = (q["status"], str(q["measured"]), stability)
+        out.setdefault(key, []).append(str(q["part"]))
+    return [(status, names, measured, stability)
+            for (status, measured, stability), names in out.items()]
+
+
+def chapter_plans(notebooks_dir: Path | None = None) -> dict:
+    """stem -> {"claims": the claim ids it records, "profiles": the profiles it defines,
+    "cost": its ``.yml`` ``cost`` entries, "pilots": the profiles where it runs only its
+    pilot}, for every chapter."""
+    from .claims import notebook_claims
+    from .profiles import load_spec
+
+    out = {}
+    for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb")):
+        spec = load_spec(nb)
+        out[nb.stem] = {"claims": notebook_claims(nb),
+                        "profiles": {p for p in PROFILES if spec.has_profile(p)},
+                        "cost": dict(spec.cost or {}),
+                        "pilots": {p for p, v in spec.profiles.items()
+                                   if (v or {}).get("run_main") is False}}
+    return out
+
+
+def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, str]:
+    """profile -> where its results were computed (the ledger entries' devices, claims counted
+    per machine) and, for each chapter none of whose claims has a verdict there, why: what the
+    profile would take from the chapter's ``cost`` entry (:func:`.sites.not_run_text`), or that
+    it runs only its pilot there. ``plans``: :func:`chapter_plans`. MyST Markdown."""
+    from .claims import shown_profiles
+    from .sites import count, not_run_text, sites_text
+
+    verdicts = [s for s in STATUSES if s not in ("not run", "no chapter yet")]
+
+    plans = chapter_plans() if plans is None else plans
+    whole = _whole(table)
+    out = {}
+    for p in shown_profiles(whole):
+        at = whole[(whole["profile"] == p) & whole["status"].isin(verdicts)]
+        text = (f"{count(len(at), 'claim')} with a verdict, computed on "
+                f"{_cell(sites_text(list(at['device'])) or 'an unrecorded device')}"
+                if len(at) else "no claim has a verdict")
+        ran = set(at["id"])
+        unrun, pilots = [], []
+        for stem, plan in plans.items():
+            if p not in plan["profiles"] or not plan["claims"] or ran & set(plan["claims"]):
+                continue
+            if p in plan["pilots"]:
+                pilots.append(_chapter_link(stem))
+            else:
+                why = not_run_text(plan["cost"].get(p)).removeprefix("not run: ")
+                unrun.append(f"{_chapter_link(stem)}: {_cell(why)}")
+        if unrun:
+            text += f"; not run by {count(len(unrun), 'chapter')}: " + "; ".join(unrun)
+        if pilots:
+            text += (f"; {count(len(pilots), 'chapter')} only run{'s' if len(pilots) == 1 else ''}"
+                     " a pilot here: " + ", ".join(pilots))
+        out[p] = text
+    return out
+
+
+def _sites_lines(table: pd.DataFrame, plans: dict | None) -> list[str]:
+    """The paragraph on where each profile ran (:func:`profile_sites`), one item per profile."""
+    sites = profile_sites(table, plans)
+    return (["**Where each profile ran**, from the ledger's provenance (the device recorded "
+             "with each verdict) and, for a chapter that has not run a profile, its `.yml` "
+             "cost entry:", ""]
+            + [f"- `{p}`: {text}." for p, text in sites.items()] + [""])
+
+
+def _tally_lines(whole: pd.DataFrame, profiles: list, status_page: bool = True) -> list[str]:
+    """Claims counted per verdict, per profile and per paper, effects apart from consistency
+    checks: each badge is followed by the number of claims with that verdict."""
+    label = (lambda text: _profile_label(text, "column")) if status_page else (lambda text: "")
+    lines = ["| profile | effects (claims per verdict) | consistency checks (claims per "
+             "verdict) |", "|---|---|---|"]
+    for p in profiles:
+        at = whole[whole["profile"] == p]
+        lines.append(f"| `{p}` | {label('effects:')}"
+                     f"{_count_cell(at[at['type'] == 'effect'])} | "
+                     f"{label('consistency checks:')}"
+                     f"{_count_cell(at[at['type'] == 'consistency'])} |")
+    lines += ["", "Per paper (claims per verdict at each profile):", "",
+              "| paper | claims | " + " | ".join(f"`{p}`" for p in profiles) + " |",
+              "|---|---|" + "---|" * len(profiles)]
+    for work, title in _WORK_TITLES.items():
+        sub = whole[whole["work"] == work]
+        if sub.empty:
+            continue
+        ids = sub.drop_duplicates("id")
+        n_eff, n_con = (int((ids["type"] == t).sum()) for t in ("effect", "consistency"))
+        claims = ", ".join(x for x in (
+            f"{n_eff} effect{'s' if n_eff != 1 else ''}" if n_eff else "",
+            f"{n_con} consistency check{'s' if n_con != 1 else ''}" if n_con else "") if x)
+        cells = []
+        for p in profiles:
+            at = sub[sub["profile"] == p]
+            cells.append(_profile_label(p) * status_page
+                         + "<br>".join(f"{kind}: {_count_cell(at[at['type'] == t])}"
+                                       for t, kind in (("effect", "effects"),
+                                                       ("consistency", "checks"))
+                                       if (at["type"] == t).any()))
+        lines.append(f"| {_cell(title)} | {claims} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None = None,
-                  profile: str = "", pilots: set | None = None) -> str:
+                  profile: str = "", pilots: set | None = None, said: dict | None = None) -> str:
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
     it and have current results of that profile stored (said where the claim is not run);
     ``pilots``: the (notebook, profile) that run only their pilot (:func:`pilot_only_chapters`);
-    ``parts``: the rows of its parts at that profile, each listed with its verdict and value."""
+    ``parts``: the rows of its parts at that profile, each listed with its verdict and value,
+    parts that share both in one line; ``said``: such groups already listed at a smaller
+    profile of the same claim (filled here), which this one refers to instead of repeating."""
     txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
     pilots = pilots or set()
     if r["status"] == "not run" and unfinished:
@@ -405,11 +528,20 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
         txt += " {verdict}`stale`"
     if parts is not None and len(parts):
         txt += f" {_cell(r['measured'])}:"
-        for _, part in parts.iterrows():
-            txt += (f"<br>{{verdict}}`{part['status']}` **{_cell(part['part'])}**: "
-                    f"{_cell(part['measured'])}"
-                    + (f" (stability {_cell(part['stability'])})" if part.get("stability")
-                       else ""))
+        said = {} if said is None else said
+        for status, names, measured, stability in grouped_parts(parts):
+            if len(names) == 1:
+                txt += (f"<br>{{verdict}}`{status}` **{_cell(names[0])}**: {_cell(measured)}"
+                        + (f" (stability {_cell(stability)})" if stability else ""))
+                continue
+            key = (status, tuple(names), measured)
+            if key in said:  # the same parts for the same reason at a smaller profile
+                txt += (f"<br>{{verdict}}`{status}` **{len(names)} parts**: as at "
+                        f"`{_code(said[key])}`")
+                continue
+            said[key] = profile
+            txt += (f"<br>{{verdict}}`{status}` **{len(names)} parts** "
+                    f"({_cell(', '.join(names))}): {_cell(measured)}")
     elif r["measured"]:
         txt += f" {_cell(r['measured'])}"
     if r.get("stability") and parts is None:
@@ -432,7 +564,7 @@ def _count_cell(sub: pd.DataFrame) -> str:
 
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
                     checks: dict | None = None, stored: dict | None = None,
-                    pilots: set | None = None) -> str:
+                    pilots: set | None = None, plans: dict | None = None) -> str:
     """The reproduction status page: the overview figure, then per work each claim's paper
     value beside its verdict at every profile shown (:func:`~attnbook.book.claims.
     shown_profiles`: ``ci`` only where it has results), each claim linked to where a chapter
@@ -442,7 +574,9 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     without. ``stored``: (notebook, profile) -> current results stored
     (:func:`.store.stored_counts`); a claim not run at a profile says what an unfinished run
     of its chapter has stored, or, where the chapter runs only its pilot there (``pilots``:
-    :func:`pilot_only_chapters`), that it does.
+    :func:`pilot_only_chapters`), that it does. ``plans``: :func:`chapter_plans`, for where
+    each profile ran and what a profile a chapter has not run would take
+    (:func:`profile_sites`).
     """
     from .claims import shown_profiles
 
@@ -458,12 +592,26 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
         lines += [f":::{{figure}} {overview}", ":name: status-overview",
                   f":alt: {_alt(caption)}", ":width: 100%", ":class: attnbook-overview", "",
                   caption, ":::", ""]
-    words = {"ci": "`ci`: seconds on a CPU, a smoke test", "cpu": "`cpu`: minutes on a laptop",
-             "long": "`long`: hours on a laptop, in the paper's regime",
-             "full": "`full`: one GPU"}
+    lines += ["Each claim is an *effect* (the paper's finding, which could be false at this "
+              "book's scale) or a *consistency* check (a proven bound: a correct computation "
+              "cannot violate it, so it tests the code more than the paper). They are counted "
+              "apart, each badge followed by the number of claims with that verdict.", ""]
+    lines += _tally_lines(whole, profiles)
+    if "stale" in whole:
+        stale = whole[(whole["stale"].fillna("") != "")
+                      & ~whole["status"].isin(["not run", "no chapter yet"])]
+        if len(stale):
+            per = stale.groupby("profile").size()
+            lines += ["**Stale** (code changed since): " + ", ".join(
+                f"{int(per[p])} claim{'s' if int(per[p]) != 1 else ''} at `{p}`"
+                for p in PROFILES if p in per.index) + ".", ""]
+    lines += _sites_lines(table, plans)
+    words = {"ci": "`ci`: seconds, a smoke test", "cpu": "`cpu`: minutes per chapter",
+             "long": "`long`: hours per chapter, in the paper's regime",
+             "full": "`full`: the closest to the paper's sizes"}
     lines += ["Every figure, table and theorem of the four works, with the paper's value and "
               "what this book measured at each profile ("
-              + "; ".join(words[p] for p in profiles) + "). "
+              + "; ".join(words[p] for p in profiles) + "; where each ran is listed above). "
               "A claim is {verdict}`reproduced` only when the criterion listed under its table "
               "holds for the measured value; {verdict}`not reproduced` gives the value "
               "measured; {verdict}`not testable` means the measurement does not meet the "
@@ -477,6 +625,9 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
               "resamples agree with it; "
               "{verdict}`partly run` means every part that ran reproduced but some "
               "parts could not run at that profile (their reasons are in the chapter); "
+              "{verdict}`partly reproduced` means some parts of a claim of several parts "
+              "reproduced and others did not or could not be tested: neither a reproduction "
+              "nor a failure as a whole (each part is listed with its verdict); "
               "{verdict}`not run` means a chapter checks it but no run at that profile has; "
               "{verdict}`no chapter yet` means no chapter checks it. A claim of several parts "
               "(the cells of a table, the values of a parameter) lists each part with its "
@@ -490,24 +641,6 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     if "ci" not in profiles:
         lines += ["The `ci` profile (a smoke test run by `make test`) is left out: its results "
                   "are never committed, and this book has none.", ""]
-    lines += ["Each claim is an *effect* (the paper's finding, which could be false at this "
-              "book's scale) or a *consistency* check (a proven bound: a correct computation "
-              "cannot violate it, so it tests the code more than the paper). They are counted "
-              "apart.", "",
-              "| profile | effects | consistency checks |", "|---|---|---|"]
-    for p in profiles:
-        at = whole[whole["profile"] == p]
-        lines.append(f"| `{p}` | {_profile_label('effects:', 'column')}"
-                     f"{_count_cell(at[at['type'] == 'effect'])} | "
-                     f"{_profile_label('consistency checks:', 'column')}"
-                     f"{_count_cell(at[at['type'] == 'consistency'])} |")
-    if "stale" in whole:
-        stale = whole[(whole["stale"].fillna("") != "")
-                      & ~whole["status"].isin(["not run", "no chapter yet"])]
-        if len(stale):
-            per = stale.groupby("profile").size()
-            lines += ["", "**Stale** (code changed since): " + ", ".join(
-                f"{int(per[p])} at `{p}`" for p in PROFILES if p in per.index) + "."]
     part_rows = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
     for work, title in _WORK_TITLES.items():
         sub = whole[whole["work"] == work]
@@ -531,13 +664,13 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
             claim = (f"{{claim-row}}`{_code(cid)}` *{_cell(first['type'])}* "
                      f"({_cell(first['source'])})"
                      + (" <br>checked in " + ", ".join(where) if where else ""))
-            cells = []
+            cells, said = [], {}
             for p in profiles:
                 parts = part_rows[(part_rows["id"] == cid) & (part_rows["profile"] == p)]
                 cells.append(_verdict_cell(
                     rows[rows["profile"] == p].iloc[0],
                     [(nb, stored[nb, p]) for nb, _ in checks.get(cid, []) if stored.get((nb, p))],
-                    parts, profile=p, pilots=pilots))
+                    parts, profile=p, pilots=pilots, said=said))
             lines.append(f"| {claim} | {_md_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
             criteria.append(f"**{_cell(cid)}**: {_cell(first['criterion'])}")
@@ -589,7 +722,8 @@ def stored_provenance(results: Path | None = None) -> dict:
     record's provenance: ``results`` (count), ``devices``, ``commits`` (with ``dirty``),
     ``compute_s`` (the wall times of its units, each unit once: the configurations of a group
     and the tables of one computation share theirs), ``first`` and ``last`` (dates),
-    ``stale`` and ``damaged`` (counts)."""
+    ``stale`` and ``damaged`` (counts), and ``damaged_files`` (their paths under the
+    notebook's profile folder)."""
     from .store import check_record
 
     root = Path(results or paths.COMMITTED_RESULTS)
@@ -599,7 +733,7 @@ def stored_provenance(results: Path | None = None) -> dict:
     for nb_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for prof_dir in sorted(p for p in nb_dir.iterdir() if p.is_dir()):
             info = {"results": 0, "devices": [], "commits": [], "compute_s": 0.0,
-                    "first": "", "last": "", "stale": 0, "damaged": 0}
+                    "first": "", "last": "", "stale": 0, "damaged": 0, "damaged_files": []}
             units = set()
             for f in sorted(prof_dir.rglob("*.json")):
                 if any(part.startswith(".") for part in f.relative_to(prof_dir).parts):
@@ -608,6 +742,7 @@ def stored_provenance(results: Path | None = None) -> dict:
                 info["results"] += 1
                 if problem or record is None:
                     info["damaged"] += 1
+                    info["damaged_files"].append(f.relative_to(prof_dir).as_posix())
                     continue
                 info["stale"] += bool(changed)
                 devices = [record.get("device", "")] + [
@@ -711,7 +846,11 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
             if info["stale"]:
                 what += f"; **{info['stale']} stale** (code changed since)"
             if info["damaged"]:
-                what += f"; **{info['damaged']} damaged**"
+                named = info.get("damaged_files") or []
+                what += (f"; **{info['damaged']} damaged** ("
+                         + ", ".join(_md_cell(f"`{_code(f)}`") for f in named[:3])
+                         + (", ..." if len(named) > 3 else "")
+                         + "; never used: `python -m attnbook stale` lists them)")
             e = latest.get((nb, prof))
             if e is None:
                 build = "not run in this build"
@@ -768,12 +907,14 @@ def _chapter_link(notebook: str) -> str:
 
 # -- the home page's summary ------------------------------------------------------------------
 def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OVERVIEW}",
-                     pdf: str | None = None) -> str:
+                     pdf: str | None = None, plans: dict | None = None) -> str:
     """What the book found, for its home page (``book/intro.md`` includes it): the overview
-    figure, the verdicts counted per profile, the effects that reproduced at the largest
-    scale run, and every effect that did not reproduce or could not be tested, each a badge
-    linking to its row of the status page; ``pdf``: the book as one PDF, offered for download
-    (built by ``make pdf`` before the HTML). Links are relative to ``book/``."""
+    figure, the verdicts counted per profile and per paper, where each profile ran
+    (:func:`profile_sites`; ``plans``: :func:`chapter_plans`), the effects that reproduced at
+    the largest scale run, those that reproduced in part (with the parts that did), and every
+    effect that did not reproduce or could not be tested, each a badge linking to its row of
+    the status page; ``pdf``: the book as one PDF, offered for download (built by ``make pdf``
+    before the HTML). Links are relative to ``book/``."""
     from .claims import shown_profiles
 
     whole = _whole(table)
@@ -785,12 +926,8 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
                    "bounds checked as consistency checks (bottom).")
         lines += [f":::{{figure}} {overview}", ":name: home-overview", f":alt: {_alt(caption)}",
                   ":width: 100%", ":class: attnbook-overview", "", caption, ":::", ""]
-    lines += ["| profile | effects | consistency checks |", "|---|---|---|"]
-    for p in profiles:
-        at = whole[whole["profile"] == p]
-        lines.append(f"| `{p}` | {_count_cell(at[at['type'] == 'effect'])} | "
-                     f"{_count_cell(at[at['type'] == 'consistency'])} |")
-    lines.append("")
+    lines += _tally_lines(whole, profiles, status_page=False)
+    lines += _sites_lines(table, plans)
     if pdf:
         lines += [f"The whole book is also one PDF: {{download}}`attnbook.pdf <{pdf}>` (from "
                   "jupyter-book's LaTeX builder).", ""]
@@ -813,22 +950,37 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
 
     strongest = [r for r in best.values() if r["status"] == "reproduced"]
     strongest.sort(key=lambda r: (-order[r["profile"]], r["id"]))
-    # a claim that did not reproduce as a whole at its largest scale, but some of whose few
-    # parts did (the values of a parameter, not the many cells of a table)
-    parts = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
-    part_lines = []
-    for cid, r in best.items():
-        mine = parts[(parts["id"] == cid) & (parts["profile"] == r["profile"])]
-        if r["status"] == "reproduced" or len(mine) > 4:
-            continue
-        part_lines += [f"- {{claim}}`{_code(cid)}@{_code(r['profile'])}`, part {_cell(q['part'])} "
-                       f"reproduced: {_cell(q['measured'])}"
-                       for _, q in mine.iterrows() if q["status"] == "reproduced"]
-    if strongest or part_lines:
+    if strongest:
         lines += ["**The papers' findings that reproduced**, each at the largest scale this "
                   "book ran it (a badge links to the claim's row of the status page, with the "
-                  "value measured and the chapter that checks it):", "", grouped(strongest)]
-        lines += part_lines + [""]
+                  "value measured and the chapter that checks it):", "", grouped(strongest), ""]
+    # a claim some of whose parts reproduced and others not: at each profile where it did, and
+    # the parts that reproduced at the largest of them (the values of a parameter, not the
+    # many cells of a table, which are counted)
+    partial = [r for _, r in ran.iterrows() if r["status"] == PARTLY_REPRODUCED]
+    partial.sort(key=lambda r: (r["id"], order[r["profile"]]))
+    if partial:
+        parts = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
+        lines += ["**What reproduced in part**: claims of several parts some of which "
+                  "reproduced and others did not, at each profile where they did; the parts "
+                  "that reproduced at the largest of them:", ""]
+        by_id: dict = {}
+        for r in partial:
+            by_id.setdefault(r["id"], []).append(r)
+        for cid, rs in by_id.items():
+            top = rs[-1]
+            mine = parts[(parts["id"] == cid) & (parts["profile"] == top["profile"])]
+            good = mine[mine["status"] == "reproduced"]
+            line = ("- " + " ".join(f"{{claim}}`{_code(cid)}@{_code(r['profile'])}`"
+                                    for r in rs) + f" {_cell(rs[0]['source'])}")
+            if len(mine) > 4 or good.empty:
+                line += f"; at `{_code(top['profile'])}`: {_cell(top['measured'])}"
+            else:
+                line += "".join(f"; at `{_code(top['profile'])}` part {_cell(q['part'])} "
+                                f"reproduced: {_cell(q['measured'])}"
+                                for _, q in good.iterrows())
+            lines.append(line)
+        lines.append("")
     failed = [r for _, r in ran.iterrows() if r["status"] == "not reproduced"]
     failed.sort(key=lambda r: (r["id"], order[r["profile"]]))
     if failed:
@@ -853,13 +1005,14 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     pages.mkdir(parents=True, exist_ok=True)
     out = [pages / "reproduction_status.md", pages / "execution_report.md", pages / SUMMARY]
     table = status_table(parts=True)
+    plans = chapter_plans()
     overview_figure(table, pages / OVERVIEW)
     out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts(),
-                                      pilots=pilot_only_chapters()))
+                                      pilots=pilot_only_chapters(), plans=plans))
     out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
                                          paths.COMMITTED_RESULTS))
     pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
     out[2].write_text(summary_markdown(table, pdf=f"../{pdf.relative_to(pages.parent).as_posix()}"
                                        if pdf.exists() and pdf.is_relative_to(pages.parent)
-                                       else None))
+                                       else None, plans=plans))
     return out

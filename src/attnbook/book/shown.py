@@ -6,20 +6,25 @@ current**, and at ``cpu`` where none is:
 
 * the chapter defines the profile, and records at least one claim;
 * every claim the chapter records has a ledger entry at that profile with a verdict
-  (reproduced, not reproduced, not testable, or partly run: parts that cannot run offline),
+  (reproduced, partly reproduced, not reproduced, not testable, or partly run: parts that
+  cannot run offline),
   none of them stale (code or criterion changed since), damaged, or recorded from a tree with
   uncommitted changes;
 * no stored result of the chapter at that profile is damaged or stale.
 
 A chapter shown at ``long`` or ``full`` runs with ``--cache-only`` whatever the command says:
 its results are drawn, never computed (hours on a CPU). At ``cpu`` it runs as the command
-says. The chapter's first output names the profile shown and, for each larger profile, why it
-is not (:func:`attnbook.book.notebook.start` reads it from ``ATTNBOOK_SHOWN``).
+says. The chapter's first output names the profile shown, where its recorded results were
+computed (the ledger entries' devices) and, for each larger profile, why it is not shown; a
+profile none of whose claims has run says what it would take, from its ``cost`` entry
+(:mod:`attnbook.book.sites`). :func:`attnbook.book.notebook.start` reads it from
+``ATTNBOOK_SHOWN``.
 """
 
 from pathlib import Path
 
 from .claims import notebook_claims, status_table
+from .sites import not_run_text, sites_text
 from .store import stored_results
 
 __all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "choose"]
@@ -27,7 +32,8 @@ __all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "cho
 LARGEST = "largest"  # the run command's profile that picks per chapter
 CANDIDATES = ("full", "long")  # tried in this order
 FALLBACK = "cpu"
-VERDICTS = ("reproduced", "fragile", "not reproduced", "not testable", "partly run")
+VERDICTS = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
+            "partly reproduced")
 
 
 def completeness(stem: str, path: Path, profile: str, table, stored: list[dict]) -> str:
@@ -55,9 +61,21 @@ def completeness(stem: str, path: Path, profile: str, table, stored: list[dict])
     return ""
 
 
+def _devices(table, ids, profile) -> list[str]:
+    """The recorded devices of the chapter's claims (``ids``) that have a verdict at
+    ``profile``, one per claim."""
+    if "device" not in table:
+        return []
+    rows = table[(table["profile"] == profile) & table["id"].isin(ids)
+                 & table["status"].isin(VERDICTS)]
+    return [d for d in rows["device"] if d]
+
+
 def choose(specs) -> dict[str, dict]:
-    """stem -> {"profile": the profile to show, "skipped": {larger profile: why not}} for
-    each :class:`attnbook.book.profiles.NotebookSpec` in ``specs``."""
+    """stem -> {"profile": the profile to show, "skipped": {larger profile: why not},
+    "where": the machines that computed its recorded results} for each
+    :class:`attnbook.book.profiles.NotebookSpec` in ``specs``. A larger profile none of whose
+    claims has run says what it would take (its ``cost`` entry: :func:`.sites.not_run_text`)."""
     specs = list(specs)
     table = status_table()
     stored = {p: list(stored_results(profile=p)) for p in CANDIDATES}
@@ -65,6 +83,8 @@ def choose(specs) -> dict[str, dict]:
     for spec in specs:
         skipped = {}
         chosen = FALLBACK
+        ids = notebook_claims(spec.path)
+        costs = getattr(spec, "cost", None) or {}
         for p in CANDIDATES:
             if not spec.has_profile(p):
                 skipped[p] = "not defined for this chapter"
@@ -73,8 +93,21 @@ def choose(specs) -> dict[str, dict]:
             if not why:
                 chosen = p
                 break
-            skipped[p] = why
-        out[spec.stem] = {"profile": chosen, "skipped": skipped}
+            ran = table[(table["profile"] == p) & table["id"].isin(ids)
+                        & table["status"].isin(VERDICTS)]
+            values = getattr(spec, "profiles", None)
+            values = (values.get(p) if isinstance(values, dict) else None) or {}
+            pilot = values.get("run_main") is False
+            if ids and ran.empty and pilot:
+                cost = not_run_text(costs.get(p)).removeprefix("not run: ")
+                skipped[p] = f"runs only its pilot ({cost}), no sweep and no verdict ({why})"
+            elif ids and ran.empty:
+                skipped[p] = f"{not_run_text(costs.get(p))} ({why})"
+            else:
+                where = sites_text(_devices(table, ids, p))
+                skipped[p] = why + (f"; computed on {where}" if where else "")
+        out[spec.stem] = {"profile": chosen, "skipped": skipped,
+                          "where": sites_text(_devices(table, ids, chosen))}
     return out
 
 
@@ -82,10 +115,12 @@ def banner(shown: dict) -> str:
     """The chapter's note on the profile it shows (MyST Markdown).
 
     >>> text = banner({"profile": "cpu", "skipped": {"full": "3 of 5 claims not run (A, B, C)",
-    ...                                              "long": "not defined for this chapter"}})
-    >>> print(text.replace(". ", ".\\n"))
+    ...                                              "long": "not defined for this chapter"},
+    ...                "where": "CPU (AMD EPYC, 2 cores)"})
+    >>> print(text.replace(". ", ".\\n").replace("; ", ";\\n"))
     ```{note}
-    This chapter shows its `cpu` results, the largest profile with complete and current results.
+    This chapter shows its `cpu` results, the largest profile with complete and current results;
+    they were computed on CPU (AMD EPYC, 2 cores).
     `full`: 3 of 5 claims not run (A, B, C).
     `long`: not defined for this chapter.
     The status page lists every profile's verdicts.
@@ -94,7 +129,9 @@ def banner(shown: dict) -> str:
     from .display import escape
 
     why = " ".join(f"`{p}`: {escape(w)}." for p, w in shown.get("skipped", {}).items())
+    where = (f"; they were computed on {escape(shown['where'])}" if shown.get("where")
+             else "")
     return ("```{note}\n"
             f"This chapter shows its `{shown['profile']}` results, the largest profile with "
-            f"complete and current results. {why}"
+            f"complete and current results{where}. {why}"
             + (" " if why else "") + "The status page lists every profile's verdicts.\n```")

@@ -12,13 +12,17 @@ only what it affects. ``recompute=True`` ignores what is stored (and overwrites 
 ``readonly=True`` writes nothing and keeps this session's results in memory (the nbval pass of
 ``make test`` re-executes notebooks this way, as a determinism check that leaves no trace).
 
-Every record carries ``sha256``, the hash of its payload (a sweep record: the canonical JSON
-of its ``config`` and ``result``; a table: the CSV text, stored in the table's meta JSON),
-and ``fingerprint``, the code it was computed with (see :mod:`attnbook.book.provenance`),
-beside the commit and its ``dirty`` state. On read, a record is used only when it parses, its
-hash matches and none of its modules changed since: a damaged or edited file is reported by
-path (a :class:`DamagedResultWarning`) and recomputed, or, in a read-only run, fails naming
-the file; a stale one (code changed, or no fingerprint) is recomputed like a missing one.
+Every record carries ``fingerprint``, the code it was computed with (see
+:mod:`attnbook.book.provenance`), beside the commit, its ``dirty`` state and the rest of its
+provenance, and ``sha256`` (:func:`record_hash`, ``hash_version`` :data:`HASH_VERSION`): the
+hash of the whole record but ``sha256`` itself (payload, fingerprint and provenance alike)
+together with the hash of its payload (a sweep record: the canonical JSON of its ``config`` and
+``result``, which the record holds; a table: its CSV text, beside the record). On read, a
+record is used only when it parses, carries a hash of this format that matches and none of its
+modules changed since: a damaged or edited file, one without a hash and one whose hash is of
+the earlier format (which covered the payload alone) are reported by path (a
+:class:`DamagedResultWarning`) and recomputed, or, in a read-only run, fail naming the file; a
+stale one (code changed, or no fingerprint) is recomputed like a missing one.
 
 ``cache_only=True`` computes nothing: a result that is not stored raises :class:`CacheMiss` (a
 book built where nothing expensive may run, e.g. the deployment workflow, fails loudly rather
@@ -54,7 +58,10 @@ ENV_MIGRATE = "ATTNBOOK_MIGRATE"  # JSON {"sample": [paths], "log": path}: see t
 
 __all__ = ["ResultStore", "CacheMiss", "StaleResultWarning", "config_key", "jsonable",
            "finite_json", "dumps", "DamagedResultWarning", "payload_hash", "check_record",
-           "stored_results", "atomic_write", "why_not_current"]
+           "stored_results", "atomic_write", "why_not_current", "HASH_VERSION", "record_hash",
+           "record_payload", "seal", "write_record"]
+
+HASH_VERSION = 2  # a record's ``hash_version``: its sha256 covers the whole record (record_hash)
 
 
 class DamagedResultWarning(UserWarning):
@@ -114,6 +121,55 @@ def payload_hash(payload) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def record_hash(record: dict, payload) -> str:
+    """sha256 of a stored result: the canonical JSON of ``{"payload": payload_hash(payload),
+    "record": <the record without its sha256>}``, so an edit to the numbers (``payload``: a
+    sweep record's config and result, or a table's CSV text) or to anything the record says of
+    them (its fingerprint, commit, dirty state, device, time, wall_s, params, ``migrated``,
+    ``hash_version`` ...) fails it.
+
+    >>> r = seal({"config": {"n": 1}, "result": {"y": 2.0}, "fingerprint": {"m": "ab"}})
+    >>> r["hash_version"], record_hash(r, record_payload(r, None)) == r["sha256"]
+    (2, True)
+    >>> record_hash({**r, "fingerprint": {}}, record_payload(r, None)) == r["sha256"]
+    False
+    """
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    blob = json.dumps({"payload": payload_hash(payload), "record": finite_json(body)},
+                      sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def record_payload(record: dict, path: Path | None, csv_text: str | None = None):
+    """What a record's numbers are: a sweep record's ``config`` and ``result``, else (a table)
+    ``csv_text`` or the text of the ``.csv`` beside ``path`` (an OSError or ValueError when it
+    cannot be read)."""
+    if "result" in record:  # one sweep configuration
+        return {"config": record.get("config"), "result": record.get("result")}
+    if csv_text is None:
+        csv_text = Path(path).with_suffix(".csv").read_text()
+    return csv_text
+
+
+def seal(record: dict, csv_text: str | None = None) -> dict:
+    """``record`` as it is stored: strict JSON values, ``hash_version`` and its ``sha256``
+    (:func:`record_hash`; a table's: with its CSV text ``csv_text``). It blesses what it is
+    given: a writer that re-stamps a stored record checks it (:func:`check_record`) first."""
+    body = finite_json({k: v for k, v in record.items() if k != "sha256"})
+    body["hash_version"] = HASH_VERSION
+    return {**body, "sha256": record_hash(body, record_payload(body, None, csv_text))}
+
+
+def write_record(path: Path, record: dict, csv_text: str | None = None) -> dict:
+    """Seal ``record`` (:func:`seal`; a table's CSV: ``csv_text``, else the ``.csv`` beside
+    ``path``) and write it atomically, as the store does; the sealed record."""
+    if "result" not in record and csv_text is None:
+        csv_text = Path(path).with_suffix(".csv").read_text()
+    sealed = seal(record, csv_text)
+    atomic_write(Path(path), dumps(sealed, indent=1, sort_keys=True))
+    return sealed
+
+
 def total_wall(wall_s: float | None, earlier: list | None) -> float | None:
     """A unit's seconds: this sitting's ``wall_s`` plus those of its ``earlier`` sittings (a
     resumed checkpointed unit; each {"device", "s", "step"}, "s" up to its last save).
@@ -143,10 +199,11 @@ def atomic_write(path: Path, text: str) -> None:
 def check_record(path: Path, text: str | bytes | None = None, csv_text: str | None = None):
     """Read and check one stored record: ``(record, problem, changed)``.
 
-    ``problem`` is None or one line saying why the file cannot be used (does not parse, has
-    no hash, hash mismatch); ``changed`` lists the modules changed since it was computed
-    (empty when current). For a table, ``path`` is its meta JSON and the CSV is read from
-    the sibling ``.csv`` unless ``csv_text`` is given.
+    ``problem`` is None or one line naming the file and saying why it cannot be used (does
+    not parse, has no hash, has a hash of the earlier format, hash mismatch): such a file is
+    damaged, never used; ``changed`` lists the modules changed since it was computed (empty
+    when current). For a table, ``path`` is its record (meta JSON) and the CSV is read from the
+    sibling ``.csv`` unless ``csv_text`` is given.
     """
     try:
         record = loads(path.read_bytes() if text is None else text)
@@ -154,25 +211,28 @@ def check_record(path: Path, text: str | bytes | None = None, csv_text: str | No
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as e:
         return None, f"{path}: cannot be read as JSON ({type(e).__name__}: {e})", []
-    if "result" in record:  # one sweep configuration
-        payload = {"config": record.get("config"), "result": record.get("result")}
-    else:  # a table: the hash is of its CSV
-        csv = path.with_suffix(".csv")
-        if csv_text is None:
-            try:
-                csv_text = csv.read_text()
-            except (OSError, ValueError) as e:  # not UTF-8: a UnicodeDecodeError
-                return None, f"{csv}: missing or unreadable ({type(e).__name__})", []
-        payload = csv_text
-        path = csv
-    if "sha256" not in record:
-        return record, None, changed_modules(None)  # legacy: stale, not damaged
     try:
-        ok = payload_hash(payload) == record["sha256"]
+        payload = record_payload(record, path, csv_text)
+    except (OSError, ValueError) as e:  # not UTF-8: a UnicodeDecodeError
+        return None, f"{path.with_suffix('.csv')}: missing or unreadable ({type(e).__name__})", []
+    if "sha256" not in record:
+        return None, (f"{path}: has no sha256 (damaged or edited: a result without its hash is "
+                      "never used)"), []
+    if record.get("hash_version") != HASH_VERSION:
+        return None, (f"{path}: its sha256 is of an earlier format that does not cover its "
+                      f"fingerprint and provenance (hash_version {record.get('hash_version')!r},"
+                      f" not {HASH_VERSION}): damaged unless converted by "
+                      "tools/rehash_results.py"), []
+    try:
+        ok = record_hash(record, payload) == record["sha256"]
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        return None, f"{path}: content does not match its recorded sha256 (damaged or edited)", []
+        if "result" in record:
+            return None, (f"{path}: content does not match its recorded sha256 (damaged or "
+                          "edited)"), []
+        return None, (f"{path.with_suffix('.csv')}: content does not match its recorded sha256 "
+                      f"(the table or its record {path.name} damaged or edited)"), []
     return record, None, changed_modules(record.get("fingerprint"))
 
 
@@ -349,15 +409,18 @@ class ResultStore:
         return record["result"]
 
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None,
-            earlier: list | None = None, modules: list[str] | None = None) -> None:
+            earlier: list | None = None, modules: list[str] | None = None,
+            stacked_with: list[str] | None = None) -> None:
         """Store the result of one finished configuration (atomically). ``earlier``: the
         sittings of a checkpointed unit before this one (see :mod:`.checkpoints`);
         ``modules``: the library modules its computation can run (see
-        :func:`~attnbook.book.provenance.function_modules`; None: every module loaded)."""
+        :func:`~attnbook.book.provenance.function_modules`; None: every module loaded);
+        ``stacked_with``: the keys of every configuration computed in the same program (a
+        group of stacked models), its own included."""
         path = self._path(name, config)
-        payload = finite_json({"config": config, "result": result})
-        record = {**payload, **_timing(wall_s, earlier), **self._stamp(modules),
-                  "sha256": payload_hash(payload)}
+        record = seal({"config": config, "result": result, **_timing(wall_s, earlier),
+                       **({"stacked_with": sorted(stacked_with)} if stacked_with else {}),
+                       **self._stamp(modules)})
         self._write(path, dumps(record, indent=1, sort_keys=True))
 
     def missing(self, name: str, configs: Iterable[dict]) -> list[dict]:
@@ -408,9 +471,9 @@ class ResultStore:
             raise TypeError(f"compute for {name!r} must return a pandas DataFrame, got {type(df)}")
         wall = time.perf_counter() - t0
         text = df.to_csv(index=False)
-        record = {"name": name, "params": jsonable(params),
-                  **_timing(round(wall, 3), earlier() if earlier else None),
-                  **self._stamp(), "sha256": payload_hash(text)}
+        record = seal({"name": name, "params": jsonable(params),
+                       **_timing(round(wall, 3), earlier() if earlier else None),
+                       **self._stamp()}, text)
         self._note(record)
         self._write(csv, text)
         self._write(meta, dumps(record, indent=1, sort_keys=True))

@@ -18,6 +18,17 @@ the numbers and the check cannot drift apart. ``tests/test_criteria.py`` feeds e
 registered function a measurement that satisfies the paper's statement and one that violates
 it. A criterion no input can fail is a defect that test shows.
 
+Beside each verdict, the sentence that says what was measured: :func:`description` registers
+a function under a claim id that writes the numbers the criterion reads (the R^2 of its line
+fits, its bootstrap intervals, its crossings) from the same measurement, and
+:func:`describe` calls it with the ledger's numbers it names, so a claim cell is
+``run.record(id, decide(id, m), describe(id, m))`` and the sentence cannot report other numbers
+than those the verdict was decided from:
+
+>>> describe("L-Tab2", [{"std": 0.002, "L": 1, "d_x": 8}, {"std": 0.004, "L": 2, "d_x": 8}],
+...          n_seeds=3)
+'largest seed std of test loss over 3 seeds: 4.0e-03 (L=2, d_x=8) among 2 points'
+
 The functions take measurements (numbers, arrays, tables a chapter computed) and compute
 nothing expensive; this package imports no science module and no book machinery, and a
 change here makes no cached computation stale (the ledger entries it decided record the
@@ -36,10 +47,12 @@ from pathlib import Path
 
 from ..errors import AttnbookError
 
-__all__ = ["CRITERIA", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion", "decide",
-           "parse_thresholds", "records", "thresholds"]
+__all__ = ["CRITERIA", "DESCRIPTIONS", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion",
+           "crossing_text", "decide", "describe", "description", "parse_thresholds", "records",
+           "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
+DESCRIPTIONS: dict[str, Callable] = {}  # claim id -> the sentence of what its verdict read
 # the verdict of a criterion whose premise the measurement does not meet (the regime the paper
 # states, or an effect that nothing measured could show): neither reproduced nor refuted
 NOT_TESTABLE = "not testable"
@@ -128,6 +141,45 @@ def criterion(claim_id: str):
     return register
 
 
+def description(claim_id: str):
+    """Register the decorated function as the sentence of ``claim_id``'s measurement: it takes
+    the measurement its criterion takes (and what else the sentence names, by keyword), and
+    those of the ledger's numbers it names as keyword-only parameters."""
+
+    def register(fn):
+        if claim_id in DESCRIPTIONS:
+            raise AttnbookError(f"two descriptions registered for {claim_id}")
+        DESCRIPTIONS[claim_id] = fn
+        return fn
+
+    return register
+
+
+def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
+    """One crossing of a depth-efficiency sweep in words: ``label``, then ``located`` (the
+    crossing's width as the chapter names it) with its 95% bootstrap interval over seeds and the
+    share of replicates that found a crossing (``located`` is not read where none was found:
+    pass "" there); ``row`` holds ``found``, ``reason``,
+    ``width_low``, ``width_high``, ``low_open``, ``high_open`` and ``found_fraction`` (a dict or
+    a named tuple). No interval (one seed, or a NaN bound) and no crossing say so.
+
+    >>> crossing_text("V=64", "shallow width 60 = 0.94 V", dict(found=True, width_low=40.0,
+    ...               width_high=90.0, low_open=False, high_open=True, found_fraction=0.9), 0)
+    'V=64: shallow width 60 = 0.94 V (95% bootstrap 40 .. >=90, crossing in 90% of replicates)'
+    >>> crossing_text("L=1|2", "d* 9.0", dict(found=False, reason="deeper never ahead"))
+    'L=1|2: no crossing (deeper never ahead)'
+    """
+    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
+    if not get("found"):
+        return f"{label}: no crossing ({get('reason')})"
+    low, high = get("width_low"), get("width_high")
+    if low is None or low != low:
+        return f"{label}: {located} (no interval)"
+    return (f"{label}: {located} (95% bootstrap {'<=' if get('low_open') else ''}"
+            f"{low:.{digits}f} .. {'>=' if get('high_open') else ''}{high:.{digits}f}, "
+            f"crossing in {get('found_fraction'):.0%} of replicates)")
+
+
 def code_sha(claim_id: str) -> str | None:
     """sha256[:12] of the code of ``claim_id``'s criterion function (its syntax tree without
     the docstring; None when none is registered), recorded with each verdict it decides."""
@@ -162,6 +214,24 @@ def decide(claim_id: str, *measurement, claims_dir: Path | None = None, **named)
         raise AttnbookError(f"{claim_id}: {sorted(clash)} come from the ledger, not the caller")
     out = fn(*measurement, **named, **numbers)
     return NOT_TESTABLE if isinstance(out, str) and out == NOT_TESTABLE else bool(out)
+
+
+def describe(claim_id: str, *measurement, claims_dir: Path | None = None, **named) -> str:
+    """The sentence of what ``claim_id``'s verdict was decided from: the function registered
+    with :func:`description`, given the measurement, ``named`` and the ledger's numbers it
+    names (each of its keyword-only parameters that the caller does not give must be one)."""
+    if claim_id not in DESCRIPTIONS:
+        raise AttnbookError(f"no description registered for {claim_id!r} in attnbook.criteria")
+    fn = DESCRIPTIONS[claim_id]
+    numbers = thresholds(claim_id, claims_dir)
+    clash = set(named) & set(numbers)
+    if clash:
+        raise AttnbookError(f"{claim_id}: {sorted(clash)} come from the ledger, not the caller")
+    wanted = _threshold_names(fn) - set(named)
+    if wanted - set(numbers):
+        raise AttnbookError(f"{claim_id}: its description reads {sorted(wanted - set(numbers))},"
+                            f" which the ledger's thresholds {sorted(numbers)} lack")
+    return fn(*measurement, **named, **{k: numbers[k] for k in wanted})
 
 
 from . import bruna2024, levine2020, mahdavi2024, wies2021  # noqa: E402,F401  (register)

@@ -4,7 +4,7 @@ import math
 from itertools import pairwise
 
 from ..errors import AttnbookError
-from . import all_at_most, criterion
+from . import all_at_most, criterion, crossing_text, description
 from . import records as _rows  # the one table-to-dicts of the criteria
 
 __all__: list[str] = []
@@ -40,11 +40,60 @@ def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio, t
     return all(r > 0 for r in rates) and max(rates) <= max_rate_ratio * min(rates)
 
 
+def _growth_rates(rows) -> list[float | None]:
+    """log_3(d*_next / d*) / (L_next - L) between consecutive rows (None where a width is
+    missing): L-D's growth rates per layer, as the criterion computes them."""
+    out = []
+    for r0, r1 in pairwise(rows):
+        w0, w1 = (None if _missing(r["width"]) else float(r["width"]) for r in (r0, r1))
+        ok = (w0 is not None and w1 is not None and math.isfinite(w0) and math.isfinite(w1)
+              and w0 > 0 and w1 > 0 and int(r1["L_shallow"]) != int(r0["L_shallow"]))
+        out.append(math.log(w1 / w0, 3) / (int(r1["L_shallow"]) - int(r0["L_shallow"]))
+                   if ok else None)
+    return out
+
+
+@description("L-D")
+def transitions_in_words(transitions):
+    """What L-D reads, per pair of consecutive depths: the shallower depth's width d* at the
+    crossing with its 95% bootstrap interval and the share of replicates that found one (or
+    why none was found), then the growth rates per layer between consecutive pairs.
+    ``transitions``: a table with ``L_shallow``, ``L_deep``, ``width`` and what
+    :func:`attnbook.criteria.crossing_text` reads.
+
+    >>> print(transitions_in_words([
+    ...     dict(L_shallow=1, L_deep=2, found=True, width=3.0, width_low=None),
+    ...     dict(L_shallow=2, L_deep=3, found=True, width=27.0, width_low=20.0,
+    ...          width_high=30.0, low_open=False, high_open=False, found_fraction=1.0)]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    L=1|2: d* 3.0 (no interval); L=2|3: d* 27.0 (95% bootstrap 20.0 .. 30.0, crossing in 100%
+    of replicates); growth rates log3(d*_next/d*) per layer: 2.00 (theory's literal reading 1,
+    paper's pair widths about 0.05)
+    """
+    rows = _rows(transitions)
+    pairs = "; ".join(crossing_text(f"L={r['L_shallow']}|{r['L_deep']}",
+                                    f"d* {r['width']:.1f}" if r["found"] else "", r, 1)
+                      for r in rows)
+    rates = ", ".join("-" if x is None else f"{x:.2f}" for x in _growth_rates(rows))
+    return (f"{pairs}; growth rates log3(d*_next/d*) per layer: {rates} (theory's literal "
+            "reading 1, paper's pair widths about 0.05)")
+
+
 @criterion("L-Tab2")
 def seed_std_small(stds, *, max_std):
     """L-Tab2 (Table 2): the seed standard deviation of the test loss is at most ``max_std``
     at every (depth, width) measured. ``stds``: one standard deviation per point."""
     return all_at_most(stds, max_std)
+
+
+@description("L-Tab2")
+def largest_seed_std(table, *, n_seeds):
+    """The largest seed standard deviation L-Tab2 reads, where it is, among how many points.
+    ``table``: ``std``, ``L``, ``d_x`` per point; ``n_seeds``: the seeds of each point."""
+    rows = [r for r in _rows(table) if not _missing(float(r["std"]))]
+    worst = max(rows, key=lambda r: float(r["std"]))
+    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
+            f"(L={int(worst['L'])}, d_x={int(worst['d_x'])}) among {len(_rows(table))} points")
 
 
 def _missing(x) -> bool:

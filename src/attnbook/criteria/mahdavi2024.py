@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, criterion, thresholds
+from . import NOT_TESTABLE, criterion, description, thresholds
 
 __all__ = ["clopper_pearson", "crossing_k", "f2c_case", "f2c_description", "head_size_reading",
            "line_r2_by", "memorization_limit", "se_difference", "trend_description", "trend_in_se",
@@ -279,6 +279,73 @@ def accuracy_linear_in_heads(points, *, saturated_at, min_points, r2_min):
     at least ``min_points`` points of accuracy below ``saturated_at``, the line fit through them
     has R^2 >= ``r2_min``; no such T: not testable (nothing but saturated models)."""
     return _linear(points, "H", saturated_at, min_points, r2_min)
+
+
+def _r2_text(points, x, saturated_at, min_points) -> tuple[str, bool]:
+    """The R^2 of the line fit per T that :func:`line_r2_by` gives the criteria, in words, and
+    whether any T has enough points below saturation to fit."""
+    r2 = line_r2_by(points, x, saturated_at=saturated_at, min_points=min_points)
+    few = f"< {min_points} points"
+    text = ", ".join(f"T={T}: " + (few if math.isnan(v) else f"{v:.4f}") for T, v in r2.items())
+    return text, not all(math.isnan(v) for v in r2.values())
+
+
+@description("M-F2a")
+def heads_line_in_words(points, *, saturated_at, min_points):
+    """The R^2 per T that M-F2a reads (or why it has none to read).
+
+    >>> pts = {"T": [8] * 4, "H": [1, 2, 3, 4], "metric": [0.2, 0.4, 0.6, 1.0]}
+    >>> heads_line_in_words(pts, saturated_at=0.98, min_points=3)
+    'R^2 of the line vs H on the non-saturated part: T=8: 1.0000'
+    """
+    text, decidable = _r2_text(points, "H", saturated_at, min_points)
+    return (f"R^2 of the line vs H on the non-saturated part: {text}" if decidable else
+            f"no T has {min_points} points below accuracy {saturated_at}: {text}")
+
+
+@description("M-F4")
+def general_position_lines_in_words(heads_gp, context_shared, context_gp, *, saturated_at,
+                                    min_points):
+    """The R^2 per T of the three line fits M-F4 reads (and why it is not testable where a
+    sweep has no T to fit)."""
+    text_H, ok_H = _r2_text(heads_gp, "H", saturated_at, min_points)
+    text_gp, ok_gp = _r2_text(context_gp, "n", saturated_at, min_points)
+    text_sh, ok_sh = _r2_text(context_shared, "n", saturated_at, min_points)
+    return (f"R^2 of the line vs H, per-example contexts: {text_H}; R^2 of the line vs n, "
+            f"per-example contexts: {text_gp}, shared context: {text_sh}"
+            + ("" if ok_H and ok_gp and ok_sh else
+               f" (not testable: a sweep without a T of {min_points} points below accuracy "
+               f"{saturated_at})"))
+
+
+@description("M-F2b")
+def context_trend_in_words(points, *, n_se, saturated_at, min_points):
+    """The trend along n that M-F2b reads at each judged T (:func:`trend_description`), and
+    how many accuracies per T lie below saturation."""
+    free = unsaturated_counts(points, saturated_at=saturated_at)
+    judged = [T for T, c in free.items() if c >= min_points]
+    return ("accuracy along n: " + (trend_description(points, "n", judged) or "no T judged")
+            + f" (asked: no step below -{n_se:g} se, first to last above {n_se:g} se); "
+            f"accuracies below {saturated_at} per T: "
+            + ", ".join(f"T={T}: {c}" for T, c in free.items())
+            + f" (a trend needs {min_points})")
+
+
+@description("M-F5")
+def mse_trends_in_words(heads_reg, context_reg, *, n_se, mse_floor, min_points):
+    """The falling trends of the MSE along H and along n that M-F5 reads at each judged T, and
+    how many models per T lie above the floor."""
+    def along(points, x):
+        above = unsaturated_counts(points, floor=mse_floor)
+        judged = [T for T, c in above.items() if c >= min_points]
+        trend = trend_description(points, x, judged, falling=True, floor=mse_floor)
+        return ((trend or "no T judged") + " (models above the floor per T: "
+                + ", ".join(f"T={T}: {c}" for T, c in above.items()) + ")")
+
+    return (f"MSE along H: {along(heads_reg, 'H')}; along n: {along(context_reg, 'n')} "
+            f"(MSE raised to {mse_floor:g}; asked at every T with {min_points} models above it: "
+            f"no step up by more than {n_se:g} se, first to last down by more than "
+            f"{n_se:g} se)")
 
 
 F2C_PARTS = ("up to n", "beyond n")

@@ -3,7 +3,7 @@
 import math
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, all_at_most, criterion, thresholds
+from . import NOT_TESTABLE, all_at_most, criterion, crossing_text, description, thresholds
 from . import records as _records  # the one table-to-dicts of the criteria
 
 __all__ = ["seed_outliers", "seed_sd"]
@@ -26,6 +26,42 @@ def transition_near_vocabulary(crossings, *, factor, tie_se, min_found):
         return NOT_TESTABLE
     return all(_established(r, min_found) and _within(r["V"], r["width"], factor)
                for r in rows)
+
+
+@description("W-F1")
+def crossings_near_vocabulary_in_words(crossings):
+    """What W-F1 reads, per V: the shallow width at the crossing and its ratio to V, with its
+    95% bootstrap interval and the share of replicates that found one (or why none was found),
+    then whether the sweep lies in levine2020's depth-inefficient regime (3^L_shallow above the
+    widest shallow net), where the criterion is testable. ``crossings`` as for W-F1, with
+    ``ratio`` and what :func:`attnbook.criteria.crossing_text` reads.
+
+    >>> print(crossings_near_vocabulary_in_words([dict(V=16, width=20.0, ratio=1.25, found=True,
+    ...     width_low=None, L_shallow=1, max_width=64)]))  # doctest: +NORMALIZE_WHITESPACE
+    V=16: shallow width 20 = 1.25 V (no interval); outside levine2020's depth-inefficient regime
+    (L_shallow = 1 <= log3 64 = 3.8), where the paper places the transition
+    """
+    rows = _records(crossings)
+    per_v = "; ".join(crossing_text(f"V={r['V']}", f"shallow width {r['width']:.0f} = "
+                                    f"{r['ratio']:.2f} V" if r["found"] else "", r, 0)
+                      for r in rows)
+    L, widest = rows[0]["L_shallow"], max(r["max_width"] for r in rows)
+    return per_v + (f"; L_shallow = {L} > log3 of the widest shallow net {widest}: levine2020's "
+                    "depth-inefficient regime" if all(_in_regime(r) for r in rows) else
+                    f"; outside levine2020's depth-inefficient regime (L_shallow = {L} <= log3 "
+                    f"{widest} = {math.log(widest, 3):.1f}), where the paper places the "
+                    "transition")
+
+
+@description("W-Tab2-5")
+def largest_seed_std(table, *, n_seeds):
+    """The largest seed standard deviation W-Tab2-5 reads, where it is (V, family, width),
+    among how many points. ``n_seeds``: the seeds of each point."""
+    rows = [r for r in _records(table) if float(r["std"]) == float(r["std"])]
+    worst = max(rows, key=lambda r: float(r["std"]))
+    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
+            f"(V={worst['V']}, {worst['family']}, d_x={worst['d_x']}) among "
+            f"{len(_records(table))} points")
 
 
 @criterion("W-Tab2-5")
@@ -332,6 +368,29 @@ def positional_rank_cheap(pos_losses, vocab_losses, full_loss, full_std, d_x, N,
     return bool(near_full and vocab[high] <= pos[1] <= vocab[low])
 
 
+@description("W-F7")
+def positional_rank_in_words(pos_losses, vocab_losses, full_loss, full_std, d_x, N, *, n_std,
+                             pos_divisor, low_divisor, high_divisor):
+    """The losses W-F7 compares, at the ranks its divisors pick: positional rank
+    max(1, N // pos_divisor) against the full-rank net and its ``n_std`` seed standard
+    deviations, and the rank-1 positional net against vocabulary ranks d_x // low_divisor and
+    d_x // high_divisor.
+
+    >>> print(positional_rank_in_words({1: 3.2, 16: 3.01}, {64: 3.3, 128: 3.1}, 3.0, 0.02, 512,
+    ...       512, n_std=2, pos_divisor=32, low_divisor=8, high_divisor=4))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    seed means: r_e=16: 3.010 vs full rank 3.000 (2 std 0.040); r_e=1: 3.200 vs vocabulary
+    r=64: 3.300, r=128: 3.100
+    """
+    pos, vocab = dict(pos_losses), dict(vocab_losses)
+    r_pos = max(1, int(N) // pos_divisor)
+    low, high = int(d_x) // low_divisor, int(d_x) // high_divisor
+    rank1 = "" if r_pos == 1 else f"r_e=1: {pos[1]:.3f} "
+    return (f"seed means: r_e={r_pos}: {pos[r_pos]:.3f} vs full rank {full_loss:.3f} ({n_std} "
+            f"std {n_std * full_std:.3f}); {rank1}vs vocabulary r={low}: {vocab[low]:.3f}, "
+            f"r={high}: {vocab[high]:.3f}")
+
+
 def _pooled_gap(a, b) -> tuple[float, float] | None:
     """mean(a) - mean(b) and the pooled seed standard deviation sqrt((s_a^2 + s_b^2) / 2) of
     two lists of seed losses (sample standard deviations; None with fewer than two each)."""
@@ -437,6 +496,51 @@ def transition_near_rank(crossings, *, factor, tie_se, min_found, did_se):
                 and (control_ok or moved)):
             return False
     return True
+
+
+def _rank_crossing_text(row) -> str:
+    """One crossing of the vocabulary-rank sweep in words: V (and r where the embedding is
+    factored), the shallow width, its ratio to the rank that limits it, its bootstrap interval."""
+    name = f"V={row['V']}" + (f", r={row['r']}" if row.get("r") is not None else "")
+    return crossing_text(name, f"shallow width {row['width']:.1f} = {row['ratio']:.2f} x "
+                         f"{row['rank']}" if row.get("found") else "", row, 1)
+
+
+def _regime_text(rows) -> str:
+    """Nothing inside levine2020's depth-inefficient regime; outside it, that it is."""
+    L, widest = rows[0]["L_shallow"], max(r["max_width"] for r in rows)
+    return ("" if 3 ** int(L) > widest else
+            f"; outside levine2020's depth-inefficient regime (L_shallow = {L} <= log3 "
+            f"{widest}), where the paper places the transition")
+
+
+@description("W-F3")
+def rank_crossings_in_words(crossings, *, full_rank):
+    """What W-F3 reads: each rank-limited crossing (``crossings``: rows of
+    :func:`attnbook.engines.depth_sweep.rank_controls`), the first full-rank control's
+    (``full_rank``: the crossings without ``r``, by V), and per rank-limited vocabulary the
+    change of its gap across the widths against its control's in standard errors."""
+    rows, full = _records(crossings), _records(full_rank)
+    did = "; ".join(f"gap change across the widths, rank-limited minus control: "
+                    f"{r['did']:+.4f} ({r['did'] / r['did_se_value']:+.1f} standard errors)"
+                    for r in rows)
+    return ("; ".join(_rank_crossing_text(r) for r in rows)
+            + f"; control {_rank_crossing_text(full[0])}; {did}" + _regime_text(rows + full))
+
+
+@description("W-F5")
+def full_rank_crossings_in_words(crossings, gaps):
+    """What W-F5 reads: the crossing of each full-rank vocabulary, the largest over the
+    smallest width where every one crossed, and how far apart the gap curves of the largest and
+    the smallest vocabulary lie (``gaps``: ``diff`` and ``se`` per shared size)."""
+    rows, g = _records(crossings), _records(gaps)
+    found = [r["width"] for r in rows if r["width"] is not None and r["width"] == r["width"]]
+    spread = (f"; largest / smallest width {max(found) / min(found):.2f}"
+              if len(found) == len(rows) else "")
+    apart = max(abs(float(x["diff"])) / float(x["se"]) for x in g)
+    return ("; ".join(_rank_crossing_text(r) for r in rows) + spread
+            + f"; gap curves of V={rows[-1]['V']} minus V={rows[0]['V']}: at most {apart:.1f} "
+            f"standard errors apart over {len(g)} sizes")
 
 
 @criterion("W-F5")

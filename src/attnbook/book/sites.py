@@ -1,0 +1,130 @@
+"""Where a profile's results were computed, and what a profile not run would cost: the words
+the home page, the status page and each chapter's profile note use, read from the ledger's
+provenance (each entry's ``device``) and from the ``cost`` entries of the chapters' ``.yml``
+files, never typed in prose.
+
+* :func:`device_sites`: a recorded device string as the machines it names (``CPU (AMD EPYC, 2
+  cores)``, ``GPU (NVIDIA H200)``);
+* :func:`sites_text`: claims counted per machine (``CPU (AMD EPYC, 2 cores) for 17 claims``);
+* :func:`cost_text`: a ``cost`` entry in words (``about 2 hours on one GPU (estimated)``);
+* :func:`not_run_text`: why a chapter's profile has no results: its cost, and that no machine
+  of that kind has run it.
+"""
+
+import re
+
+__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "count", "site_kinds"]
+
+
+def count(n: int, what: str, plural: str | None = None) -> str:
+    """``n`` and what it counts.
+
+    >>> count(1, "claim"), count(3, "claim"), count(2, "chapter")
+    ('1 claim', '3 claims', '2 chapters')
+    """
+    return f"{n} {what if n == 1 else plural or what + 's'}"
+
+
+def device_sites(device) -> list[str]:
+    """The machines a recorded device string names, each once, in order.
+
+    >>> device_sites("cpu: AMD EPYC (2 cores, 1 threads); cpu: AMD EPYC (2 cores, 2 threads)")
+    ['CPU (AMD EPYC, 2 cores)']
+    >>> device_sites("cuda: NVIDIA H200; cpu: Intel(R) Xeon(R) Processor (2 cores, 2 threads)")
+    ['GPU (NVIDIA H200)', 'CPU (Intel Xeon Processor, 2 cores)']
+    >>> device_sites("")
+    []
+    """
+    out = []
+    for d in (x.strip() for x in str(device or "").split(";") if x.strip()):
+        if d.startswith("cpu"):
+            name = d.removeprefix("cpu").lstrip(": ").replace("(R)", "").replace("(TM)", "")
+            m = re.fullmatch(r"(.*?)\s*\((\d+) cores?(?:,[^)]*)?\)", name)
+            name = f"{m.group(1)}, {m.group(2)} cores" if m else name
+            site = f"CPU ({' '.join(name.split())})" if name else "CPU"
+        elif d.startswith("cuda") or d.startswith("gpu"):
+            name = re.sub(r"^(cuda|gpu)(:\d+)?:?", "", d).strip()
+            site = f"GPU ({name})" if name else "GPU"
+        else:
+            site = d
+        if site not in out:
+            out.append(site)
+    return out
+
+
+def sites_text(devices, what: str = "claim") -> str:
+    """Each machine with the number of ``what`` it computed; ``devices``: one recorded device
+    string per item (an empty one is left out).
+
+    >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2 + ["cuda: NVIDIA H200"])
+    'CPU (AMD EPYC, 2 cores) for 2 claims, GPU (NVIDIA H200) for 1 claim'
+    >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2, what="claim")
+    'CPU (AMD EPYC, 2 cores)'
+    """
+    n: dict = {}
+    for d in devices:
+        for site in device_sites(d):
+            n[site] = n.get(site, 0) + 1
+    if len(n) == 1:
+        return next(iter(n))
+    return ", ".join(f"{site} for {count(k, what)}" for site, k in n.items())
+
+
+def _amount(minutes: float) -> str:
+    """Minutes in words: ``85 minutes``, ``2 hours``, ``4.6 hours``."""
+    if minutes < 90:
+        return f"{minutes:.2g} minute{'' if minutes == 1 else 's'}" if minutes < 10 \
+            else f"{round(minutes)} minutes"
+    hours = round(minutes / 60, 1)
+    return f"{hours:g} hour{'' if hours == 1 else 's'}"
+
+
+def cost_text(cost: dict | None) -> str:
+    """A profile's ``cost`` entry (its ``.yml``) in words: how long, where, and whether that
+    was measured or estimated; '' when the ``.yml`` gives none.
+
+    >>> cost_text({"where": "gpu", "minutes": 120, "measured": False})
+    'about 2 hours on one GPU (estimated)'
+    >>> cost_text({"where": "cpu", "minutes": 278, "measured": True})
+    'about 4.6 hours on the CPU (measured)'
+    >>> cost_text({"where": "gpu"}), cost_text(None)
+    ('on one GPU (no time given)', '')
+    """
+    if not cost:
+        return ""
+    where = {"gpu": "on one GPU", "cpu": "on the CPU"}.get(str(cost.get("where")),
+                                                         f"on {cost.get('where')}")
+    minutes = cost.get("minutes")
+    if not isinstance(minutes, (int, float)) or isinstance(minutes, bool):
+        return f"{where} (no time given)"
+    return (f"about {_amount(float(minutes))} {where} "
+            f"({'measured' if cost.get('measured') else 'estimated'})")
+
+
+def not_run_text(cost: dict | None) -> str:
+    """Why a profile has no results, from its ``cost`` entry: what it would take, and, for a
+    profile sized for a GPU, that no GPU has run it.
+
+    >>> not_run_text({"where": "gpu", "minutes": 60, "measured": False})
+    'not run: about 60 minutes on one GPU (estimated), no GPU used'
+    >>> not_run_text({"where": "cpu", "minutes": 245})
+    'not run: about 4.1 hours on the CPU (estimated)'
+    >>> not_run_text(None)
+    'not run: its .yml gives no cost'
+    """
+    text = cost_text(cost)
+    if not text:
+        return "not run: its .yml gives no cost"
+    if str((cost or {}).get("where", "")) == "gpu":
+        text += ", no GPU used"
+    return f"not run: {text}"
+
+
+def site_kinds(devices) -> set:
+    """``{"cpu", "gpu"}``: the kinds of machine the recorded device strings name.
+
+    >>> sorted(site_kinds(["cpu: AMD EPYC (2 cores, 1 threads); cuda: NVIDIA H200"]))
+    ['cpu', 'gpu']
+    """
+    return {"gpu" if s.startswith("GPU") else "cpu" if s.startswith("CPU") else s
+            for d in devices for s in device_sites(d)}
