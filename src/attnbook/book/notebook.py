@@ -502,13 +502,10 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
     set (raising :class:`~attnbook.errors.ParameterError` with one line naming the parameter
     and its range, or the rule). Nothing to check where the chapter has no ``.yml``.
     """
-    from .profiles import RESERVED, load_spec, rule_error
+    from .profiles import RESERVED, rule_error
 
-    try:
-        spec = load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
-    except Exception:  # an interactive notebook outside notebooks/: no profile file
-        return
-    if not spec.has_profile(profile):
+    spec = _chapter_spec(notebook)
+    if spec is None or not spec.has_profile(profile):
         return
     planned = {**spec.defaults, **(spec.profiles.get(profile) or {})}
     held = {k: namespace[k] for k in spec.defaults if k in namespace and k not in RESERVED}
@@ -521,14 +518,21 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
             raise rule_error(rule, full, changed)
 
 
-def _profile_changes(notebook: str, profile: str) -> dict:
-    """What ``profile`` changes from the notebook's parameters cell ({} when unknown)."""
-    from .. import paths
+def _chapter_spec(notebook: str):
+    """The chapter's parameters and profiles (its .yml), or None for a notebook outside
+    notebooks/ (an interactive one: no profile file)."""
     from .profiles import load_spec
 
     try:
-        spec = load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
-    except Exception:  # an interactive notebook outside notebooks/: no profile file
+        return load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
+    except Exception:
+        return None
+
+
+def _profile_changes(notebook: str, profile: str) -> dict:
+    """What ``profile`` changes from the notebook's parameters cell ({} when unknown)."""
+    spec = _chapter_spec(notebook)
+    if spec is None:
         return {}
     return {k: v for k, v in (spec.profiles.get(profile) or {}).items() if k != "profile"}
 
