@@ -8,8 +8,16 @@ import pytest
 
 from attnbook import paths
 from attnbook.book import provenance
+from attnbook.book.checkpoints import BudgetExhausted
 from attnbook.book.migrate import compare, compare_tables, migrate
-from attnbook.book.store import ENV_MIGRATE, CacheMiss, ResultStore, check_record, write_record
+from attnbook.book.store import (
+    ENV_MIGRATE,
+    CacheMiss,
+    ResultStore,
+    check_record,
+    config_key,
+    write_record,
+)
 from attnbook.errors import AttnbookError
 
 NOTEBOOK = """
@@ -102,6 +110,56 @@ def test_a_stacked_model_is_recomputed_with_the_models_it_was_stacked_with(sandb
     assert all(r["result"]["group_size"] == 2 for r in records)
 
 
+PARTWAY = """
+import attnbook as ab
+run = ab.start("m_migrates", profile=profile, seed=seed)
+pilot = run.sweep("pilot").run(lambda c: {"y": c["n"] * 0.5}, [{"n": i} for i in range(8)])
+long = run.sweep("long").run(lambda c: {"y": c["n"] * 0.25}, [{"n": i} for i in range(3)])
+run.record("L-Lem1", bool(len(long) == 3), f"sum {long['y'].sum():.3f}")
+"""
+
+
+def test_a_chapter_stored_partway_migrates_what_it_stored(sandbox, monkeypatch):
+    """A long chapter its time budget stopped after its pilot (the rest to come in another
+    session): the pilot's stale results migrate, the pass ends where the stored results end,
+    nothing beyond them is computed, and the next run resumes from the migrated pilot."""
+    root = _project(sandbox, monkeypatch, PARTWAY)
+    out = root / "data/results/m_migrates/cpu"
+    for f in (out / "long").glob("*.json"):
+        f.unlink()  # as if the time budget stopped the run before the long sweep
+    (root / "data/claims/results/cpu/L-Lem1.json").unlink(missing_ok=True)
+    lines = []
+    assert migrate("m_migrates", "cpu", seed=5, log=lines.append) == 0, "\n".join(lines)
+    text = "\n".join(lines)
+    assert "end partway" in text and "not re-drawn" in text
+    assert not list((out / "long").glob("*.json"))  # nothing beyond the sample computed
+    pilot = sorted((out / "pilot").glob("*.json"))
+    assert len(pilot) == 8 and all(check_record(f)[2] == [] for f in pilot)  # all current
+    moved = [json.loads(f.read_text()).get("migrated") for f in pilot]
+    assert sum(m is not None for m in moved) == 8 - len(next(m for m in moved if m)["sampled"])
+    assert not (root / "data/claims/results/cpu/L-Lem1.json").exists()  # no verdict drawn
+    from attnbook.book.runner import execute, plan
+
+    (entry,) = execute(plan(["m_migrates"], "cpu", []), log=lambda *_: None)
+    assert entry["status"] == "ok"  # the pilot served, not recomputed: only the long sweep
+    assert entry["work"] == {"computed": 3, "total": 11}
+
+
+def test_a_changed_number_refuses_in_a_chapter_stored_partway(sandbox, monkeypatch):
+    root = _project(sandbox, monkeypatch, PARTWAY)
+    out = root / "data/results/m_migrates/cpu"
+    for f in (out / "long").glob("*.json"):
+        f.unlink()
+    for f in (out / "pilot").glob("*.json"):
+        record = json.loads(f.read_text())
+        record["result"]["y"] += 1.0
+        write_record(f, record)
+    lines = []
+    assert migrate("m_migrates", "cpu", seed=5, log=lines.append) == 1
+    assert "the sample disagrees" in "\n".join(lines)
+    assert not any("migrated" in json.loads(f.read_text()) for f in (out / "pilot").glob("*"))
+
+
 def _results(root):
     return sorted((root / "data/results/m_migrates/cpu").rglob("*.json"))
 
@@ -189,8 +247,11 @@ def test_the_store_recomputes_only_the_sample_and_lists_what_it_serves(tmp_path,
         n: 10 * n if n == sampled_n else n for n in (1, 2)}  # only the sample is recomputed
     assert list(store.served_stale) == [str(paths_[1])]
     assert {p.strip() for p in log.read_text().split()} == {str(p.resolve()) for p in paths_}
-    with pytest.raises(CacheMiss, match="a migration recomputes only its sample"):
+    with pytest.raises(BudgetExhausted, match="1 of 1 configurations never stored"):
         Sweep(store, "s").run(lambda c: {"y": 0}, [{"n": 3}], progress=False)
+    assert not (tmp_path / "nb/cpu/s").joinpath(f"{config_key({'n': 3})}.json").exists()
+    with pytest.raises(CacheMiss, match="a migration recomputes only its sample"):
+        store.get("s", {"n": 3})  # read directly, a result never stored is named
 
 
 def test_compare_reads_integers_exactly_and_floats_within_the_tolerance():

@@ -26,6 +26,12 @@ checks that on a sample instead of recomputing everything:
    the cache (its ledger re-recorded). If any differs, nothing is re-stamped: the differences
    are listed, and the chapter must be recomputed.
 
+A chapter stored only partway (a long run that its time budget stopped, to be resumed in
+another session) migrates too: a migration computes nothing beyond its sample, so each pass
+ends at the first result never stored (:func:`ends_where_stored`), and the stale results asked
+for before it are sampled and re-stamped as above; the chapter is not re-drawn (its verdicts
+come after), and the next run resumes from the migrated results.
+
 ``python -m attnbook stale`` and the execution report name the results that are current by
 migration.
 """
@@ -48,7 +54,8 @@ from .readers import loads
 from .store import ENV_MIGRATE, check_record, stored_results, write_record
 
 __all__ = ["SAMPLE", "MACHINE_MEASURES", "compare", "compare_tables", "migrate", "choose_sample",
-           "stacked_programs", "completed", "group_of", "migrated_results", "stored_threads"]
+           "stacked_programs", "completed", "ends_where_stored", "group_of", "migrated_results",
+           "stored_threads"]
 
 SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
 # How a result was computed, not what: how fast it ran and how much memory it took (measurements
@@ -149,6 +156,26 @@ def completed(entry: dict) -> bool:
     missing = entry.get("missing") or []
     return entry.get("status") == "partly run" and bool(missing) and \
         all(isinstance(m, dict) and "stopped" in m for m in missing)
+
+
+def ends_where_stored(entry: dict) -> bool:
+    """Whether a migration's pass of the chapter ended where its stored results end: a chapter
+    that a time budget stopped partway (a long campaign between two sessions) has results
+    stored only up to some sweep or table, and a migration computes nothing beyond its sample,
+    so its pass stops at the first result never stored (:class:`~attnbook.book.store.NotStored`).
+    The stale results it asked for before that are the ones it can migrate.
+
+    >>> ends_where_stored({"status": "partly run", "missing": [{"sweep": "s", "missing": 40,
+    ...                                                         "not_stored": True}]})
+    True
+    >>> ends_where_stored({"status": "partly run", "missing": [{"sweep": "s", "missing": 3}]})
+    False
+    """
+    missing = entry.get("missing") or []
+    return (entry.get("status") == "partly run"
+            and any(isinstance(m, dict) and m.get("not_stored") is True for m in missing)
+            and all(isinstance(m, dict) and ("stopped" in m or m.get("not_stored") is True)
+                    for m in missing))
 
 
 def _is_int(x) -> bool:
@@ -332,9 +359,13 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         log(f"{stem} · {profile}: {len(stale)} stale stored results; first pass: which the "
             "chapter asks for")
         entry = one_pass([])
-        if not completed(entry):
+        partial = ends_where_stored(entry)
+        if not (completed(entry) or partial):
             log(f"migrate: the first pass failed ({entry.get('error')}); nothing re-stamped")
             return 1
+        if partial:
+            log(f"      the chapter's stored results end partway ({entry.get('error')}): the "
+                "stale results it asks for before that migrate; any after stay stale")
         asked = {Path(line) for line in asked_log.read_text().split()}
         unused = sorted(p for p in stale if p not in asked)
         for p in unused:
@@ -371,7 +402,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
                     os.environ["ATTNBOOK_THREADS"] = str(threads)
                     log(f"      recomputing {len(group)} with {threads} CPU thread(s), as stored")
                 entry = one_pass(group)
-                if not completed(entry):
+                if not (completed(entry) or ends_where_stored(entry)):
                     log(f"migrate: a recomputing pass failed ({entry.get('error')}); nothing "
                         "re-stamped")
                     return 1
@@ -424,6 +455,11 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         record["fingerprint"] = new_fp[u["group"]]
         write_record(u["path"], record, u["csv"])  # a table's: with the CSV checked above
         n += 1
+    if partial:
+        log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest "
+            f"difference {worst:.3g}); {n} re-stamped; not re-drawn: its stored results stop "
+            "before its verdicts, and the next run resumes from them")
+        return 0
     log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
         f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")
     (entry,) = execute([job], cache_only=True, log=log)

@@ -56,7 +56,7 @@ from .checkpoints import (
 from .executors import default_executor
 from .provenance import function_modules, provenance
 from .readers import loads
-from .store import ResultStore, config_key, total_wall
+from .store import NotStored, ResultStore, config_key, total_wall
 
 __all__ = ["Run", "start", "check_interactive_parameters", "seed_everything", "BudgetExhausted",
            "deadline", "source_provenance"]
@@ -197,6 +197,8 @@ class Run:
                     ckpt.clear()
                 return out
             return self._cached_tables(tuple(name), params, counted, earlier, ckpt)
+        except NotStored as e:  # a migration of a chapter stored only up to here
+            _stop(self.store, str(e), {"table": label, "not_stored": True})
         finally:
             report_work("table", label, 1 if ran else 0, 1)
 
@@ -569,9 +571,11 @@ class Sweep:
         if len({config_key(c) for c in configs}) != len(configs):
             raise ParameterError("configs", len(configs),
                                  "distinct configurations (duplicates found)")
-        todo = self.missing(configs)
+        absent = self._never_stored(configs)
+        todo = self.missing([c for c in configs if config_key(c) not in absent])
         if not todo:
             report_work("sweep", self.name, 0, len(configs))
+            self._end_of_stored(absent, configs)
             return self.frame(configs)
         self.store.refuse_to_compute(f"sweep {self.name!r} ({len(todo)} of {len(configs)} "
                                      "configurations)")
@@ -616,7 +620,24 @@ class Sweep:
             if close is not None:
                 close()  # a generator stopped by the budget computes nothing more
             report_work("sweep", self.name, len(todo) - budget.missing, len(configs))
+        self._end_of_stored(absent, configs)
         return self.frame(configs)
+
+    def _never_stored(self, configs) -> set:
+        """In a migration, the keys of ``configs`` never stored (a sweep a time budget stopped
+        partway): the migration recomputes only its sample of the stored ones."""
+        if not self.store.migrating:
+            return set()
+        return {config_key(c) for c in configs
+                if not self.store._path(self.name, c).exists()}
+
+    def _end_of_stored(self, absent: set, configs) -> None:
+        """End a migration's pass where the sweep's stored results end (after its sample)."""
+        if absent:
+            _stop(self.store, f"sweep {self.name!r} has {len(absent)} of {len(configs)} "
+                  "configurations never stored: a migration recomputes only its sample of the "
+                  "stored ones, and the chapter's pass ends here",
+                  {"sweep": self.name, "missing": len(absent), "not_stored": True})
 
     def missing(self, configs):
         return self.store.missing(self.name, configs)

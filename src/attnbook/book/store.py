@@ -56,7 +56,7 @@ from .readers import loads
 
 ENV_MIGRATE = "ATTNBOOK_MIGRATE"  # JSON {"sample": [paths], "log": path}: see the docstring
 
-__all__ = ["ResultStore", "CacheMiss", "StaleResultWarning", "config_key", "jsonable",
+__all__ = ["ResultStore", "CacheMiss", "NotStored", "StaleResultWarning", "config_key", "jsonable",
            "finite_json", "dumps", "DamagedResultWarning", "payload_hash", "check_record",
            "stored_results", "atomic_write", "why_not_current", "HASH_VERSION", "record_hash",
            "record_payload", "seal", "write_record"]
@@ -293,6 +293,11 @@ class CacheMiss(AttnbookError):
     """A result is not stored and the store may not compute it (``cache_only``)."""
 
 
+class NotStored(CacheMiss):
+    """A migration asked for a result that was never stored (a chapter a time budget stopped
+    partway): a migration recomputes only its sample, so the chapter's pass ends there."""
+
+
 class ResultStore:
     """Finished results of one notebook at one profile."""
 
@@ -355,8 +360,8 @@ class ResultStore:
             with open(self._asked_log, "a") as f:
                 f.write(str(path.resolve()) + "\n")
             if not path.exists():
-                raise CacheMiss(f"{path} is not stored: a migration recomputes only its sample "
-                                "of stored results; compute the chapter first (run)")
+                raise NotStored(f"{path} is not stored: a migration recomputes only its sample "
+                                "of stored results; the rest comes from a run")
         record = None
         if path.exists():
             csv = path.with_suffix(".csv")
