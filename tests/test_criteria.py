@@ -325,6 +325,10 @@ def test_attention_ratio_criteria_edges():
     assert criteria.decide("W-F4", {**good, 8: 0.84}, _SEEDS) is True  # within the tolerance
     assert criteria.decide("W-F4", {**good, 16: 0.35}, _SEEDS) is False  # |0.35 - 0.55| > 0.15
     assert criteria.decide("W-F4", {**good, 2: 1.15}, _SEEDS) is False  # above f_1 = 1 by > 0.1
+    # the drift rule: both fractions are read at the run's one budget; a longer budget whose
+    # f_16 reaches the paper's 0.55 while f_4 drifts past 0.75 + 0.15 is not reproduced
+    assert criteria.decide("W-F4", {2: 0.97, 4: 0.93, 8: 0.75, 16: 0.55}, _SEEDS) is False
+    assert criteria.decide("W-F4", {2: 0.95, 4: 0.80, 8: 0.54, 16: 0.30}, _SEEDS) is False
     # W-F6: equality with 2x passes, NaN fails, no sizes fails
     assert criteria.decide("W-F6", [(0.2, 0.1)], _SEEDS) is True
     assert criteria.decide("W-F6", [(float("nan"), 0.1)], _SEEDS) is False

@@ -124,7 +124,10 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
     over the net's own size, mean over sizes) is non-increasing in rho up to ``mono_tol``
     (f_1 = 1), and lies within ``tol`` of ``paper_a`` at rho = ``ratio_a`` and of ``paper_b`` at
     rho = ``ratio_b``. ``fractions``: {rho: f_rho} for the ratios above 1, NaN or None where a
-    loss had no match in the baseline range (not reproduced).
+    loss had no match in the baseline range (not reproduced). All of them are read at the one
+    training budget of the run: a longer budget that brings f_16 into its band but moves f_4
+    out of its own is not reproduced (the paper states both at one budget); fractions at a
+    pilot's smaller budgets are reported beside the verdict, never decided.
 
     Guard: ``seed_losses`` holds the seeds' test losses of every net of the sweep (one list
     per net); where a seed sits more than ``outlier_sd`` standard deviations from its net's
