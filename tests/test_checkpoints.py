@@ -72,6 +72,29 @@ def test_stopped_and_resumed_training_equals_the_uninterrupted_one(task, device)
         assert torch.equal(v, resumed["model"].state_dict()[k]), k
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_a_forged_metric_in_a_checkpoint_never_becomes_the_result(task):
+    """A checkpoint restores state only: its carried best metrics (here set to perfect
+    memorization) and evaluations are not what the unit stores; the metric is recomputed from
+    the best weights the checkpoint restored."""
+    cfgs = [MemorizationConfig(H=h, T=24, task=task, **SMALL) for h in (1, 2)]
+    first = MemoryCheckpoint(stop_at=37)
+    with pytest.raises(Stop):
+        train_group(cfgs, checkpoint=first)
+    state = load_state(io.BytesIO(first.blob), "cpu")
+    genuine = state["best"].clone()  # what the best weights at step 37 do compute
+    perfect = 1.0 if task == "classification" else 0.0
+    state["best"] = torch.full_like(state["best"], perfect)  # forged: memorized, seemingly
+    state["evals"] = [torch.full_like(e, perfect) for e in state["evals"]]
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    forged = train_group(cfgs, checkpoint=MemoryCheckpoint(saved=buf.getvalue()))
+    # no later evaluation beats the forged value, so the restored best weights stay the best:
+    # the result is what they compute, exactly, and not the number the checkpoint carried
+    np.testing.assert_array_equal(forged["metric"], genuine.numpy())
+    assert not np.any(forged["metric"] == perfect)
+
+
 def test_a_checkpoint_at_an_evaluation_step_resumes_exactly():
     cfgs = [MemorizationConfig(H=2, T=20, **SMALL)]
     whole = train_group(cfgs, trace_every=1)

@@ -375,7 +375,9 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
 
     Memorization is the training accuracy (or MSE) of each model's best checkpoint, evaluated
     every ``eval_every`` steps (mahdavi2024 appendix A); training stops early once every model
-    of the group is at 100% accuracy. ``trace_every > 0`` also records every model's loss at
+    of the group is at 100% accuracy. The best weights are kept, and the metric returned is
+    their evaluation at the end, so that a training resumed from a checkpoint returns what its
+    weights compute, not a number the checkpoint carried. ``trace_every > 0`` also records every model's loss at
     that period (for tests and benchmarks).
 
     ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
@@ -404,8 +406,7 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, c0.steps))
     classify = c0.task == "classification"
     best = torch.full((len(cfgs),), -1.0 if classify else float("inf"), device=device)
-    best_state = {k: v.detach().clone() for k, v in net.state_dict().items()} if keep_models \
-        else None
+    best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
     trace, evals = [], []
     steps_run, loss = 0, None
     saved = checkpoint.load(device) if checkpoint is not None else None
@@ -415,8 +416,7 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
         sched.load_state_dict(saved["sched"])
         best, trace, evals = saved["best"].to(device), saved["trace"], saved["evals"]
         steps_run, loss = saved["step"], saved["loss"].to(device)
-        if keep_models:
-            best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
+        best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
 
     def state() -> dict:
         return {"step": steps_run, "net": net.state_dict(), "opt": opt.state_dict(),
@@ -442,7 +442,7 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
         if steps_run % c0.eval_every == 0 or steps_run == c0.steps:
             metric = _evaluate(net, data, c0.task)
             better = metric > best if classify else metric < best
-            if keep_models and bool(better.any()):
+            if bool(better.any()):
                 for k, v in net.state_dict().items():
                     if k in ("pos", "key_mask", "key_bias", "eye_blocks"):
                         continue
@@ -454,12 +454,17 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
                 break
         if checkpoint is not None and steps_run < c0.steps:
             checkpoint.tick(steps_run, state)
+    # the metric comes from the computation, never from numbers a checkpoint carried: each
+    # model's best weights evaluated again (the same evaluation, so the same number in a run
+    # without a checkpoint); a model that never improved (a NaN loss) keeps its sentinel
+    net.load_state_dict(best_state)
+    improved = best >= 0 if classify else torch.isfinite(best)
+    best = torch.where(improved, _evaluate(net, data, c0.task), best)
     out = {"metric": best.cpu().numpy(), "steps_run": steps_run,
            "final_loss": loss.detach().cpu().numpy(),
            "trace": torch.stack(trace).numpy() if trace else None,
            "evals": torch.stack(evals).numpy()}
     if keep_models:
-        net.load_state_dict(best_state)
         out["model"], out["data"] = net, data
     return out
 
