@@ -17,6 +17,7 @@ from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, load_state, un
 from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
 from attnbook.book.provenance import function_modules
 from attnbook.book.store import ResultStore
+from attnbook.errors import AttnbookError
 from attnbook.mahdavi2024.statistics import saturation_experiment
 from attnbook.mahdavi2024.trained import MemorizationConfig, train_group, train_sweep
 
@@ -447,6 +448,57 @@ def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_on
     assert second.ticks[0] == 18
     np.testing.assert_array_equal(whole["curve"], resumed["curve"])
     np.testing.assert_array_equal(whole["min_loss"], resumed["min_loss"])
+
+
+def test_a_checkpoint_at_the_last_step_is_refused_by_its_trainer(tmp_path):
+    """No training is saved at its last step (it ends there and is stored), so a checkpoint
+    that claims it is made up: the trainer refuses it before any step, and the book sets it
+    aside and trains the unit from the start (Checkpoint.run)."""
+    from attnbook.bruna2024 import furthest_neighbour as fn
+
+    cfgs = [MemorizationConfig(H=1, T=24, **SMALL)]
+    first = MemoryCheckpoint(stop_at=37)
+    with pytest.raises(Stop):
+        train_group(cfgs, checkpoint=first)
+    state = load_state(io.BytesIO(first.blob), "cpu")
+    state["step"] = SMALL["steps"]
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    with pytest.raises(AttnbookError, match="a checkpoint at step 60 of 60"):
+        train_group(cfgs, checkpoint=MemoryCheckpoint(saved=buf.getvalue()))
+    config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
+    settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)
+    line = MemoryCheckpoint(stop_at=27)
+    with pytest.raises(Stop):
+        fn.train_line_config(config, settings, checkpoint=line)
+    state = load_state(io.BytesIO(line.blob), "cpu")
+    state["step"] = 40
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    with pytest.raises(AttnbookError, match="a checkpoint at step 40 of 40"):
+        fn.train_line_config(config, settings, checkpoint=MemoryCheckpoint(saved=buf.getvalue()))
+
+
+def test_a_forged_curve_in_a_furthest_neighbour_checkpoint_never_becomes_the_result():
+    """The attack of B-NN: a checkpoint whose held-out curve (and lowest losses) say 0.00 for
+    every model. The line's min_loss is what the kept best weights compute at the end."""
+    from attnbook.bruna2024 import furthest_neighbour as fn
+
+    config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
+    settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)
+    first = MemoryCheckpoint(stop_at=27)
+    with pytest.raises(Stop):
+        fn.train_line_config(config, settings, checkpoint=first)
+    state = load_state(io.BytesIO(first.blob), "cpu")
+    genuine = state["lowest"].numpy().astype(np.float32)  # what the kept weights compute
+    state["curve"] = [np.zeros_like(c) for c in state["curve"]]
+    state["lowest"] = torch.zeros_like(state["lowest"])
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    forged = fn.train_line_config(config, settings, checkpoint=MemoryCheckpoint(
+        saved=buf.getvalue()))
+    np.testing.assert_array_equal(forged["min_loss"], genuine)  # no later eval beats 0.00
+    assert (forged["min_loss"] > 0).all()
 
 
 def test_a_resumed_state_comes_back_on_the_cpu_whatever_the_device(tmp_path):

@@ -233,7 +233,10 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
 
     Every step draws a fresh batch; the summed loss gives each model its own gradient. Returns
     ``min_loss`` (M,), the minimum held-out MSE x d over the evaluations, and ``curve``
-    (evaluations, M).
+    (evaluations, M). Each model's weights at its lowest evaluation are kept, and ``min_loss``
+    is their evaluation at the end (the same number, the models being independent), so that a
+    training resumed from a checkpoint returns what its weights compute, not a number the
+    checkpoint carried; NaN for a model with a NaN evaluation.
 
     ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
     and ``tick(step, state)`` (called after every step but the last; it may save ``state()``
@@ -255,6 +258,8 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
     sched = torch.optim.lr_scheduler.LambdaLR(  # the authors' code: zero one step past the end
         opt, lambda step: warmup_cosine(step, settings.steps, settings.warmup, zero_at_last=False))
     curve, done = [], 0
+    lowest, best = None, None  # each model's lowest evaluation, and the weights of all models
+    # then (model m -> a snapshot, shared by the models that improved at the same evaluation)
     saved = checkpoint.load(device) if checkpoint is not None else None
     if saved is not None:
         model.load_state_dict(saved["model"])
@@ -262,10 +267,15 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
         sched.load_state_dict(saved["sched"])
         g.set_state(saved["rng"].cpu())
         curve, done = saved["curve"], saved["step"]
+        lowest, best = saved["lowest"], saved["best"]
+        if not 0 < done < settings.steps:  # a training is saved only before its last step
+            raise AttnbookError(f"a checkpoint at step {done} of {settings.steps}: one is saved "
+                                "only between the first and the last step")
 
     def state() -> dict:
         return {"step": done, "model": model.state_dict(), "opt": opt.state_dict(),
-                "sched": sched.state_dict(), "rng": g.get_state(), "curve": curve}
+                "sched": sched.state_dict(), "rng": g.get_state(), "curve": curve,
+                "lowest": lowest, "best": best}
 
     steps = range(done, settings.steps)
     if progress:
@@ -283,11 +293,28 @@ def train_line(model: nn.Module, N: int, settings: TrainSettings, *, seed: int =
         if (step + 1) % settings.eval_every == 0 or step + 1 == settings.steps:
             with torch.no_grad():
                 curve.append(_mse(model(X_eval), Y_eval).cpu().numpy())
+            now = torch.as_tensor(curve[-1], dtype=torch.float64)
+            if lowest is None:
+                lowest, best = torch.full_like(now, float("inf")), [None] * len(now)
+            better = now < lowest  # a NaN evaluation is never the best
+            if bool(better.any()):
+                snapshot = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                for m in better.nonzero()[:, 0].tolist():
+                    best[m] = snapshot
+                lowest = torch.where(better, now, lowest)
         done = step + 1
         if checkpoint is not None and done < settings.steps:
             checkpoint.tick(done, state)
     curve = np.array(curve)  # (evaluations, M)
-    return {"min_loss": curve.min(0), "final_loss": curve[-1], "curve": curve}
+    min_loss = np.full(curve.shape[1], np.nan, dtype=curve.dtype)
+    with torch.no_grad():  # each kept set of weights evaluated again, for its models
+        for snapshot in {id(b): b for b in best if b is not None}.values():
+            model.load_state_dict(snapshot)
+            again = _mse(model(X_eval), Y_eval).cpu().numpy()
+            for m in (m for m, b in enumerate(best) if b is snapshot):
+                min_loss[m] = again[m]
+    min_loss[np.isnan(curve).any(0)] = np.nan  # as the minimum of a curve with a NaN is
+    return {"min_loss": min_loss, "final_loss": curve[-1], "curve": curve}
 
 
 def train_line_config(config: dict, settings: TrainSettings, *, device=None,

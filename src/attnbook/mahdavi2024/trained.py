@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..engines.schedules import warmup_cosine
-from ..errors import ParameterError
+from ..errors import AttnbookError, ParameterError
 
 __all__ = ["MemorizationConfig", "MemorizationData", "StackedAttention", "make_data", "train_group",
            "lr_factor", "plan_groups", "train_sweep", "attention_maps", "training_flops"]
@@ -377,8 +377,8 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
     every ``eval_every`` steps (mahdavi2024 appendix A); training stops early once every model
     of the group is at 100% accuracy. The best weights are kept, and the metric returned is
     their evaluation at the end, so that a training resumed from a checkpoint returns what its
-    weights compute, not a number the checkpoint carried. ``trace_every > 0`` also records every model's loss at
-    that period (for tests and benchmarks).
+    weights compute, not a number the checkpoint carried. ``trace_every > 0`` also records
+    every model's loss at that period (for tests and benchmarks).
 
     ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
     and ``tick(step, state)`` (called after every step but the last; it may save ``state()``
@@ -417,6 +417,9 @@ def train_group(cfgs: list[MemorizationConfig], device="cpu", *, progress=False,
         best, trace, evals = saved["best"].to(device), saved["trace"], saved["evals"]
         steps_run, loss = saved["step"], saved["loss"].to(device)
         best_state = {k: v.to(device) for k, v in saved["best_state"].items()}
+        if not 0 < steps_run < c0.steps:  # a training is saved only before its last step
+            raise AttnbookError(f"a checkpoint at step {steps_run} of {c0.steps}: one is saved "
+                                "only between the first and the last step")
 
     def state() -> dict:
         return {"step": steps_run, "net": net.state_dict(), "opt": opt.state_dict(),
