@@ -73,23 +73,36 @@ def test_stopped_and_resumed_training_equals_the_uninterrupted_one(task, device)
         assert torch.equal(v, resumed["model"].state_dict()[k]), k
 
 
+def _saved_state(train, stop_at):
+    """The state a checkpoint holds after ``train(checkpoint)`` stopped at step ``stop_at``."""
+    first = MemoryCheckpoint(stop_at=stop_at)
+    with pytest.raises(Stop):
+        train(first)
+    return load_state(io.BytesIO(first.blob), "cpu")
+
+
+def _as_checkpoint(state) -> "MemoryCheckpoint":
+    """A checkpoint holding ``state`` (as edited by a forger), saved as a file would be."""
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    return MemoryCheckpoint(saved=buf.getvalue())
+
+
+_LINE = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
+
+
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_a_forged_metric_in_a_checkpoint_never_becomes_the_result(task):
     """A checkpoint restores state only: its carried best metrics (here set to perfect
     memorization) and evaluations are not what the unit stores; the metric is recomputed from
     the best weights the checkpoint restored."""
     cfgs = [MemorizationConfig(H=h, T=24, task=task, **SMALL) for h in (1, 2)]
-    first = MemoryCheckpoint(stop_at=37)
-    with pytest.raises(Stop):
-        train_group(cfgs, checkpoint=first)
-    state = load_state(io.BytesIO(first.blob), "cpu")
+    state = _saved_state(lambda c: train_group(cfgs, checkpoint=c), 37)
     genuine = state["best"].clone()  # what the best weights at step 37 do compute
     perfect = 1.0 if task == "classification" else 0.0
     state["best"] = torch.full_like(state["best"], perfect)  # forged: memorized, seemingly
     state["evals"] = [torch.full_like(e, perfect) for e in state["evals"]]
-    buf = io.BytesIO()
-    torch.save(state, buf)
-    forged = train_group(cfgs, checkpoint=MemoryCheckpoint(saved=buf.getvalue()))
+    forged = train_group(cfgs, checkpoint=_as_checkpoint(state))
     # no later evaluation beats the forged value, so the restored best weights stay the best:
     # the result is what they compute, exactly, and not the number the checkpoint carried
     np.testing.assert_array_equal(forged["metric"], genuine.numpy())
@@ -457,26 +470,15 @@ def test_a_checkpoint_at_the_last_step_is_refused_by_its_trainer(tmp_path):
     from attnbook.bruna2024 import furthest_neighbour as fn
 
     cfgs = [MemorizationConfig(H=1, T=24, **SMALL)]
-    first = MemoryCheckpoint(stop_at=37)
-    with pytest.raises(Stop):
-        train_group(cfgs, checkpoint=first)
-    state = load_state(io.BytesIO(first.blob), "cpu")
+    state = _saved_state(lambda c: train_group(cfgs, checkpoint=c), 37)
     state["step"] = SMALL["steps"]
-    buf = io.BytesIO()
-    torch.save(state, buf)
     with pytest.raises(AttnbookError, match="a checkpoint at step 60 of 60"):
-        train_group(cfgs, checkpoint=MemoryCheckpoint(saved=buf.getvalue()))
-    config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
+        train_group(cfgs, checkpoint=_as_checkpoint(state))
     settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)
-    line = MemoryCheckpoint(stop_at=27)
-    with pytest.raises(Stop):
-        fn.train_line_config(config, settings, checkpoint=line)
-    state = load_state(io.BytesIO(line.blob), "cpu")
+    state = _saved_state(lambda c: fn.train_line_config(_LINE, settings, checkpoint=c), 27)
     state["step"] = 40
-    buf = io.BytesIO()
-    torch.save(state, buf)
     with pytest.raises(AttnbookError, match="a checkpoint at step 40 of 40"):
-        fn.train_line_config(config, settings, checkpoint=MemoryCheckpoint(saved=buf.getvalue()))
+        fn.train_line_config(_LINE, settings, checkpoint=_as_checkpoint(state))
 
 
 def test_a_forged_curve_in_a_furthest_neighbour_checkpoint_never_becomes_the_result():
@@ -484,19 +486,12 @@ def test_a_forged_curve_in_a_furthest_neighbour_checkpoint_never_becomes_the_res
     every model. The line's min_loss is what the kept best weights compute at the end."""
     from attnbook.bruna2024 import furthest_neighbour as fn
 
-    config = {"kind": "attention", "d": 4, "N": 5, "rank_heads": 8, "seed": 2}
     settings = fn.TrainSettings(steps=40, batch=16, warmup=4, eval_every=10, eval_size=64)
-    first = MemoryCheckpoint(stop_at=27)
-    with pytest.raises(Stop):
-        fn.train_line_config(config, settings, checkpoint=first)
-    state = load_state(io.BytesIO(first.blob), "cpu")
+    state = _saved_state(lambda c: fn.train_line_config(_LINE, settings, checkpoint=c), 27)
     genuine = state["lowest"].numpy().astype(np.float32)  # what the kept weights compute
     state["curve"] = [np.zeros_like(c) for c in state["curve"]]
     state["lowest"] = torch.zeros_like(state["lowest"])
-    buf = io.BytesIO()
-    torch.save(state, buf)
-    forged = fn.train_line_config(config, settings, checkpoint=MemoryCheckpoint(
-        saved=buf.getvalue()))
+    forged = fn.train_line_config(_LINE, settings, checkpoint=_as_checkpoint(state))
     np.testing.assert_array_equal(forged["min_loss"], genuine)  # no later eval beats 0.00
     assert (forged["min_loss"] > 0).all()
 
