@@ -106,8 +106,11 @@ def stacked_programs(units: list[dict]) -> list[list[dict]]:
     """``units`` (dicts with ``group`` and ``record``) in the stacked programs they were
     computed in. A record names its program's configurations (``stacked_with``, the keys of
     a group of stacked models); one stored before that field existed is placed by its sweep,
-    run, time, wall time and ``result.group_size``, where exactly ``group_size`` records share
-    them (else it stands alone). Every other unit is a program of its own. A stacked model's
+    run, time, wall time and ``result.group_size``: the records that share them are one
+    program, also where fewer than ``group_size`` do (some of its models were stored again
+    since, by a recomputation: the others are recomputed together, padded as they were), but
+    not where more do (two programs not told apart: each stands alone). Every other unit is
+    a program of its own. A stacked model's
     float32 sums depend on how many models share the program, and over a long training such
     rounding grows, so a sampled model is recomputed with every model of its program, as it
     was trained.
@@ -116,9 +119,9 @@ def stacked_programs(units: list[dict]) -> list[list[dict]]:
     ...                           "result": {"group_size": n}, **({"stacked_with": w} if w else {})}
     >>> us = [{"path": i, "group": "sweep m", "record": rec} for i, rec in enumerate(
     ...       [r("a", 2), r("a", 2), r("b", 1), r("c", 2), r("d", 2, ["k1", "k2"]),
-    ...        r("d", 2, ["k1", "k2"])])]
+    ...        r("d", 2, ["k1", "k2"]), r("e", 3), r("e", 3), r("f", 1), r("f", 1)])]
     >>> [[u["path"] for u in p] for p in stacked_programs(us)]
-    [[0, 1], [2], [3], [4, 5]]
+    [[0, 1], [2], [3], [4, 5], [6, 7], [8], [9]]
     """
     programs: dict = {}
     for u in units:
@@ -134,7 +137,7 @@ def stacked_programs(units: list[dict]) -> list[list[dict]]:
         programs.setdefault(key, []).append(u)
     out = []
     for key, members in programs.items():
-        if key[0] == "placed" and len(members) != key[-1]:
+        if key[0] == "placed" and len(members) > key[-1]:
             out += [[u] for u in members]  # not told apart from another program: each alone
         else:
             out.append(members)
