@@ -285,6 +285,50 @@ def test_the_page_shows_the_parameters_the_run_had_and_no_harness_comment(tmp_pa
     assert "NBVAL_CHECK_OUTPUT" in nb["cells"][3]["source"]  # the notebook itself keeps it
 
 
+def test_parameter_differences_name_each_value_the_page_gets_wrong():
+    """What the browser test reports for a chapter's parameters cell: the cell as the page
+    shows it against the values of the run (the notebook's defaults with the profile's
+    changes)."""
+    expected = {"profile": "long", "d": 64, "H": 4, "flush": True, "T": [1.0, 4.0]}
+    shown = ("profile = 'long'  # [long; the notebook's default: \"cpu\"]\n"
+             "d = 64  # width [long; the notebook's default: 16]\nH = 4\nflush = True\n"
+             "T = [1, 4]")
+    assert figures.parameter_differences(shown, expected) == []  # 1 and 1.0: the same
+    # the page shows the notebook's cpu defaults beside results at long
+    defaults = "profile = 'cpu'\nd = 16\nH = 4\nflush = 1\nT = [1.0, 4.0]\nextra = 2"
+    assert figures.parameter_differences(defaults, expected) == [
+        "profile = 'cpu' is shown; the run had profile = 'long'",
+        "d = 16 is shown; the run had d = 64",
+        "flush = 1 is shown; the run had flush = True",
+        "extra = 2 is shown but is not a parameter of the run"]
+    assert figures.parameter_differences("d = 64", {"d": 64, "H": 4}) == [
+        "H is not shown (the run had H = 4)"]
+    assert "does not parse" in figures.parameter_differences("d = (", {"d": 1})[0]
+
+
+@pytest.mark.parametrize("stem", sorted(p.stem for p in paths.NOTEBOOKS.glob("*.ipynb")))
+def test_every_chapter_page_shows_its_profiles_values(stem, tmp_path):
+    """At each profile a chapter defines, the parameters cell its page shows (the notebook's
+    cell rewritten with the values papermill injected) holds the profile's effective values:
+    the notebook's defaults with the profile's changes from its .yml."""
+    import nbformat
+
+    from attnbook.book.profiles import PROFILES, load_spec
+
+    nb_path = paths.NOTEBOOKS / f"{stem}.ipynb"
+    spec = load_spec(nb_path)
+    cell = next(c for c in nbformat.read(nb_path, as_version=4).cells
+                if "parameters" in c.metadata.get("tags", []))
+    for profile in (p for p in PROFILES if spec.has_profile(p)):
+        nb = {"metadata": {"papermill": {"parameters": spec.parameters(profile)}},
+              "cells": [{"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]},
+                         "outputs": [], "source": cell.source}]}
+        out, _ = rewrite_notebook(nb, stem, root=tmp_path)
+        shown = next(c for c in out["cells"] if c.get("id") == "p")["source"]
+        assert figures.parameter_differences(shown, spec.effective(profile)) == [], \
+            f"{stem} at {profile}:\n{shown}"
+
+
 def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path):
     """A pilot cell (a training function, run.pilot, then 40 lines of plotting) is split on
     the page: the computing statements open, the plotting folded with the cell's outputs."""
