@@ -155,6 +155,7 @@ def test_status_page_opens_with_the_overview_and_links_claims_to_their_checks(tm
     table = status_table()
     png = report.overview_figure(table, tmp_path / "overview.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
+    assert plotting.png_text_px(png) == pytest.approx(9 * 130 / 72, abs=0.1)  # 9 pt legend
     executed = tmp_path / "executed"
     executed.mkdir()
     (executed / "levine2020_lemma1.ipynb").write_text("{}")
@@ -383,9 +384,9 @@ def test_a_long_table_is_folded_under_its_summary():
 
 
 def test_savefig_measures_the_smallest_text_a_phone_shows(tmp_path, monkeypatch):
-    """A 4-inch figure with 8 pt text: 8 * 358 / (72 * 4) = 9.9 px on a 390 px phone; every
+    """A 4-inch figure with 8 pt text: 8 * 342 / (72 * 4) = 9.5 px on a 390 px phone; every
     Text artist counts (a 6 pt legend wins over 10 pt tick labels), the source footer not."""
-    assert round(plotting.phone_text_px(8, 4), 1) == 9.9
+    assert round(plotting.phone_text_px(8, 4), 1) == 9.5
     assert plotting.phone_text_px(8, 2) == pytest.approx(8 * 110 / 72)  # narrower than the phone
     fig = plt.figure(figsize=(4, 3))
     fig.text(0.0, 0.5, "eight points", fontsize=8)  # from edge to edge: the PNG is 4 in wide
@@ -400,7 +401,8 @@ def test_savefig_measures_the_smallest_text_a_phone_shows(tmp_path, monkeypatch)
     width = plotting.png_width_in(tmp_path / "demo_known.png")
     assert shown[-1]["png"] == "demo_known.png"
     assert width == pytest.approx(4.2, abs=0.05)  # 0.1 in of padding each side
-    assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(8, width), 1) == 9.5
+    assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(8, width), 1) == 9.0
+    assert shown[-1]["phone_content_px"] == plotting.PHONE_CONTENT_PX  # the width it assumes
     fig, ax = plt.subplots(figsize=(6, 3))
     ax.plot([1, 2], [1, 2], label="a line")
     ax.legend(fontsize=6)
