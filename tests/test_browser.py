@@ -277,8 +277,8 @@ _FORMULAS_CUT = """() => {
   return out;
 }"""
 
-# each visible piece of text that holds "NBVAL_" (a test-harness comment), with where it is:
-# folded code counts (a reader unfolds it)
+# each piece of the page's text that holds "NBVAL_" (a test-harness comment), with the cell or
+# section it is in: folded code counts (a reader unfolds it), scripts and styles do not
 _HARNESS_TEXT = """() => {
   const out = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
