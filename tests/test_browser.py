@@ -404,7 +404,7 @@ def _parameter_problems(page, path: str) -> list[str]:
     """The chapter's parameters cell as the page shows it against the values its run had:
     the notebook's defaults with its profile's changes from ``notebooks/<stem>.yml`` (and any
     value changed by hand for that run, from the executed notebook's papermill parameters)."""
-    from attnbook.book.figures import _same, parameter_differences
+    from attnbook.book.figures import parameter_differences, same_value
     from attnbook.book.profiles import load_spec
 
     cell = page.locator(".tag_parameters .cell_input pre")
@@ -419,7 +419,7 @@ def _parameter_problems(page, path: str) -> list[str]:
     profile = ran["profile"]
     planned = spec.profiles.get(profile) or {}
     by_hand = {k: v for k, v in ran.items() if k != "profile"
-               and not (k in planned and _same(v, planned[k]))}
+               and not (k in planned and same_value(v, planned[k]))}
     expected = spec.effective(profile, by_hand or None)
     return [f"parameters cell (profile {profile}): {d}"
             for d in parameter_differences(cell.text_content(), expected)]

@@ -50,6 +50,7 @@ from .readers import loads
 
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
            "strip_harness", "effective_parameters", "literal_assignments", "parameter_differences",
+           "same_value",
            "verdict_class", "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
@@ -339,12 +340,16 @@ def literal_assignments(code: str) -> dict:
     return out
 
 
-def _same(a, b) -> bool:
-    """Equal values of the same kind (a bool is not the number 1; 4 and 4.0 are the same)."""
+def same_value(a, b) -> bool:
+    """Equal values of the same kind (a bool is not the number 1; 4 and 4.0 are the same).
+
+    >>> same_value([1, 4], [1.0, 4.0]), same_value(True, 1), same_value({"a": [2]}, {"a": [2]})
+    (True, False, True)
+    """
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
@@ -364,7 +369,7 @@ def parameter_differences(code: str, expected: dict) -> list[str]:
     for name, value in expected.items():
         if name not in shown:
             out.append(f"{name} is not shown (the run had {name} = {value!r})")
-        elif not _same(shown[name], value):
+        elif not same_value(shown[name], value):
             out.append(f"{name} = {shown[name]!r} is shown; the run had {name} = {value!r}")
     out += [f"{name} = {shown[name]!r} is shown but is not a parameter of the run"
             for name in shown if name not in expected]
