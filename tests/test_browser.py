@@ -233,8 +233,9 @@ _PHONE_FIGURES = """() => [...document.querySelectorAll('article figure')]
   })"""
 
 # formulas cut off on the right (or left): a formula wider than a box around it that does not
-# scroll, or than the screen, with no scroll container of its own within the article. Each:
-# its TeX, the section it is in, its extent and what cuts it
+# scroll, or than the screen, with no scroll container of its own within the article; folded
+# parts of the page (dropdowns, folded code) unfolded to measure. Each: its TeX, the section it
+# is in, its extent and what cuts it
 _FORMULAS_CUT = """() => {
   const tex = new Map();
   if (window.MathJax && MathJax.startup && MathJax.startup.document) {
@@ -245,10 +246,12 @@ _FORMULAS_CUT = """() => {
   const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
       + [...e.classList].slice(0, 2).map(c => '.' + c).join('');
   const out = [];
+  const folded = [...article.querySelectorAll('details:not([open])')];
+  folded.forEach(d => { d.open = true; });  // what a reader unfolds is measured too
   for (const c of article.querySelectorAll('mjx-container')) {
     const inner = c.querySelector('mjx-math, svg') || c;
     let r = inner.getBoundingClientRect();
-    if (!r.width || c.closest('details:not([open])')) continue;  // folded: not on the page
+    if (!r.width) continue;  // not drawn (a label shown only in another layout)
     let cut = '';
     for (let e = c; e && e !== article.parentElement; e = e.parentElement) {
       const b = e.getBoundingClientRect();
@@ -274,6 +277,7 @@ _FORMULAS_CUT = """() => {
                + `${Math.round(inner_r.right)} px): ${cut}`);
     }
   }
+  folded.forEach(d => { d.open = false; });
   return out;
 }"""
 
@@ -615,9 +619,10 @@ def test_page_in_a_real_browser(name, server, browser):
 
 def test_the_phone_checks_find_what_they_look_for(browser):
     """The checks of a page at 390 px, on a page made for them: a formula cut by a box that
-    does not scroll and one that runs off the screen are found, one that scrolls in its own
-    box and one that fits are not; a harness comment in folded code is found; a figure with
-    small text and no tap to its PNG, and one with no recorded text size, are found."""
+    does not scroll, one that runs off the screen and one cut inside a closed dropdown are
+    found, one that scrolls in its own box and one that fits are not; a harness comment in
+    folded code is found; a figure with small text and no tap to its PNG, and one with no
+    recorded text size, are found."""
     import base64
     import io
 
@@ -637,6 +642,8 @@ def test_the_phone_checks_find_what_they_look_for(browser):
       <section id="scrolls"><div style="overflow-x:auto;width:300px">{wide.format(500)}</div>
       </section>
       <section id="fits"><p>{wide.format(100)}</p></section>
+      <section id="folded-math"><details><summary>table</summary>
+        <div style="overflow:hidden;width:200px">{wide.format(300)}</div></details></section>
       <div class="cell" id="folded"><details><summary>code</summary>
         <pre># NBVAL_CHECK_OUTPUT\nrun.record("X", True, "ok")</pre></details></div>
       <figure class="attnbook-figure" id="fig-small"><img src="{png}" style="width:100%"></figure>
@@ -648,9 +655,11 @@ def test_the_phone_checks_find_what_they_look_for(browser):
     </article></body></html>""")
     try:
         cut = page.evaluate(_FORMULAS_CUT)
-        assert len(cut) == 2, cut
+        assert len(cut) == 3, cut
         assert "in #cut" in cut[0] and "cut by div (overflow-x: hidden" in cut[0]
         assert "in #off" in cut[1] and "off the screen" in cut[1]
+        assert "in #folded-math" in cut[2]  # in a dropdown a reader opens
+        assert not page.evaluate("document.querySelector('#folded-math details').open")
         harness = page.evaluate(_HARNESS_TEXT)
         assert len(harness) == 1 and "# NBVAL_CHECK_OUTPUT" in harness[0] \
             and "div#folded.cell" in harness[0], harness
