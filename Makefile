@@ -123,7 +123,9 @@ book-ci: venv pages html
 
 # the built book in headless chromium (Playwright drives /usr/bin/chromium): MathJax, images and
 # their alt text, links, no sideways scroll at 1400 and 390 px, verdicts unclipped, no raw Python
-# output, the home page's summary, console; screenshots at both widths in build/screenshots/
+# output, the home page's summary, console, each chapter's parameters cell equal to its profile's
+# values, no NBVAL_ comment shown; at 390 px no formula cut off and every figure's text 9 px or
+# a tap to its full-size PNG; screenshots at both widths in build/screenshots/
 browser: venv
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
 

@@ -37,3 +37,29 @@ def cli_sandbox(sandbox, monkeypatch):
     monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data" / "results")
     monkeypatch.setattr(paths, "COMMITTED_FIGURES", sandbox / "figures")
     return sandbox
+
+
+def pytest_sessionstart(session):
+    import time
+
+    session.config.attnbook_started = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """After the browser test: the screenshots it took (build/screenshots/), the phone's one
+    per page, so a reader of the test's output finds them."""
+    ran = any("test_browser.py" in getattr(r, "nodeid", "")
+              for key in ("passed", "failed", "error") for r in terminalreporter.stats.get(key, []))
+    shots = paths.BUILD / "screenshots"
+    if not ran or not shots.is_dir():
+        return
+    started = getattr(config, "attnbook_started", 0)
+    taken = sorted(p for p in shots.glob("*.png") if p.stat().st_mtime >= started)
+    phone = [p for p in taken if p.stem.endswith("-phone")]
+    if not taken:
+        return
+    terminalreporter.write_sep("-", f"screenshots: {len(taken)} in {shots}/ (<page>.png at "
+                                    f"1400 px, <page>-phone.png at 390 px)")
+    for p in phone:
+        terminalreporter.write_line(f"  {p.relative_to(paths.ROOT)}"
+                                    if p.is_relative_to(paths.ROOT) else f"  {p}")

@@ -155,6 +155,7 @@ def test_status_page_opens_with_the_overview_and_links_claims_to_their_checks(tm
     table = status_table()
     png = report.overview_figure(table, tmp_path / "overview.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
+    assert plotting.png_text_px(png) == pytest.approx(9 * 130 / 72, abs=0.1)  # 9 pt legend
     executed = tmp_path / "executed"
     executed.mkdir()
     (executed / "levine2020_lemma1.ipynb").write_text("{}")
@@ -210,6 +211,7 @@ def test_figure_images_take_their_caption_as_alt_text():
 
 def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
     table = status_table(parts=True)
+    table = table[table["profile"] != "ci"]  # as published: ci results (a `make test`) left out
     md = report.summary_markdown(table)
     assert md.startswith(":::{figure} ../status/overview.png\n:name: home-overview")
     assert "| profile | effects (claims per verdict) |" in md and "| `ci` |" not in md
@@ -285,6 +287,50 @@ def test_the_page_shows_the_parameters_the_run_had_and_no_harness_comment(tmp_pa
     assert "NBVAL_CHECK_OUTPUT" in nb["cells"][3]["source"]  # the notebook itself keeps it
 
 
+def test_parameter_differences_name_each_value_the_page_gets_wrong():
+    """What the browser test reports for a chapter's parameters cell: the cell as the page
+    shows it against the values of the run (the notebook's defaults with the profile's
+    changes)."""
+    expected = {"profile": "long", "d": 64, "H": 4, "flush": True, "T": [1.0, 4.0]}
+    shown = ("profile = 'long'  # [long; the notebook's default: \"cpu\"]\n"
+             "d = 64  # width [long; the notebook's default: 16]\nH = 4\nflush = True\n"
+             "T = [1, 4]")
+    assert figures.parameter_differences(shown, expected) == []  # 1 and 1.0: the same
+    # the page shows the notebook's cpu defaults beside results at long
+    defaults = "profile = 'cpu'\nd = 16\nH = 4\nflush = 1\nT = [1.0, 4.0]\nextra = 2"
+    assert figures.parameter_differences(defaults, expected) == [
+        "profile = 'cpu' is shown; the run had profile = 'long'",
+        "d = 16 is shown; the run had d = 64",
+        "flush = 1 is shown; the run had flush = True",
+        "extra = 2 is shown but is not a parameter of the run"]
+    assert figures.parameter_differences("d = 64", {"d": 64, "H": 4}) == [
+        "H is not shown (the run had H = 4)"]
+    assert "does not parse" in figures.parameter_differences("d = (", {"d": 1})[0]
+
+
+@pytest.mark.parametrize("stem", sorted(p.stem for p in paths.NOTEBOOKS.glob("*.ipynb")))
+def test_every_chapter_page_shows_its_profiles_values(stem, tmp_path):
+    """At each profile a chapter defines, the parameters cell its page shows (the notebook's
+    cell rewritten with the values papermill injected) holds the profile's effective values:
+    the notebook's defaults with the profile's changes from its .yml."""
+    import nbformat
+
+    from attnbook.book.profiles import PROFILES, load_spec
+
+    nb_path = paths.NOTEBOOKS / f"{stem}.ipynb"
+    spec = load_spec(nb_path)
+    cell = next(c for c in nbformat.read(nb_path, as_version=4).cells
+                if "parameters" in c.metadata.get("tags", []))
+    for profile in (p for p in PROFILES if spec.has_profile(p)):
+        nb = {"metadata": {"papermill": {"parameters": spec.parameters(profile)}},
+              "cells": [{"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]},
+                         "outputs": [], "source": cell.source}]}
+        out, _ = rewrite_notebook(nb, stem, root=tmp_path)
+        shown = next(c for c in out["cells"] if c.get("id") == "p")["source"]
+        assert figures.parameter_differences(shown, spec.effective(profile)) == [], \
+            f"{stem} at {profile}:\n{shown}"
+
+
 def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path):
     """A pilot cell (a training function, run.pilot, then 40 lines of plotting) is split on
     the page: the computing statements open, the plotting folded with the cell's outputs."""
@@ -339,9 +385,9 @@ def test_a_long_table_is_folded_under_its_summary():
 
 
 def test_savefig_measures_the_smallest_text_a_phone_shows(tmp_path, monkeypatch):
-    """A 4-inch figure with 8 pt text: 8 * 358 / (72 * 4) = 9.9 px on a 390 px phone; every
+    """A 4-inch figure with 8 pt text: 8 * 342 / (72 * 4) = 9.5 px on a 390 px phone; every
     Text artist counts (a 6 pt legend wins over 10 pt tick labels), the source footer not."""
-    assert round(plotting.phone_text_px(8, 4), 1) == 9.9
+    assert round(plotting.phone_text_px(8, 4), 1) == 9.5
     assert plotting.phone_text_px(8, 2) == pytest.approx(8 * 110 / 72)  # narrower than the phone
     fig = plt.figure(figsize=(4, 3))
     fig.text(0.0, 0.5, "eight points", fontsize=8)  # from edge to edge: the PNG is 4 in wide
@@ -356,7 +402,8 @@ def test_savefig_measures_the_smallest_text_a_phone_shows(tmp_path, monkeypatch)
     width = plotting.png_width_in(tmp_path / "demo_known.png")
     assert shown[-1]["png"] == "demo_known.png"
     assert width == pytest.approx(4.2, abs=0.05)  # 0.1 in of padding each side
-    assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(8, width), 1) == 9.5
+    assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(8, width), 1) == 9.0
+    assert shown[-1]["phone_content_px"] == plotting.PHONE_CONTENT_PX  # the width it assumes
     fig, ax = plt.subplots(figsize=(6, 3))
     ax.plot([1, 2], [1, 2], label="a line")
     ax.legend(fontsize=6)

@@ -12,9 +12,17 @@ scroll. Every verdict's text shows whole (no badge or verdict box clips it). Eve
 chapter saved is a numbered, captioned figure with its provenance (notebook, profile, commit)
 beneath, and every claim badge names a verdict. No output block is raw Python: a dict's repr
 or a pandas table with its index. Chapters leave out the cell papermill injects and are
-published under ``chapters/<work>/``, not under the build folder. A full-page screenshot of
-each page at both widths goes to ``build/screenshots/`` (``<page>.png`` at 1400 px,
-``<page>-phone.png`` at 390 px).
+published under ``chapters/<work>/``, not under the build folder. A chapter's parameters cell
+shows the values its run had: the notebook's defaults with its profile's changes from
+``notebooks/<stem>.yml`` (:meth:`~attnbook.book.profiles.NotebookSpec.effective`). No page
+shows a test-harness comment (``# NBVAL_...``), folded code included. At 390 px no formula is
+cut off (one wider than the screen scrolls in its own box), and every figure's smallest text
+is at least 9 CSS px as shown (the size ``run.savefig`` recorded, or the overview's PNG
+records, scaled to the width the image is shown at) or a tap on it opens its full-size PNG,
+where it is. A failure names the page, its screenshots and each element at fault. A
+full-page screenshot of each page at both widths goes to ``build/screenshots/``
+(``<page>.png`` at 1400 px, ``<page>-phone.png`` at 390 px), listed at the end of the
+test's output.
 
 Run after the book is built (``make browser``, the last step of ``make test``); skipped when
 ``build/book/_build/html`` does not exist. Playwright drives the system chromium
@@ -23,6 +31,7 @@ Run after the book is built (``make browser``, the last step of ``make test``); 
 
 import functools
 import http.server
+import json
 import threading
 import time
 import urllib.error
@@ -214,9 +223,88 @@ _CLIPPED = """(width) => {
 }"""
 
 
-def _check_phone(page, name, kind) -> list[str]:
+# at a phone's width, every figure's image: the width it is shown at, its own width in pixels,
+# and the link around it (a tap opens its full-size PNG)
+_PHONE_FIGURES = """() => [...document.querySelectorAll('article figure')]
+  .filter(f => f.querySelector('img')).map(f => {
+    const i = f.querySelector('img'), a = i.closest('a[href]');
+    return {id: f.id, classes: [...f.classList], shown: i.getBoundingClientRect().width,
+            natural: i.naturalWidth, href: a ? a.href : '', src: i.currentSrc || i.src};
+  })"""
+
+# formulas cut off on the right (or left): a formula wider than a box around it that does not
+# scroll, or than the screen, with no scroll container of its own within the article; folded
+# parts of the page (dropdowns, folded code) unfolded to measure. Each: its TeX, the section it
+# is in, its extent and what cuts it
+_FORMULAS_CUT = """() => {
+  const tex = new Map();
+  if (window.MathJax && MathJax.startup && MathJax.startup.document) {
+    for (const item of MathJax.startup.document.math) tex.set(item.typesetRoot, item.math);
+  }
+  const article = document.querySelector('article') || document.body;
+  const screen = document.documentElement.clientWidth;
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+      + [...e.classList].slice(0, 2).map(c => '.' + c).join('');
+  const out = [];
+  const folded = [...article.querySelectorAll('details:not([open])')];
+  folded.forEach(d => { d.open = true; });  // what a reader unfolds is measured too
+  for (const c of article.querySelectorAll('mjx-container')) {
+    const inner = c.querySelector('mjx-math, svg') || c;
+    let r = inner.getBoundingClientRect();
+    if (!r.width) continue;  // not drawn (a label shown only in another layout)
+    let cut = '';
+    for (let e = c; e && e !== article.parentElement; e = e.parentElement) {
+      const b = e.getBoundingClientRect();
+      if (!b.width && !b.height) continue;  // display: contents
+      if (r.left >= b.left - 1 && r.right <= b.right + 1) continue;  // it holds the formula
+      const o = getComputedStyle(e).overflowX;
+      if ((o === 'auto' || o === 'scroll') && e !== article) {  // a box of its own scrolls
+        r = b;  // what shows is that box, which must show whole in turn
+        continue;
+      }
+      if (o !== 'visible') { cut = `cut by ${name(e)} (overflow-x: ${o}, `
+                               + `${Math.round(b.left)}..${Math.round(b.right)} px)`; break; }
+    }
+    if (!cut && (r.right > screen + 1 || r.left < -1))
+      cut = `off the screen (${screen} px wide) with no scroll box of its own`;
+    if (cut) {
+      const inner_r = inner.getBoundingClientRect();
+      const section = c.closest('section[id]');
+      const src = (tex.get(c) || '').trim();
+      const text = src && !src.startsWith('<') ? src : c.textContent;  // TeX, else as shown
+      out.push(`formula ${JSON.stringify(text.slice(0, 70))} in `
+               + `#${section ? section.id : '?'} (${Math.round(inner_r.left)}..`
+               + `${Math.round(inner_r.right)} px): ${cut}`);
+    }
+  }
+  folded.forEach(d => { d.open = false; });
+  return out;
+}"""
+
+# each piece of the page's text that holds "NBVAL_" (a test-harness comment), with the cell or
+# section it is in: folded code counts (a reader unfolds it), scripts and styles do not
+_HARNESS_TEXT = """() => {
+  const out = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (!n.textContent.includes('NBVAL_')) continue;
+    const e = n.parentElement;
+    if (e.closest('script, style, noscript')) continue;
+    const cell = e.closest('.cell, section[id]');
+    out.push(`"${n.textContent.trim().slice(0, 60)}" in `
+             + (cell ? cell.tagName.toLowerCase() + '#' + (cell.id || '')
+                       + '.' + [...cell.classList].join('.') : e.tagName.toLowerCase()));
+  }
+  return out;
+}"""
+
+
+def _check_phone(page, name, kind, recorded: dict) -> list[str]:
     """The page at a phone's width: no sideways scroll; on the status page, every verdict
-    badge on the screen; a full-page screenshot ``<name>-phone.png``."""
+    badge on the screen; no formula cut off (one wider than the screen scrolls in its own
+    box); every figure's text at least 9 px as shown, or the figure a link to its full-size
+    PNG, where it is (``recorded``: :func:`_recorded_figures`); a full-page screenshot
+    ``<name>-phone.png``."""
     width, height = PHONE
     page.set_viewport_size({"width": width, "height": height})
     page.wait_for_timeout(400)  # the layout, and MathJax's, settle at the new width
@@ -229,9 +317,116 @@ def _check_phone(page, name, kind) -> list[str]:
         problems.append(f"scrolls sideways at {width} px: scrollWidth {scroll_width} ({wide})")
     problems += [f"at {width} px: {p}" for p in page.evaluate(
         _CLIPPED, width if kind == "status" else 0)]
+    problems += [f"at {width} px: {p}" for p in page.evaluate(_FORMULAS_CUT)]
+    problems += [f"at {width} px: {p}" for p in _small_figures(page.evaluate(_PHONE_FIGURES),
+                                                                recorded)]
     page.screenshot(path=str(SHOTS / f"{name}-phone.png"), full_page=True)
     page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
     return problems
+
+
+def _executed(path: str) -> dict:
+    """The executed notebook a chapter's page was built from ({} for a page that is not one):
+    ``chapters/<work>/<stem>.ipynb``, which ``python -m attnbook report`` links."""
+    nb = paths.ROOT / Path(path).with_suffix(".ipynb")
+    return json.loads(nb.read_text()) if nb.exists() else {}
+
+
+def _recorded_figures(path: str) -> dict:
+    """The figures a chapter saved (``run.savefig``), by the id of their figure on the page:
+    the text size ``run.savefig`` recorded (``phone_text_px``: its smallest text, in CSS px
+    with the figure shown ``phone_content_px`` wide, or its own width if narrower) and the
+    width in CSS px the page is meant to show the image at (its output's ``image/png``
+    width)."""
+    from docutils.nodes import make_id
+
+    from attnbook.book.plotting import FIGURE_KEY
+
+    out = {}
+    for cell in _executed(path).get("cells", []):
+        for output in cell.get("outputs") or []:
+            meta = output.get("metadata") or {}
+            info = meta.get(FIGURE_KEY)
+            if isinstance(info, dict) and info.get("name"):
+                out[make_id(f"fig-{info['name']}")] = {
+                    **({"phone_text_px": info["phone_text_px"]} if "phone_text_px" in info
+                       else {}), "content_px": info.get("phone_content_px"),
+                    "width": (meta.get("image/png") or {}).get("width")}
+    return out
+
+
+def _png_text_px(src: str) -> float | None:
+    """The smallest text, in the PNG's own pixels, that a PNG of the built book records
+    (:data:`~attnbook.book.plotting.TEXT_PX_KEY`: the overview figures); None otherwise."""
+    from attnbook.book.plotting import png_text_px
+
+    path = urllib.parse.unquote(urllib.parse.urlsplit(src).path).lstrip("/")
+    png = HTML / path
+    return png_text_px(png) if path.lower().endswith(".png") and png.is_file() else None
+
+
+def _small_figures(figures: list, recorded: dict) -> list[str]:
+    """The figures whose smallest text is under 9 CSS px as the phone shows them (the recorded
+    size scaled to the width the image is shown at) and that no tap opens full size (no link
+    around the image to its PNG), or whose full-size PNG has that text under 9 px too. A
+    chapter's figure: the size ``run.savefig`` recorded (``recorded``); another figure (the
+    overview): the size its PNG records, or none to check."""
+    from attnbook.book.plotting import MIN_PHONE_TEXT_PX
+
+    out = []
+    for f in figures:
+        if "attnbook-figure" not in f["classes"]:
+            px = _png_text_px(f["src"])
+            if px is None or not f["natural"]:
+                continue  # an image that records no text size
+            scale = px / f["natural"]
+        else:
+            rec = recorded.get(f["id"])
+            if rec is None or "phone_text_px" not in rec:
+                out.append(f"figure #{f['id']}: no text size recorded for it (run.savefig "
+                           "records phone_text_px)")
+                continue
+            if rec["phone_text_px"] is None:
+                continue  # a figure without text
+            content = rec["content_px"] or 358  # what savefig assumed before it said so
+            scale = rec["phone_text_px"] / min(content, rec["width"] or content)
+        shown, full = scale * f["shown"], scale * f["natural"]
+        if shown >= MIN_PHONE_TEXT_PX:
+            continue
+        where = (f"figure #{f['id']}: its smallest text is {shown:.1f} px as shown "
+                 f"({f['shown']:.0f} px wide)")
+        if not f["href"].partition("#")[0].lower().endswith(".png"):
+            out.append(f"{where}, under {MIN_PHONE_TEXT_PX:g} px, and no tap opens it full "
+                       f"size (its image is no link to its PNG: {f['href'] or 'no link'})")
+        elif full < MIN_PHONE_TEXT_PX:
+            out.append(f"{where}, and {full:.1f} px full size ({f['natural']} px wide): "
+                       f"under {MIN_PHONE_TEXT_PX:g} px even there")
+    return out
+
+
+def _parameter_problems(page, path: str) -> list[str]:
+    """The chapter's parameters cell as the page shows it against the values its run had:
+    the notebook's defaults with its profile's changes from ``notebooks/<stem>.yml`` (and any
+    value changed by hand for that run, from the executed notebook's papermill parameters)."""
+    from attnbook.book.figures import parameter_differences, same_value
+    from attnbook.book.profiles import load_spec
+
+    cell = page.locator(".tag_parameters .cell_input pre")
+    if cell.count() != 1:
+        return []  # reported as "not shown once"
+    stem = Path(path).stem
+    ran = ((_executed(path).get("metadata") or {}).get("papermill") or {}).get("parameters")
+    if not ran or "profile" not in ran:
+        return [f"no papermill parameters in {Path(path).with_suffix('.ipynb')}: which "
+                "profile ran is unknown"]
+    spec = load_spec(paths.NOTEBOOKS / f"{stem}.ipynb")
+    profile = ran["profile"]
+    planned = spec.profiles.get(profile) or {}
+    by_hand = {k: v for k, v in ran.items() if k != "profile"
+               and not (k in planned and same_value(v, planned[k]))}
+    expected = spec.effective(profile, by_hand or None)
+    return [f"parameters cell (profile {profile}): {d}"
+            for d in parameter_differences(cell.text_content(), expected)]
 
 
 def _check_home(page) -> list[str]:
@@ -400,12 +595,13 @@ def _check_page(context, server, name, path, kind):
             problems.append("the injected '# Parameters' cell text is shown")
         if page.locator(".tag_parameters").count() != 1:
             problems.append("the chapter's parameters cell is not shown once")
-        if "NBVAL_" in (page.text_content("main") or ""):  # folded code included
-            problems.append("a test-harness comment (# NBVAL_...) is shown")
+        problems += _parameter_problems(page, path)
+    # no test-harness comment (# NBVAL_...) on any page, folded code included
+    problems += [f"a test-harness comment is shown: {h}" for h in page.evaluate(_HARNESS_TEXT)]
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    problems += _check_phone(page, name, kind)
+    problems += _check_phone(page, name, kind, _recorded_figures(path))
     page.close()
     problems += console
     return url, problems
@@ -416,4 +612,64 @@ def test_page_in_a_real_browser(name, server, browser):
     path, kind = PAGES[name]
     t0 = time.perf_counter()
     url, problems = _check_page(browser, server, name, path, kind)
-    assert not problems, f"{url} ({time.perf_counter() - t0:.1f} s):\n" + "\n".join(problems)
+    assert not problems, (f"{url} ({time.perf_counter() - t0:.1f} s; screenshots "
+                          f"{SHOTS / name}.png, {SHOTS / name}-phone.png):\n"
+                          + "\n".join(problems))
+
+
+def test_the_phone_checks_find_what_they_look_for(browser):
+    """The checks of a page at 390 px, on a page made for them: a formula cut by a box that
+    does not scroll, one that runs off the screen and one cut inside a closed dropdown are
+    found, one that scrolls in its own box and one that fits are not; a harness comment in
+    folded code is found; a figure with small text and no tap to its PNG, and one with no
+    recorded text size, are found."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (1200, 40), "white").save(buf, format="PNG")
+    png = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    wide = '<mjx-container><mjx-math style="display:inline-block;width:{}px">x</mjx-math>' \
+           '</mjx-container>'
+    page = browser.new_page()
+    page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+    page.set_content(f"""<html><body style="margin:8px; overflow-x:hidden"><article>
+      <style>figure {{ margin: 0 40px; }}</style>
+      <section id="cut"><div style="overflow:hidden;width:300px">{wide.format(500)}</div></section>
+      <section id="off"><p>{wide.format(600)}</p></section>
+      <section id="scrolls"><div style="overflow-x:auto;width:300px">{wide.format(500)}</div>
+      </section>
+      <section id="fits"><p>{wide.format(100)}</p></section>
+      <section id="folded-math"><details><summary>table</summary>
+        <div style="overflow:hidden;width:200px">{wide.format(300)}</div></details></section>
+      <div class="cell" id="folded"><details><summary>code</summary>
+        <pre># NBVAL_CHECK_OUTPUT\nrun.record("X", True, "ok")</pre></details></div>
+      <figure class="attnbook-figure" id="fig-small"><img src="{png}" style="width:100%"></figure>
+      <figure class="attnbook-figure" id="fig-linked"><a href="/_images/linked.png">
+        <img src="{png}" style="width:100%"></a></figure>
+      <figure class="attnbook-figure" id="fig-big"><img src="{png}" style="width:100%"></figure>
+      <figure class="attnbook-figure" id="fig-unrecorded"><img src="{png}" style="width:100%">
+      </figure>
+    </article></body></html>""")
+    try:
+        cut = page.evaluate(_FORMULAS_CUT)
+        assert len(cut) == 3, cut
+        assert "in #cut" in cut[0] and "cut by div (overflow-x: hidden" in cut[0]
+        assert "in #off" in cut[1] and "off the screen" in cut[1]
+        assert "in #folded-math" in cut[2]  # in a dropdown a reader opens
+        assert not page.evaluate("document.querySelector('#folded-math details').open")
+        harness = page.evaluate(_HARNESS_TEXT)
+        assert len(harness) == 1 and "# NBVAL_CHECK_OUTPUT" in harness[0] \
+            and "div#folded.cell" in harness[0], harness
+        small = {"phone_text_px": 4.0, "content_px": 342, "width": 800}
+        recorded = {"fig-small": small, "fig-linked": small,
+                    "fig-big": {**small, "phone_text_px": 12.0}}  # 12 * 294 / 342 px
+        problems = _small_figures(page.evaluate(_PHONE_FIGURES), recorded)
+        assert len(problems) == 2, problems
+        assert problems[0].startswith("figure #fig-small: its smallest text is 3.4 px as shown")
+        assert "no tap opens it full size" in problems[0]
+        assert problems[1].startswith("figure #fig-unrecorded: no text size recorded")
+    finally:
+        page.close()

@@ -107,6 +107,7 @@ def test_the_chapter_ledger_lists_each_profile_and_each_part():
     from attnbook.book.claims import status_table
 
     table = status_table(parts=True)
+    table = table[table["profile"] != "ci"]  # as committed: ci results (a `make test`) left out
     view = LedgerView(table[table["id"].isin(["M-F3", "L-Lem1"])], ["L-Lem1", "M-F3"],
                       shown_profiles(table))
     md = view._repr_markdown_()

@@ -49,6 +49,8 @@ from .provenance import short_device
 from .readers import loads
 
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
+           "strip_harness", "effective_parameters", "literal_assignments", "parameter_differences",
+           "same_value",
            "verdict_class", "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
@@ -311,6 +313,67 @@ def effective_parameters(source: str, params: dict, profile: str) -> str:
         lines[node.lineno - 1:node.end_lineno] = [
             f"{name} = {value!r}  # " + (f"{comment} {mark}" if comment else mark)]
     return "\n".join(lines)
+
+
+def literal_assignments(code: str) -> dict:
+    """name -> value of each top-level ``name = <literal>`` of a cell's code (a parameters
+    cell as a page shows it); None when the code does not parse. Other statements are left
+    out.
+
+    >>> literal_assignments("d = 64  # width [long; the notebook's default: 16]\\nH = [2, 4]")
+    {'d': 64, 'H': [2, 4]}
+    """
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return out
+
+
+def same_value(a, b) -> bool:
+    """Equal values of the same kind (a bool is not the number 1; 4 and 4.0 are the same).
+
+    >>> same_value([1, 4], [1.0, 4.0]), same_value(True, 1), same_value({"a": [2]}, {"a": [2]})
+    (True, False, True)
+    """
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def parameter_differences(code: str, expected: dict) -> list[str]:
+    """How a parameters cell as the page shows it (``code``) differs from the values the run
+    had (``expected``: :meth:`~attnbook.book.profiles.NotebookSpec.effective`), one line per
+    parameter shown with another value, not shown, or shown but not a parameter; [] when the
+    cell shows exactly those values.
+
+    >>> parameter_differences("profile = 'ci'\\nd = 16", {"profile": "ci", "d": 8, "H": 2})
+    ['d = 16 is shown; the run had d = 8', 'H is not shown (the run had H = 2)']
+    """
+    shown = literal_assignments(code)
+    if shown is None:
+        return [f"the parameters cell does not parse as Python: {code[:80]!r}"]
+    out = []
+    for name, value in expected.items():
+        if name not in shown:
+            out.append(f"{name} is not shown (the run had {name} = {value!r})")
+        elif not same_value(shown[name], value):
+            out.append(f"{name} = {shown[name]!r} is shown; the run had {name} = {value!r}")
+    out += [f"{name} = {shown[name]!r} is shown but is not a parameter of the run"
+            for name in shown if name not in expected]
+    return out
 
 
 def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = None,

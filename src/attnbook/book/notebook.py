@@ -461,11 +461,14 @@ class Run:
 
         The figure's metadata records ``phone_text_px``: the height in CSS px of its smallest
         text (tick labels, axis labels, legends, titles, annotations; not the source footer)
-        on a 390 px phone, where the page shows it at the content width, about 358 px
-        (:func:`~attnbook.book.plotting.phone_text_px`). Below 9 px the book makes the figure
-        a link to its full-size PNG, which a phone reader opens and zooms.
+        on a 390 px phone, where the page shows it at the content width, 342 px
+        (:func:`~attnbook.book.plotting.phone_text_px`), and that width,
+        ``phone_content_px``, so that a browser scales the size to the width it shows the
+        figure at. Below 9 px the book makes the figure a link to its full-size PNG, which a
+        phone reader opens and zooms.
         """
         from .plotting import (
+            PHONE_CONTENT_PX,
             figure_output,
             phone_text_px,
             png_width_in,
@@ -494,7 +497,7 @@ class Run:
             "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
             "data": f"{name}.csv" if data is not None else "", "png": f"{name}.png",
-            "phone_text_px": phone_px})
+            "phone_text_px": phone_px, "phone_content_px": PHONE_CONTENT_PX})
 
 
 def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -> None:

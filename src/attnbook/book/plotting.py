@@ -15,12 +15,16 @@ from .. import paths  # noqa: E402
 
 __all__ = ["save_figure", "add_footer", "paper_trend", "figure_output", "figure_table", "style",
            "in_kernel", "FIGURE_KEY", "smallest_text_pt", "phone_text_px", "png_width_in",
-           "PHONE_CONTENT_PX", "MIN_PHONE_TEXT_PX"]
+           "PHONE_CONTENT_PX", "MIN_PHONE_TEXT_PX", "TEXT_PX_KEY", "png_text_px"]
 
 FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
 
-PHONE_CONTENT_PX = 358  # the page's content width on a 390 px phone (CSS px)
+PHONE_CONTENT_PX = 342  # the width a figure is shown at on a 390 px phone (CSS px; the browser test
+#                        measures it in chromium)
 MIN_PHONE_TEXT_PX = 9.0  # smaller text on that phone: the figure links to its full-size PNG
+# a PNG's text chunk: the height of its smallest text in the PNG's own pixels (a page's figure
+# that is no chapter's, such as the overview: what the browser test scales to the shown width)
+TEXT_PX_KEY = "attnbook smallest text px"
 
 STYLE = {
     "figure.dpi": 110,
@@ -107,16 +111,29 @@ def phone_text_px(points: float, width_in: float, dpi: float = STYLE["figure.dpi
                   content_px: float = PHONE_CONTENT_PX) -> float:
     """How tall (CSS px) text of ``points`` is on a phone, in a figure ``width_in`` inches
     wide: the page shows the figure at ``width_in * dpi`` CSS px, narrowed to the content
-    width (``content_px``, about 358 px on a 390 px screen), so ``points * shown / (72 *
+    width (``content_px``, 342 px on a 390 px screen), so ``points * shown / (72 *
     width_in)``.
 
     >>> round(phone_text_px(8, 4), 1)  # a 4-inch figure with 8 pt text
-    9.9
+    9.5
     >>> round(phone_text_px(7, 15), 1)  # four panels side by side, 7 pt legends
-    2.3
+    2.2
     """
     shown = min(content_px, width_in * dpi)
     return points * shown / (72 * width_in)
+
+
+def png_text_px(png) -> float | None:
+    """The height of a PNG's smallest text in its own pixels, as recorded under
+    :data:`TEXT_PX_KEY` in its text chunk (None when it records none)."""
+    from PIL import Image
+
+    with Image.open(png) as im:
+        value = (getattr(im, "text", None) or im.info).get(TEXT_PX_KEY)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def png_width_in(png) -> float:

@@ -466,6 +466,12 @@ class NotebookSpec:
         params["profile"] = profile
         return params
 
+    def effective(self, profile: str, overrides: dict | None = None) -> dict:
+        """Every parameter as a run at ``profile`` has it: the notebook's defaults (its
+        parameters cell) with the profile's changes (and ``overrides``) applied; what the
+        chapter's page shows in its parameters cell."""
+        return {**self.defaults, **self.parameters(profile, overrides)}
+
     def absolute(self, name: str, value):
         """``value`` of a ``path`` parameter as an absolute path (from the current directory);
         any other value as it is."""

@@ -311,7 +311,7 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     from matplotlib.patches import Patch
 
     from .claims import shown_profiles
-    from .plotting import style
+    from .plotting import TEXT_PX_KEY, smallest_text_pt, style
 
     style()
     table = _whole(table)
@@ -353,7 +353,10 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
                bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
+    dpi = 130
+    # its smallest text in the PNG's pixels, which the browser test scales to the width shown
+    fig.savefig(path, dpi=dpi, metadata={
+        TEXT_PX_KEY: f"{smallest_text_pt(fig) * dpi / 72:.1f}"})
     plt.close(fig)
     return path
 
