@@ -10,7 +10,7 @@ budgets, its trend); what is the same in every chapter is here:
 * :func:`units`: the pilot's stored units as a :class:`Pilot`: trained by this run (the
   chapter's ``pilot`` parameter, true at ``long``) or, at any other profile, what the ``long``
   profile's pilot has stored so far (committed results, nothing computed), with a phrase
-  saying which and the parameters they were trained with;
+  saying which; :func:`parameters`, the chapter's parameters they were trained with;
 * :func:`across`: a chapter's own statistic read from each profile that has run (complete
   and current), one table with a ``profile`` column, so that those profiles sit on the
   pilot's axes; :func:`mark` draws them, one marker per profile (:data:`MARKERS`);
@@ -40,8 +40,8 @@ from .display import Table
 from .profiles import load_spec
 from .shown import completeness
 
-__all__ = ["Pilot", "at_budgets", "units", "across", "MARKERS", "mark", "grows", "show",
-           "standing", "count", "describe", "stop", "NOTHING_STORED", "SIZED_LATER"]
+__all__ = ["Pilot", "at_budgets", "units", "parameters", "across", "MARKERS", "mark", "grows",
+           "show", "standing", "count", "describe", "stop", "NOTHING_STORED", "SIZED_LATER"]
 
 NOTHING_STORED = "*The `long` profile's pilot has stored nothing yet.*"
 SIZED_LATER = "the long sweep is sized from the pilot above and is not defined yet"
@@ -61,13 +61,11 @@ def at_budgets(build: Callable[..., list], budgets: Iterable[int]) -> list:
 
 @dataclass
 class Pilot:
-    """A chapter's pilot as this run sees it: ``runs``, its stored units (one row each);
-    ``source``, where they come from, in words; ``params``, the chapter's parameters they
-    were trained with (this run's, or the ``long`` profile's)."""
+    """A chapter's pilot as this run sees it: ``runs``, its stored units (one row each), and
+    ``source``, where they come from, in words."""
 
     runs: pd.DataFrame
     source: str
-    params: dict
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -79,11 +77,18 @@ def units(run, train: bool, compute: Callable, unit: str = "results") -> Pilot:
     (``train``: the chapter's ``pilot`` parameter), else what the ``long`` profile's pilot has
     stored so far (``unit`` names what is counted: nets, models, budgets)."""
     if train:
-        params = {**run.profile_parameters(run.profile), **run.overrides}
-        return Pilot(compute(run.sweep("pilot")), f"this run ({run.profile})", params)
+        return Pilot(compute(run.sweep("pilot")), f"this run ({run.profile})")
     runs = run.stored_sweep("pilot", "long")
-    return Pilot(runs, f"the long profile's pilot, {len(runs)} {unit} stored so far",
-                 run.profile_parameters("long"))
+    return Pilot(runs, f"the long profile's pilot, {len(runs)} {unit} stored so far")
+
+
+def parameters(run, train: bool, namespace: dict) -> dict:
+    """The chapter's parameters its pilot is trained with: this run's (read from
+    ``namespace``, the notebook's globals, by the names of its parameters cell) when it trains
+    the pilot, else the ``long`` profile's, to rebuild the grid of the pilot it stored."""
+    if not train:
+        return run.profile_parameters("long")
+    return {k: namespace.get(k, v) for k, v in run.profile_parameters(run.profile).items()}
 
 
 def across(run, name: str, read: Callable, columns: Sequence[str] = ()) -> pd.DataFrame:
@@ -117,6 +122,8 @@ def mark(ax, table: pd.DataFrame, *, x: str, y: str, colour: Callable, filled=No
     ``label(row)`` (default: the profile), so that points stacked at one budget do not print
     over each other. Rows whose ``y`` is not finite are left out. Returns how many were
     drawn."""
+    if not len(table):
+        return 0
     rows = [r for r in table.sort_values(y, ascending=False).to_dict("records")
             if math.isfinite(float(r[y]))]
     named = set()
@@ -169,15 +176,16 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
 
 
 def show(run, pilot: Pilot, draw: Callable, *, caption: str, claims: Sequence[str],
-         data, shown=(), name: str | None = None) -> bool:
+         data, shown=(), name: str | None = None, ready: bool | None = None) -> bool:
     """A chapter's pilot figure: ``draw()`` returns it, saved as ``name`` (default:
     ``<chapter>_pilot``) with its
     ``caption`` (where the pilot comes from is said after "How the effect grows with
     training"), the ``claims`` it sizes and its plotted ``data`` (a table, or a dict of tables
     one per panel, each with a ``profile`` column); then each table of ``shown`` (the
-    profiles that have run) is displayed. Without any stored unit, says that the ``long``
-    profile's pilot has stored nothing yet. Returns whether the pilot has units."""
-    if not len(pilot):
+    profiles that have run) is displayed. Without any stored unit (or, with ``ready`` false,
+    without what the figure draws: a budget whose every net is stored), says that the
+    ``long`` profile's pilot has stored nothing yet. Returns whether the figure was drawn."""
+    if not len(pilot) or ready is False:
         display(Markdown(NOTHING_STORED))
         return False
     run.savefig(draw(), name or f"{run.notebook}_pilot", source=f"pilot: {pilot.source}",
