@@ -286,11 +286,11 @@ def test_the_page_shows_the_parameters_the_run_had_and_no_harness_comment(tmp_pa
 
 
 def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path):
-    """A pilot cell (a training function, run.pilot, then 40 lines of plotting) is split on
-    the page: the computing statements open, the plotting folded with the cell's outputs."""
-    source = ("def train_pilot():\n    return run.sweep('pilot').run(f, configs)\n\n\n"
-              "runs, where = run.pilot(pilot, train_pilot, unit='nets')\n"
-              "stats = summarise(runs)\n"
+    """A pilot cell (its units, the profiles that have run, then the plotting) is split on the
+    page: the computing statements open, the plotting folded with the cell's outputs."""
+    source = ("p = ap.units(run, pilot, lambda sweep: sweep.run(f, configs), unit='nets')\n"
+              "stats = summarise(p.runs)\n"
+              "profiles = ap.across(run, 'lm', read)\n"
               "fig, ax = plt.subplots()\nax.plot(stats)\nrun.savefig(fig, 'x_pilot')")
     out = {"output_type": "display_data", "data": {"image/png": "iVBOR"},
            "metadata": {plotting.FIGURE_KEY: {**INFO, "name": "x_pilot"}}}
@@ -300,10 +300,10 @@ def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path)
     code = [c for c in rewritten["cells"] if c["cell_type"] == "code"]
     assert changed and len(code) == 2
     assert "hide-input" not in code[0]["metadata"].get("tags", []) and not code[0]["outputs"]
-    assert "run.pilot(" in code[0]["source"] and "run.sweep(" in code[0]["source"]
+    assert "ap.units(" in code[0]["source"] and "ap.across(" in code[0]["source"]
     assert "plt." not in code[0]["source"] and "stats" not in code[0]["source"]
     assert "hide-input" in code[1]["metadata"]["tags"] and code[1]["outputs"]
-    assert code[1]["source"].startswith("stats = summarise(runs)")
+    assert code[1]["source"].startswith("stats = summarise(p.runs)")
     assert figures.split_computing("t = run.cached('t', {}, f)\nt.round(2)") is None
     tagged = copy.deepcopy(nb)
     tagged["cells"][0]["metadata"]["tags"] = ["show-input"]  # a chapter's own choice wins

@@ -4,6 +4,8 @@ Nothing here knows any paper. The science modules (``attnbook.<object>``) never 
 package; a notebook is where the two meet.
 
 * :mod:`~attnbook.book.notebook`: what a chapter calls (``start``, ``Run``, ``Sweep``);
+* :mod:`~attnbook.book.pilot`: a chapter's pilot section (its units at each profile, the
+  profiles that have run on its axes, the standard figure, the stop after it);
 * :mod:`~attnbook.book.profiles`: the profiles and each notebook's parameters and ranges;
 * :mod:`~attnbook.book.runner` and :mod:`~attnbook.book.cli`: ``python -m attnbook run``,
   papermill execution and the manifest; :mod:`~attnbook.book.plan`: ``python -m attnbook

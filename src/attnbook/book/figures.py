@@ -194,9 +194,9 @@ def _check_cell(notebook: str, claim_ids: list, profile: str) -> dict:
 
 # a code cell stays open when it calls one of these (the library computing a result) or
 # records a claim (the criterion); every other code cell is folded under its outputs
-_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep|pilot)\(")
+_COMPUTES = re.compile(r"\b(run\.(cached|sweep|stored_sweep)|ap\.(units|across))\(")
 # a cell that draws: a computing cell that also draws shows only its computing lines open
-_DRAWS = re.compile(r"\b(run\.savefig|plt\.subplots|plt\.figure)\(")
+_DRAWS = re.compile(r"\b(run\.savefig|plt\.subplots|plt\.figure|ap\.(show|grows))\(")
 _SHOWN_TAGS = {"parameters", "show-input"}  # open whatever they hold
 _FOLD_TAGS = {"hide-input", "remove-input", "hide-cell", "remove-cell", "hide-output",
               "remove-output", "injected-parameters"}  # the chapter's own choice: kept
@@ -230,7 +230,8 @@ def fold_input(cell: dict) -> bool:
 def split_computing(code: str) -> tuple[str, str] | None:
     r"""A cell that computes through the library *and* draws, as the page shows it: its
     computing statements (the top-level statements that call ``run.cached``, ``run.sweep``,
-    ``run.stored_sweep`` or ``run.pilot`` and draw nothing, a function that trains included),
+    ``run.stored_sweep``, or a pilot's ``ap.units`` or ``ap.across`` (:mod:`attnbook.book.pilot`
+    as ``ap``) and draw nothing, a function that trains included),
     shown open, and the rest (the plotting, the tables, the glue), folded with the cell's
     outputs. None for any other cell (or one that does not parse). The statements keep their
     order within each part, and the comments above a statement go with it.
