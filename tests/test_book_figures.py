@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from attnbook import paths
-from attnbook.book import figures, plotting, report
+from attnbook.book import display, figures, plotting, report
 from attnbook.book.claims import status_table
 from attnbook.book.figures import (
     GLUE_PREFIX,
@@ -21,6 +21,7 @@ from attnbook.book.figures import (
     rewrite_notebook,
 )
 from attnbook.book.notebook import start
+from attnbook.book.text import paper_math
 from attnbook.errors import AttnbookError
 
 INFO = {"name": "demo_fig", "caption": "Demo: $x^2$ against $x$", "source": "demo", "claims":
@@ -94,7 +95,7 @@ def test_labels_and_badge_verdicts():
     assert claim_label("M-F2b") == "claim-m-f2b"
     assert check_label("wies2021_rank_bottleneck", "W-Tab2-5") == \
         "check-wies2021_rank_bottleneck-w-tab2-5"
-    assert figures.verdict_class("not reproduced") == "verdict-not-reproduced"
+    assert display.verdict_class("not reproduced") == "verdict-not-reproduced"
     assert figures.badge_status({"status": "reproduced", "stale": "attnbook.engines.lm"}) == "stale"
     assert figures.badge_status({"status": "not run", "stale": "x"}) == "not run"
     assert figures.badge_status({"status": "reproduced", "stale": ""}) == "reproduced"
@@ -140,12 +141,12 @@ def test_savefig_writes_the_plotted_data_and_checks_its_claims(tmp_path, monkeyp
     ("-", "-"),
 ])
 def test_paper_values_as_math(text, math):
-    assert report.paper_math(text) == math
+    assert paper_math(text) == math
 
 
 def test_every_paper_value_gives_balanced_math():
     for value in status_table(profile="ci")["paper_value"]:
-        md = report.paper_math(value)
+        md = paper_math(value)
         assert md.count("$") % 2 == 0, md
         for span in md.split("$")[1::2]:
             assert span == span.strip() and span.count("{") == span.count("}"), md

@@ -44,12 +44,13 @@ from docutils import nodes
 
 from .. import paths
 from .claims import recorded_ids
+from .display import verdict_class
 from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
 from .provenance import short_device
 from .readers import loads
 
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
-           "verdict_class", "badge_status",
+           "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
@@ -72,11 +73,6 @@ def check_label(notebook: str, claim_id: str) -> str:
     'check-levine2020_lemma1-l-lem1'
     """
     return f"check-{notebook.lower()}-{claim_label(claim_id).removeprefix('claim-')}"
-
-
-def verdict_class(status: str) -> str:
-    """CSS class of a verdict badge: ``verdict-not-reproduced``, ..."""
-    return "verdict-" + re.sub(r"[^a-z]+", "-", status.lower()).strip("-")
 
 
 def badge_status(row) -> str:

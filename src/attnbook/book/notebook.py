@@ -26,6 +26,7 @@ the next run resumes it from that state.
 """
 
 import functools
+import inspect
 import json
 import os
 import random
@@ -39,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import paths
+from .. import __version__, paths
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
@@ -54,6 +55,7 @@ from .checkpoints import (
     unit_key,
 )
 from .executors import default_executor
+from .profiles import RESERVED, load_spec, rule_error
 from .provenance import function_modules, provenance
 from .readers import loads
 from .store import NotStored, ResultStore, config_key, total_wall
@@ -247,8 +249,6 @@ class Run:
         """Every parameter of this chapter at another ``profile``: the parameters cell with the
         values the profile's .yml sets (how a chapter at one profile rebuilds the grid of what
         a larger profile stored, e.g. a pilot)."""
-        from .profiles import load_spec
-
         spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
         return {**spec.defaults, **spec.parameters(profile)}
 
@@ -451,8 +451,6 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
     set (raising :class:`~attnbook.errors.ParameterError` with one line naming the parameter
     and its range, or the rule). Nothing to check where the chapter has no ``.yml``.
     """
-    from .profiles import RESERVED, rule_error
-
     spec = _chapter_spec(notebook)
     if spec is None or not spec.has_profile(profile):
         return
@@ -470,8 +468,6 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
 def _chapter_spec(notebook: str):
     """The chapter's parameters and profiles (its .yml), or None for a notebook outside
     notebooks/ (an interactive one: no profile file)."""
-    from .profiles import load_spec
-
     try:
         return load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
     except Exception:
@@ -699,8 +695,6 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     if not os.environ.get(ENV_RUN_ID):  # by hand (Jupyter): the runner checked them otherwise
-        import inspect
-
         frame = inspect.currentframe()
         check_interactive_parameters(notebook, profile, frame.f_back.f_globals if frame and
                                      frame.f_back else {})
@@ -721,8 +715,6 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     readonly = os.environ.get(ENV_READONLY, "") == "1"
     overrides = _read_overrides()
     cache_only = os.environ.get(ENV_CACHE_ONLY, "") == "1"
-    from .. import __version__
-
     run = Run(notebook, profile, seed, dev, run_id, recompute,
               source_provenance(provenance(dev)), readonly, overrides, cache_only)
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
@@ -744,9 +736,7 @@ def _show_choice(profile: str) -> None:
         raise ParameterError(ENV_SHOWN, text, f"a JSON object whose profile is {profile!r}")
     from IPython.display import Markdown, display
 
-    from .shown import banner
-
-    display(Markdown(banner(shown)))
+    display(Markdown(_display.banner(shown)))
 
 
 def _read_overrides() -> dict:
