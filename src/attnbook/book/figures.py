@@ -43,7 +43,7 @@ import re
 from docutils import nodes
 
 from .. import paths
-from .claims import recorded_ids
+from .claims import recorded_ids, status_table
 from .display import verdict_class
 from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
 from .provenance import short_device
@@ -385,8 +385,6 @@ class claim_badge(nodes.Inline, nodes.Element):
 
 
 def _ledger():
-    from .claims import status_table
-
     return status_table()
 
 

@@ -30,12 +30,23 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from .claims import MIN_SEEDS, PARTLY_REPRODUCED, PROFILES, STATUSES, recorded_ids, status_table
+from .claims import (
+    MIN_SEEDS,
+    PARTLY_REPRODUCED,
+    PROFILES,
+    STATUSES,
+    notebook_claims,
+    recorded_ids,
+    shown_profiles,
+    status_table,
+)
 from .figures import badge_status, check_label
+from .profiles import load_spec
 from .provenance import short_device
 from .publish import chapter_doc
 from .readers import loads, notebook_cells
-from .store import stored_counts
+from .sites import count, not_run_text, sites_text
+from .store import check_record, stored_counts
 from .text import escape, paper_math
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
@@ -127,10 +138,9 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     """The status page's overview: claims per profile as bars coloured by verdict (hatched
     where stale), effects above consistency checks, so that it reads on a phone's width too;
     the profiles of :func:`~attnbook.book.claims.shown_profiles`."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib only where a figure is drawn
     from matplotlib.patches import Patch
 
-    from .claims import shown_profiles
     from .plotting import style
 
     style()
@@ -194,8 +204,6 @@ def _profile_label(profile: str, kind: str = "profile") -> str:
 def pilot_only_chapters(notebooks_dir: Path | None = None) -> set:
     """(notebook, profile) where the chapter runs only its pilot (``run_main: false`` in its
     .yml): its stored results are the pilot's, and no sweep follows at that profile."""
-    from .profiles import load_spec
-
     out = set()
     for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb")):
         for profile, values in load_spec(nb).profiles.items():
@@ -227,9 +235,6 @@ def chapter_plans(notebooks_dir: Path | None = None) -> dict:
     """stem -> {"claims": the claim ids it records, "profiles": the profiles it defines,
     "cost": its ``.yml`` ``cost`` entries, "pilots": the profiles where it runs only its
     pilot}, for every chapter."""
-    from .claims import notebook_claims
-    from .profiles import load_spec
-
     out = {}
     for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb")):
         spec = load_spec(nb)
@@ -246,9 +251,6 @@ def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, s
     per machine) and, for each chapter none of whose claims has a verdict there, why: what the
     profile would take from the chapter's ``cost`` entry (:func:`.sites.not_run_text`), or that
     it runs only its pilot there. ``plans``: :func:`chapter_plans`. MyST Markdown."""
-    from .claims import shown_profiles
-    from .sites import count, not_run_text, sites_text
-
     verdicts = [s for s in STATUSES if s not in ("not run", "no chapter yet")]
 
     plans = chapter_plans() if plans is None else plans
@@ -398,8 +400,6 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     each profile ran and what a profile a chapter has not run would take
     (:func:`profile_sites`).
     """
-    from .claims import shown_profiles
-
     checks = claim_checks() if checks is None else checks
     stored = stored or {}
     whole = _whole(table)
@@ -544,8 +544,6 @@ def stored_provenance(results: Path | None = None) -> dict:
     and the tables of one computation share theirs), ``first`` and ``last`` (dates),
     ``stale`` and ``damaged`` (counts), and ``damaged_files`` (their paths under the
     notebook's profile folder)."""
-    from .store import check_record
-
     root = Path(results or paths.COMMITTED_RESULTS)
     out: dict = {}
     if not root.exists():
@@ -735,8 +733,6 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
     effect that did not reproduce or could not be tested, each a badge linking to its row of
     the status page; ``pdf``: the book as one PDF, offered for download (built by ``make pdf``
     before the HTML). Links are relative to ``book/``."""
-    from .claims import shown_profiles
-
     whole = _whole(table)
     profiles = shown_profiles(whole)
     lines = []
