@@ -45,9 +45,9 @@ def units(steps: int, count: int) -> list[list[dict]]:
 
     spec = load_spec(paths.NOTEBOOKS / "wies2021_depth_efficiency.ipynb")
     p = {**spec.defaults, **spec.parameters("long")}
-    cs = ds.pilot_configs(V=p["vocabs"][0], width_factors=p["pilot_width_factors"],
-                          L_shallow=p["L_shallow"], L_deep=p["L_deep"], budgets=[steps],
-                          seed=p["seed"], H=p["H"], corpus=p["corpus"], N=p["N"],
+    cs = ds.sweep_configs(vocabs=p["vocabs"][:1], width_factors=p["pilot_width_factors"],
+                          L_shallow=p["L_shallow"], L_deep=p["L_deep"], steps=steps,
+                          seeds=[p["seed"]], H=p["H"], corpus=p["corpus"], N=p["N"],
                           batch=p["batch"], lr=p["lr"], warmup=min(p["warmup"], steps // 10),
                           eval_tokens=p["eval_tokens"] or 65536)
     return seed_groups(cs)[:count]

@@ -3,11 +3,13 @@ reads."""
 
 import doctest
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from attnbook.book.pilot import at_budgets
 from attnbook.engines.lm import LanguageModel, LMConfig, count_parameters
 from attnbook.engines.lm_sweep import lm_config
 from attnbook.errors import ParameterError
@@ -170,30 +172,27 @@ COMMON = dict(corpus="kjv", V=128, N=32, batch=32, lr=2e-3, warmup=20, eval_toke
 
 @pytest.fixture(scope="module")
 def pilot_grid():
-    return ar.pilot_design({f"pilot_{k}" if k not in ("depths", "d_a") else k: v
-                            for k, v in PILOT.items()})
+    return ar.design(**PILOT)
 
 
-def test_pilot_design_is_the_design_of_the_pilot_parameters(pilot_grid):
-    pd.testing.assert_frame_equal(pilot_grid, ar.design(**PILOT))
+def _pilot(grid, budgets, seed=0):
+    """The pilot's nets: one seed of every net of ``grid`` at each budget, the longest first."""
+    return at_budgets(partial(ar.sweep_configs, grid, seeds=[seed], **COMMON), budgets)
+
+
+def test_the_pilot_grid_keeps_its_baselines_distinct(pilot_grid):
     # baselines down to 1/16 of the size stay distinct nets at every depth (d_a = 4)
     assert pilot_grid[pilot_grid["ratio"] == 1].groupby("L")["d_x"].nunique().eq(5).all()
-    with pytest.raises(ParameterError, match="pilot"):
-        ar.pilot_design({"pilot_ratios": [1, 4], "depths": [2]})
 
 
 def test_pilot_is_one_seed_of_every_net_per_budget_longest_first(pilot_grid):
-    cs = ar.pilot_configs(pilot_grid, budgets=[1000, 250, 4000], seed=7, **COMMON)
+    cs = _pilot(pilot_grid, [1000, 250, 4000], seed=7)
     assert len(cs) == 3 * len(pilot_grid) == 3 * 21
     assert {c["seed"] for c in cs} == {7}
     assert [c["steps"] for c in cs] == [4000] * 21 + [1000] * 21 + [250] * 21
     for steps in (250, 1000, 4000):
         part = [c for c in cs if c["steps"] == steps]
         assert part == ar.sweep_configs(pilot_grid, seeds=[7], steps=steps, **COMMON)
-    with pytest.raises(ParameterError, match="budgets"):
-        ar.pilot_configs(pilot_grid, budgets=[500, 500], seed=0, **COMMON)
-    with pytest.raises(ParameterError, match="steps"):
-        ar.pilot_configs(pilot_grid, budgets=[500], seed=0, steps=9, **COMMON)
 
 
 def _pilot_results(grid, cs, frac_of, depth_shift=0.0):
@@ -211,7 +210,7 @@ def _pilot_results(grid, cs, frac_of, depth_shift=0.0):
 
 
 def test_pilot_fractions_are_matched_fractions_of_each_budget_alone(pilot_grid):
-    cs = ar.pilot_configs(pilot_grid, budgets=[250, 1000, 4000], seed=0, **COMMON)
+    cs = _pilot(pilot_grid, [250, 1000, 4000])
     f = {(4, 250): 0.3, (4, 1000): 0.5, (4, 4000): 0.7,
          (16, 250): 0.1, (16, 1000): 0.2, (16, 4000): 0.4}
     res = _pilot_results(pilot_grid, cs, lambda rho, s: 1.0 if rho == 1 else f[rho, s])
@@ -230,7 +229,7 @@ def test_pilot_fractions_are_matched_fractions_of_each_budget_alone(pilot_grid):
 
 
 def test_pilot_fractions_bound_a_ratio_outside_the_baseline_range(pilot_grid):
-    cs = ar.pilot_configs(pilot_grid, budgets=[250, 1000], seed=0, **COMMON)
+    cs = _pilot(pilot_grid, [250, 1000])
     # ratio 16 worse than a baseline of 1/20 of its size at 250 steps (below the 1/16 reach)
     res = _pilot_results(pilot_grid, cs, lambda rho, s: {1: 1.0, 4: 0.6, 16: 0.05 if s == 250
                                                           else 0.5}[rho])
@@ -249,7 +248,7 @@ def test_pilot_fractions_bound_a_ratio_outside_the_baseline_range(pilot_grid):
 
 
 def test_a_budget_still_training_is_left_out(pilot_grid):
-    cs = ar.pilot_configs(pilot_grid, budgets=[250, 1000], seed=0, **COMMON)
+    cs = _pilot(pilot_grid, [250, 1000])
     res = _pilot_results(pilot_grid, cs, lambda rho, s: 1.0 if rho == 1 else 0.5)
     unfinished = res.drop(index=res[res["steps"] == 250].index[-1])
     assert set(ar.pilot_fractions(unfinished, pilot_grid)["steps"]) == {1000}
@@ -259,7 +258,7 @@ def test_a_budget_still_training_is_left_out(pilot_grid):
 
 
 def test_pilot_spreads_are_spreads_of_each_budget_alone(pilot_grid):
-    cs = ar.pilot_configs(pilot_grid, budgets=[250, 4000], seed=0, **COMMON)
+    cs = _pilot(pilot_grid, [250, 4000])
     res = _pilot_results(pilot_grid, cs, lambda rho, s: {1: 1.0, 4: 0.8, 16: 0.4}[rho],
                          depth_shift=0.01)
     sp = ar.pilot_spreads(res, pilot_grid)
@@ -276,10 +275,10 @@ def test_pilot_spreads_are_spreads_of_each_budget_alone(pilot_grid):
         ar.pilot_spreads(res, pilot_grid, sizes=[32_000])  # a baseline size only
 
 
-def test_a_profile_sits_on_the_pilot_axes_read_on_its_own_grid_with_its_seed_mean():
-    """Each profile read as the pilot is read, on its own grid, each net's loss the mean over
-    its seeds (seeds either side of the made fraction's loss); a profile with a net missing is
-    left out."""
+def test_a_sweep_sits_on_the_pilot_axes_read_on_its_own_grid_with_its_seed_mean():
+    """A sweep of several seeds read as the pilot is read, on its own grid, each net's loss the
+    mean over its seeds (seeds either side of the made fraction's loss); a sweep with a net
+    missing reads nothing."""
     params = {**PILOT, "ratios": [1, 4], "sizes": [64_000]}
     grid = ar.design(**params)
     cs = ar.sweep_configs(grid, seeds=[0, 1], steps=500, **COMMON)
@@ -287,8 +286,8 @@ def test_a_profile_sits_on_the_pilot_axes_read_on_its_own_grid_with_its_seed_mea
     res["test_loss"] += np.where(res["seed"] == 0, 0.05, -0.05)
     last = res.iloc[-1]
     gone = res[~((res["L"] == last["L"]) & (res["d_x"] == last["d_x"]) & (res["H"] == last["H"]))]
-    fr, sp = ar.profile_reads({"cpu": (res, params), "long": (gone, params)})
-    assert fr[["profile", "ratio", "steps"]].values.tolist() == [["cpu", 4, 500]]
+    fr, sp = ar.pilot_fractions(res, grid), ar.pilot_spreads(res, grid)
+    assert fr[["ratio", "steps"]].values.tolist() == [[4, 500]]
     assert fr["fraction"].iloc[0] == pytest.approx(0.6, rel=1e-9)
-    assert list(sp["profile"]) == ["cpu"] and sp["tokens"].iloc[0] == 500 * 32 * 32
-    assert ar.profile_reads({})[0].empty
+    assert len(sp) == 1 and sp["tokens"].iloc[0] == 500 * 32 * 32
+    assert ar.pilot_fractions(gone, grid).empty and ar.pilot_spreads(gone, grid).empty

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from attnbook import paths
-from attnbook.book import figures, plotting, report
+from attnbook.book import display, figures, plotting, report
 from attnbook.book.claims import status_table
 from attnbook.book.figures import (
     GLUE_PREFIX,
@@ -21,6 +21,7 @@ from attnbook.book.figures import (
     rewrite_notebook,
 )
 from attnbook.book.notebook import start
+from attnbook.book.text import paper_math
 from attnbook.errors import AttnbookError
 
 INFO = {"name": "demo_fig", "caption": "Demo: $x^2$ against $x$", "source": "demo", "claims":
@@ -94,7 +95,7 @@ def test_labels_and_badge_verdicts():
     assert claim_label("M-F2b") == "claim-m-f2b"
     assert check_label("wies2021_rank_bottleneck", "W-Tab2-5") == \
         "check-wies2021_rank_bottleneck-w-tab2-5"
-    assert figures.verdict_class("not reproduced") == "verdict-not-reproduced"
+    assert display.verdict_class("not reproduced") == "verdict-not-reproduced"
     assert figures.badge_status({"status": "reproduced", "stale": "attnbook.engines.lm"}) == "stale"
     assert figures.badge_status({"status": "not run", "stale": "x"}) == "not run"
     assert figures.badge_status({"status": "reproduced", "stale": ""}) == "reproduced"
@@ -140,12 +141,12 @@ def test_savefig_writes_the_plotted_data_and_checks_its_claims(tmp_path, monkeyp
     ("-", "-"),
 ])
 def test_paper_values_as_math(text, math):
-    assert report.paper_math(text) == math
+    assert paper_math(text) == math
 
 
 def test_every_paper_value_gives_balanced_math():
     for value in status_table(profile="ci")["paper_value"]:
-        md = report.paper_math(value)
+        md = paper_math(value)
         assert md.count("$") % 2 == 0, md
         for span in md.split("$")[1::2]:
             assert span == span.strip() and span.count("{") == span.count("}"), md
@@ -332,11 +333,11 @@ def test_every_chapter_page_shows_its_profiles_values(stem, tmp_path):
 
 
 def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path):
-    """A pilot cell (a training function, run.pilot, then 40 lines of plotting) is split on
-    the page: the computing statements open, the plotting folded with the cell's outputs."""
-    source = ("def train_pilot():\n    return run.sweep('pilot').run(f, configs)\n\n\n"
-              "runs, where = run.pilot(pilot, train_pilot, unit='nets')\n"
-              "stats = summarise(runs)\n"
+    """A pilot cell (its units, the profiles that have run, then the plotting) is split on the
+    page: the computing statements open, the plotting folded with the cell's outputs."""
+    source = ("p = ap.units(run, pilot, lambda sweep: sweep.run(f, configs), unit='nets')\n"
+              "stats = summarise(p.runs)\n"
+              "profiles = ap.across(run, 'lm', read)\n"
               "fig, ax = plt.subplots()\nax.plot(stats)\nrun.savefig(fig, 'x_pilot')")
     out = {"output_type": "display_data", "data": {"image/png": "iVBOR"},
            "metadata": {plotting.FIGURE_KEY: {**INFO, "name": "x_pilot"}}}
@@ -346,10 +347,10 @@ def test_a_cell_that_computes_and_draws_shows_only_its_computing_lines(tmp_path)
     code = [c for c in rewritten["cells"] if c["cell_type"] == "code"]
     assert changed and len(code) == 2
     assert "hide-input" not in code[0]["metadata"].get("tags", []) and not code[0]["outputs"]
-    assert "run.pilot(" in code[0]["source"] and "run.sweep(" in code[0]["source"]
+    assert "ap.units(" in code[0]["source"] and "ap.across(" in code[0]["source"]
     assert "plt." not in code[0]["source"] and "stats" not in code[0]["source"]
     assert "hide-input" in code[1]["metadata"]["tags"] and code[1]["outputs"]
-    assert code[1]["source"].startswith("stats = summarise(runs)")
+    assert code[1]["source"].startswith("stats = summarise(p.runs)")
     assert figures.split_computing("t = run.cached('t', {}, f)\nt.round(2)") is None
     tagged = copy.deepcopy(nb)
     tagged["cells"][0]["metadata"]["tags"] = ["show-input"]  # a chapter's own choice wins

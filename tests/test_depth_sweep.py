@@ -1,11 +1,14 @@
 """wies2021's vocabulary sweeps (attnbook.engines.depth_sweep): widths, configurations,
 crossings."""
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from attnbook import ParameterError
+from attnbook.book.pilot import at_budgets
 from attnbook.engines import depth_sweep as D
 from attnbook.engines.lm import LanguageModel, LMConfig, count_parameters
 
@@ -170,9 +173,9 @@ def test_rank_controls_measure_how_the_rank_moves_the_gap():
 
 
 def test_pilot_gaps_pair_each_width_per_budget_and_skip_missing_partners():
-    cs = D.pilot_configs(V=32, width_factors=[0.5, 2], L_shallow=5, L_deep=10,
-                         budgets=[100, 400], seed=0, corpus="kjv", N=16, batch=2, lr=1e-3,
-                         warmup=1)
+    cs = at_budgets(partial(D.sweep_configs, vocabs=[32], width_factors=[0.5, 2], L_shallow=5,
+                            L_deep=10, seeds=[0], corpus="kjv", N=16, batch=2, lr=1e-3,
+                            warmup=1), [100, 400])
     assert [c["steps"] for c in cs] == [400] * 4 + [100] * 4  # the longest first
     rows = [{**c, "params_non_embedding": D.non_embedding_params(c["L"], c["d_x"]),
              "test_loss": 3.0 - 0.001 * c["steps"] + (0.1 if c["L"] == 10 else 0.0)
@@ -181,16 +184,13 @@ def test_pilot_gaps_pair_each_width_per_budget_and_skip_missing_partners():
     assert len(gaps) == 4 and set(gaps["tokens"]) == {100 * 2 * 16, 400 * 2 * 16}
     assert gaps.set_index(["steps", "d_shallow"])["gap"].to_dict() == pytest.approx(
         {(100, 16): 0.1, (100, 64): -0.1, (400, 16): 0.1, (400, 64): -0.1})
-    partial = [r for r in rows if not (r["L"] == 10 and r["d_x"] > 20 and r["steps"] == 100)]
-    assert len(D.pilot_gaps(pd.DataFrame(partial), L_shallow=5, L_deep=10)) == 3
-    with pytest.raises(ParameterError):
-        D.pilot_configs(V=32, width_factors=[1, 2], L_shallow=1, L_deep=2, budgets=[5, 5],
-                        seed=0, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+    unmatched = [r for r in rows if not (r["L"] == 10 and r["d_x"] > 20 and r["steps"] == 100)]
+    assert len(D.pilot_gaps(pd.DataFrame(unmatched), L_shallow=5, L_deep=10)) == 3
 
 
-def test_a_profile_sits_on_the_pilot_axes_with_its_seed_mean_at_its_first_vocabulary():
-    """Each profile's gap per width pair from its full-rank nets of its first V only, the test
-    loss averaged over seeds, at its own depths; a profile without a pair is left out."""
+def test_a_sweep_sits_on_the_pilot_axes_with_its_seed_mean_at_one_vocabulary():
+    """A sweep's gap per width pair from its full-rank nets of one V only, the test loss
+    averaged over seeds, at its own depths; a sweep without a pair reads nothing."""
     def nets(V, pairs, r=None, seeds=(0, 1), steps=4):
         return [dict(V=V, r=r, L=L, d_x=w, seed=s, steps=steps, batch=2, N=16,
                      test_loss=t + (0.1 if s else -0.1),
@@ -200,23 +200,10 @@ def test_a_profile_sits_on_the_pilot_axes_with_its_seed_mean_at_its_first_vocabu
                        + nets(64, [(1, 32, 9.0), (2, 22, 1.0)])  # the second V: left out
                        + nets(32, [(1, 16, 5.0), (2, 12, 0.0)], r=4))  # a rank control: too
     long = pd.DataFrame(nets(32, [(4, 16, 3.0)], steps=8))  # no deep partner
-    got = D.profile_gaps({"cpu": (cpu, dict(vocabs=[32, 64], L_shallow=1, L_deep=2)),
-                          "long": (long, dict(vocabs=[32], L_shallow=4, L_deep=8))})
-    assert list(got["profile"]) == ["cpu", "cpu"]
+    got = D.sweep_gaps(cpu, V=32, L_shallow=1, L_deep=2)
     assert got["factor"].tolist() == [0.5, 2.0]
     assert got["gap"].tolist() == pytest.approx([0.4, -0.1])
     assert got["tokens"].tolist() == [128, 128]
-    assert D.profile_gaps({}).empty
+    assert got[["L_shallow", "L_deep"]].drop_duplicates().values.tolist() == [[1, 2]]
+    assert D.sweep_gaps(long, V=32, L_shallow=4, L_deep=8).empty
 
-
-def test_pilot_standing_names_the_deep_nets_side_at_every_width():
-    """Gap deep - shallow: all above 0 is behind, all below 0 ahead, mixed names the sides that
-    occur (a gap of exactly 0 is level); no rows is refused."""
-    assert D.pilot_standing(pd.DataFrame({"gap": [0.3, 0.1, 0.05]})) == "behind at every width"
-    assert D.pilot_standing(pd.DataFrame({"gap": [-0.3, -0.1]})) == "ahead at every width"
-    assert D.pilot_standing(pd.DataFrame({"gap": [0.1, 0.0]})) == \
-        "behind at some widths and level at others"
-    assert D.pilot_standing(pd.DataFrame({"gap": [0.1, -0.2, 0.0]})) == \
-        "behind at some widths and ahead and level at others"
-    with pytest.raises(ParameterError, match="gaps"):
-        D.pilot_standing(pd.DataFrame({"gap": []}))

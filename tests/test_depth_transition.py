@@ -2,12 +2,14 @@
 consecutive depths located where they were put, and the L-D criterion applied to them."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from attnbook import criteria
+from attnbook.book.pilot import at_budgets
 from attnbook.engines.depth_sweep import non_embedding_params
 from attnbook.errors import ParameterError
 from attnbook.levine2020 import depth_transition as dt
@@ -136,8 +138,8 @@ def test_the_ld_criterion(meas, verdict):
 
 
 def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
-    cs = dt.pilot_configs(depths=[2, 3, 4], base_widths=[16, 64], seed=0, budgets=[10, 40],
-                          V=64, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
+    cs = at_budgets(partial(dt.sweep_configs, depths=[2, 3, 4], base_widths=[16, 64], seeds=[0],
+                            V=64, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1), [10, 40])
     assert [c["steps"] for c in cs] == [40] * 6 + [10] * 6  # the longest first
     assert {c["seed"] for c in cs} == {0}
     # deeper wins by 0.1 per layer at the larger size, loses by 0.1 at the smaller one
@@ -153,19 +155,14 @@ def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
     small = gaps["d_shallow"] <= 16
     assert gaps.loc[small, "gap"].to_numpy() == pytest.approx(0.1)
     assert gaps.loc[~small, "gap"].to_numpy() == pytest.approx(-0.1)
-    with pytest.raises(ParameterError, match="budgets"):
-        dt.pilot_configs(depths=[2, 3], base_widths=[8, 32], seed=0, budgets=[5, 5], V=64,
-                         corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
 
 
-def test_a_profile_sits_on_the_pilot_axes_per_depth_pair_with_its_seed_mean():
+def test_a_sweep_sits_on_the_pilot_axes_per_depth_pair_with_its_seed_mean():
     rows = [dict(V=16, L=L, d_x=w, seed=s, steps=4, batch=2, N=8,
                  test_loss=t + (0.2 if s else -0.2),
                  params_non_embedding=non_embedding_params(L, w))
             for L, w, t in ((1, 16, 3.0), (2, 12, 2.8), (3, 10, 2.9)) for s in (0, 1)]
-    got = dt.profile_gaps({"cpu": (pd.DataFrame(rows), {}),
-                           "long": (pd.DataFrame(rows[:2]), {})})  # one depth: no pair
-    assert got[["profile", "L_shallow", "L_deep"]].values.tolist() == [["cpu", 1, 2],
-                                                                         ["cpu", 2, 3]]
+    got = dt.sweep_gaps(pd.DataFrame(rows))
+    assert got[["L_shallow", "L_deep"]].values.tolist() == [[1, 2], [2, 3]]
     assert got["gap"].tolist() == pytest.approx([-0.2, 0.1])
-    assert dt.profile_gaps({}).empty
+    assert dt.sweep_gaps(pd.DataFrame(rows[:2])).empty  # one depth: no pair

@@ -4,7 +4,10 @@
   module imports ``attnbook.book``;
 * no attnbook module imports another one's private name;
 * the modules of ``attnbook.book`` import one another without circles (imports inside
-  functions count: a circle is a cycle whether or not Python notices it);
+  functions count: a circle is a cycle whether or not Python notices it), and only downhill
+  across its three wings: run time (what a notebook calls while it runs), pages (what the
+  book shows of what it stored) and commands (what runs it); ``attnbook`` and ``Run`` load
+  the run-time wing only;
 * every sweep of every chapter runs through ``Sweep.run``: no notebook holds its own loop over
   configurations;
 * the claims' criteria (``attnbook.criteria``) import neither science nor machinery;
@@ -106,6 +109,47 @@ def test_book_modules_import_one_another_without_circles():
     for m in book:
         visit(m, [m])
     assert not circles, f"import circles: {circles}"
+
+
+# The book's machinery in three wings, each importing only its own and those before it. Run
+# time reads a chapter's .yml (profiles) and shows its tables and verdicts (display) while it
+# runs; a pilot section (pilot) draws the profiles that have run as the pages read them.
+WINGS = {
+    "run time": {"notebook", "store", "claims", "provenance", "checkpoints", "executors",
+                 "profiles", "display", "plotting", "history", "readers", "text"},
+    "pages": {"report", "figures", "shown", "publish", "sites", "page_scripts", "mathjax_local",
+              "pilot"},
+    "commands": {"cli", "plan", "runner", "slurm", "migrate"},
+}
+
+
+def _wing(m: str) -> int:
+    """The rank of a book module's wing: 0 run time, 1 pages, 2 commands."""
+    name = m.removeprefix("attnbook.book.")
+    return next(i for i, members in enumerate(WINGS.values()) if name in members)
+
+
+def test_every_book_module_is_in_one_wing():
+    book = {m.removeprefix("attnbook.book.") for m in MODULES
+            if _is_book(m) and m != "attnbook.book"}
+    placed = [n for members in WINGS.values() for n in members]
+    assert sorted(placed) == sorted(book), "a book module in no wing, or in two"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES
+                                          if _is_book(m) and m != "attnbook.book"))
+def test_the_book_imports_only_downhill(module):
+    up = sorted(d for d in imports(module)
+                if _is_book(d) and d != "attnbook.book" and _wing(d) > _wing(module))
+    assert not up, f"{module} ({list(WINGS)[_wing(module)]}) imports {up} from a wing above it"
+
+
+def test_the_package_loads_only_the_run_time_wing():
+    """``attnbook`` names the book's ``start``, ``Run`` and ``table`` lazily: from the run-time
+    wing, whose ``notebook`` (``Run``) imports nothing above it (the test above)."""
+    lazy = re.findall(r'"book\.(\w+)"', (PKG / "__init__.py").read_text())
+    assert lazy and all(_wing(f"attnbook.book.{m}") == 0 for m in lazy), lazy
+    assert _wing("attnbook.book.notebook") == 0
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -3,10 +3,12 @@ points, and the pilot's statistics read from a (synthetic) trained sweep."""
 
 import math
 from dataclasses import asdict
+from functools import partial
 
 import pandas as pd
 import pytest
 
+from attnbook.book.pilot import at_budgets
 from attnbook.errors import ParameterError
 from attnbook.mahdavi2024 import sweeps as msw
 
@@ -53,12 +55,6 @@ def test_pilot_is_one_seed_at_the_first_T_per_budget():
         msw.pilot_panels([50, 50], **GRID)
     with pytest.raises(ParameterError, match="steps"):
         msw.pilot_panels([50], **GRID, steps=3)
-    params = {**GRID, "pilot_steps": [50], "pilot_heads": [1, 2, 4], "pilot_contexts": [2, 4, 6],
-              "n_classes": 100, "batch": 256, "lr": 1e-3, "eval_every": 500}
-    params.pop("heads"), params.pop("contexts")
-    assert msw.pilot_from_parameters(params) == msw.pilot_panels(
-        [50], **{**GRID, "heads": [1, 2, 4], "contexts": [2, 4, 6]}, n_classes=100, batch=256,
-        lr=1e-3, eval_every=500)
 
 
 def test_pilot_statistics_read_each_panel_and_skip_unfinished_ones():
@@ -98,12 +94,13 @@ def test_pilot_statistics_read_each_panel_and_skip_unfinished_ones():
 
 
 def test_head_size_pilot_needs_n_and_both_sides_and_reads_the_gains_per_budget():
-    cs = msw.head_size_pilot([30, 10], H=2, T=16, n=4, d=8, head_sizes=[8, 2, 4], seed=1)
+    cs = at_budgets(partial(msw.head_size_configs, H=2, T=16, n=4, d=8, head_sizes=[8, 2, 4],
+                            seed=1), [30, 10])
     assert [(c.steps, c.d_h) for c in cs] == [(30, 2), (30, 4), (30, 8), (10, 2), (10, 4),
                                               (10, 8)]
     for bad in ([2, 8], [4, 8], [2, 4]):
         with pytest.raises(ParameterError, match="head_sizes"):
-            msw.head_size_pilot([10], H=2, T=16, n=4, d=8, head_sizes=bad, seed=0)
+            msw.head_size_configs(steps=10, H=2, T=16, n=4, d=8, head_sizes=bad, seed=0)
     acc = {(30, 2): 0.2, (30, 4): 0.7, (30, 8): 0.71, (10, 2): 0.1, (10, 4): 0.2, (10, 8): 0.5}
     gains = msw.head_size_pilot_gains(_trained(cs, lambda c: acc[(c.steps, c.d_h)]), n=4)
     g = gains.set_index("steps")
@@ -113,9 +110,9 @@ def test_head_size_pilot_needs_n_and_both_sides_and_reads_the_gains_per_budget()
     assert g.loc[30, "flops"] == pytest.approx(3 * g.loc[10, "flops"])
 
 
-def test_a_profile_sits_on_the_pilot_axes_at_its_first_T_and_its_seed_mean():
-    """A profile's sweep read as its pilot is read: each panel's first T only (the other T
-    does not count), the mean over its seeds, at the steps those models trained."""
+def test_a_sweep_sits_on_the_pilot_axes_at_its_first_T_and_its_seed_mean():
+    """A sweep read as its pilot is read: each panel's first T only (the other T does not
+    count), the mean over its seeds, at the steps those models trained."""
     params = {**GRID, "steps": 100, "min_epochs": 0, "seeds": 2, "n_classes": 100,
               "batch": 256, "lr": 1e-3, "eval_every": 500}
     panels = msw.figure2_panels(**{k: params[k] for k in msw.SWEEP_PARAMETERS})
@@ -130,8 +127,8 @@ def test_a_profile_sits_on_the_pilot_axes_at_its_first_T_and_its_seed_mean():
             return 0.1 * c.H + (0.02 if c.seed == 3 else -0.02)
         return 0.3
 
-    table = msw.profile_statistics(_trained(cs, metric), params, saturated_at=0.98,
-                                   mse_floor=1e-4)
+    table = msw.sweep_statistics(_trained(cs, metric), params, saturated_at=0.98,
+                                 mse_floor=1e-4)
     st = table.set_index(["panel", "statistic"])
     assert set(table["steps"]) == {100}
     assert st.loc[("heads", "r2"), "value"] == pytest.approx(1.0)
@@ -142,12 +139,9 @@ def test_a_profile_sits_on_the_pilot_axes_at_its_first_T_and_its_seed_mean():
         **{**{k: params[k] for k in msw.SWEEP_PARAMETERS}, **first})}, saturated_at=0.98,
         mse_floor=1e-4)
     pd.testing.assert_frame_equal(table, same)
-    # several profiles in one table, a profile with nothing complete left out
-    both = msw.profiles_statistics({"cpu": (_trained(cs, metric), params),
-                                    "long": (_trained(cs[:3], metric), params)},
-                                   saturated_at=0.98, mse_floor=1e-4)
-    assert set(both["profile"]) == {"cpu"} and len(both) == len(table)
-    assert msw.profiles_statistics({}, saturated_at=0.98, mse_floor=1e-4).empty
+    # a sweep with no panel complete reads nothing
+    assert msw.sweep_statistics(_trained(cs[:3], metric), params, saturated_at=0.98,
+                                mse_floor=1e-4).empty
 
 
 def test_the_pilot_figure_names_each_profile_point_it_can_draw():
@@ -171,9 +165,9 @@ def test_the_pilot_figure_names_each_profile_point_it_can_draw():
     plt.close(fig)
 
 
-def test_a_profile_of_figure_2c_reads_its_first_T_and_its_own_n():
-    """Each profile's gains from its own narrowest head to its n and on to its widest, at its
-    first T only, the mean over its seeds; a profile without n or a side of it is left out."""
+def test_a_sweep_of_figure_2c_reads_its_first_T_and_its_own_n():
+    """A sweep's gains from its own narrowest head to its n and on to its widest, at its
+    first T only, the mean over its seeds; a sweep without n or a side of it reads nothing."""
     from attnbook.mahdavi2024.trained import MemorizationConfig
 
     def models(n, sizes, T_values, acc, steps):
@@ -183,15 +177,14 @@ def test_a_profile_of_figure_2c_reads_its_first_T_and_its_own_n():
     cpu = models(4, [2, 4, 8], [50, 99], {2: 0.2, 4: 0.7, 8: 0.75}, 30)
     long = models(8, [4, 8, 12], [70], {4: 0.1, 8: 0.6, 12: 0.6}, 60)
     gone = models(8, [4, 8], [70], {4: 0.1, 8: 0.6}, 60)  # nothing beyond n
-    got = msw.head_size_profile_gains({"cpu": (cpu, {"T_values": [50, 99], "n": 4}),
-                                       "long": (long, {"T_values": [70], "n": 8}),
-                                       "full": (gone, {"T_values": [70], "n": 8})})
+    got = pd.concat([msw.head_size_pilot_gains(runs[runs["T"] == T], n).assign(profile=name)
+                     for name, runs, T, n in (("cpu", cpu, 50, 4), ("long", long, 70, 8))],
+                    ignore_index=True)
     g = got.set_index("profile")
-    assert list(got["profile"]) == ["cpu", "long"]
     assert g.loc["cpu", "gain_to_n"] == pytest.approx(0.5)  # T = 99 (+1) left out
     assert g.loc["cpu", "gain_beyond_n"] == pytest.approx(0.05)
     assert g.loc["long", "gain_to_n"] == pytest.approx(0.5) and g.loc["long", "steps"] == 60
-    assert msw.head_size_profile_gains({}).empty
+    assert msw.head_size_pilot_gains(gone, 8).empty
 
     import matplotlib
 

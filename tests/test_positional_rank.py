@@ -1,12 +1,15 @@
 """wies2021 Figure 7's pilot (attnbook.wies2021.positional_rank): the nets W-F7 compares, per
 budget, and its deciding statistics, which must read as the criterion does."""
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from attnbook import ParameterError, criteria
+from attnbook.book.pilot import at_budgets
 from attnbook.engines.lm import LanguageModel, LMConfig
 from attnbook.engines.lm_sweep import seed_groups
 from attnbook.wies2021 import positional_rank as P
@@ -16,7 +19,7 @@ COMMON = dict(corpus="kjv", V=64, L=1, H=2, batch=2, lr=1e-3, warmup=1)
 
 
 def _configs(N=128, d_x=64, budgets=(4, 8, 16)):
-    return P.pilot_configs(budgets=list(budgets), seed=3, N=N, d_x=d_x, **F7, **COMMON)
+    return at_budgets(partial(P.f7_configs, seed=3, N=N, d_x=d_x, **F7, **COMMON), budgets)
 
 
 def test_every_budget_trains_the_five_nets_of_w_f7_longest_first():
@@ -53,15 +56,13 @@ def test_a_short_context_has_one_positional_net():
 
 
 def test_bad_pilots_are_refused():
-    with pytest.raises(ParameterError, match="budgets"):
-        _configs(budgets=[4, 4])
     with pytest.raises(ParameterError, match="common"):
-        P.pilot_configs(budgets=[4], seed=0, N=128, d_x=64, steps=4, **F7, **COMMON)
+        P.f7_configs(steps=4, seed=0, N=128, d_x=64, r=4, **F7, **COMMON)
     with pytest.raises(ParameterError, match="d_x"):
         _configs(d_x=4)  # d_x / 8 < 1
     with pytest.raises(ParameterError, match="N"):
-        P.pilot_configs(budgets=[4], seed=0, N=2, d_x=64, pos_divisor=1, low_divisor=8,
-                        high_divisor=4, **COMMON)
+        P.f7_configs(steps=4, seed=0, N=2, d_x=64, pos_divisor=1, low_divisor=8,
+                     high_divisor=4, **COMMON)
     with pytest.raises(ParameterError, match="high_divisor"):
         P.f7_ranks(N=128, d_x=64, pos_divisor=32, low_divisor=4, high_divisor=8)
 
@@ -142,11 +143,11 @@ def test_the_statistics_decide_as_the_criterion_does(seed):
             assert np.isnan(s["rank1_between"]) and not holds
 
 
-def test_a_profile_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged():
+def test_a_sweep_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged():
     """The baselines (other widths), the GPT-2 references and the longer convergence runs of
-    a profile's sweep are not read; the seeds of one net are averaged."""
-    cs = P.pilot_configs(budgets=[10], seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
-                          high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
+    a sweep are not read; the seeds of one net are averaged."""
+    cs = P.f7_configs(steps=10, seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
+                      high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
     losses = [2.0, 2.3, 2.02, 2.2, 2.4]
     rows = [dict(c, seed=s, model="ours", test_loss=t + (0.1 if s else -0.1))
             for c, t in zip(cs, losses, strict=True) for s in (0, 1)]
@@ -154,16 +155,12 @@ def test_a_profile_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged
     rows += [dict(full, d_x=32, seed=0, model="ours", test_loss=9.0),  # a baseline
              dict(full, seed=0, model="gpt2", test_loss=9.0),  # a reference
              dict(full, steps=40, seed=0, model="ours", test_loss=0.1)]  # a longer run
-    got = P.profile_statistics({"cpu": (pd.DataFrame(rows), {"d_x": 64, "steps": 10}),
-                                 "long": (pd.DataFrame(rows[2:]), {"d_x": 64, "steps": 10})},
-                                pos_divisor=32, low_divisor=8, high_divisor=4)
-    assert list(got["profile"]) == ["cpu"]  # long lacks the full-rank net
+    got = P.sweep_statistics(pd.DataFrame(rows), d_x=64, steps=10, **F7)
+    assert len(got) == 1
     row = got.iloc[0]
     assert (row["loss_full"], row["loss_rank1"]) == pytest.approx((2.0, 2.3))
     assert row["rank1_between"] == pytest.approx(0.5)
-    # no profile complete (none run, or every ledger stale): the columns the figure draws
-    none = P.profile_statistics({}, pos_divisor=32, low_divisor=8, high_divisor=4)
-    assert none.empty and set(got.columns) <= set(none.columns)
+    assert P.sweep_statistics(pd.DataFrame(rows[2:]), d_x=64, steps=10, **F7).empty  # no full
 
 
 def test_the_pilot_reading_says_which_gaps_head_away_from_what_w_f7_asks():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from notebook_files import write_notebook
 
-from attnbook.book import runner, shown
+from attnbook.book import display, runner, shown
 from attnbook.book.runner import UsageError
 
 
@@ -96,7 +96,7 @@ def test_the_note_says_where_the_shown_results_ran_and_what_an_unrun_profile_cos
     assert got["profile"] == "long" and got["where"] == "CPU (AMD EPYC, 2 cores)"
     assert got["skipped"]["full"] == ("not run: about 2 hours on one GPU (estimated), no GPU "
                                       "used (2 of 2 claims not run (M-P2, M-T1))")
-    note = shown.banner(got)
+    note = display.banner(got)
     assert "`long` results, the largest profile with complete and current results; they were " \
            "computed on CPU (AMD EPYC, 2 cores)." in note
     assert "`full`: not run: about 2 hours on one GPU (estimated), no GPU used" in note
@@ -105,7 +105,7 @@ def test_the_note_says_where_the_shown_results_ran_and_what_an_unrun_profile_cos
     table["device"] = cpu
     got = shown.choose([spec])["ch"]
     assert got["profile"] == "full" and got["where"] == "CPU (AMD EPYC, 2 cores)"
-    assert "GPU" not in shown.banner(got)
+    assert "GPU" not in display.banner(got)
     spec.profiles = {"full": {"run_main": False}}  # a profile that runs only its pilot
     table.loc[table["profile"] == "full", "status"] = "not run"
     assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(

@@ -5,7 +5,7 @@ import pytest
 
 from attnbook import AttnbookError, ParameterError
 from attnbook.book.executors import LocalExecutor
-from attnbook.book.notebook import BudgetExhausted, Run, Sweep
+from attnbook.book.notebook import Run, Sweep
 from attnbook.book.store import ResultStore
 
 
@@ -201,91 +201,3 @@ def test_a_chapter_reads_what_another_profile_has_stored(tmp_path, monkeypatch):
         assert len(other.stored_sweep("pilot", "long", notebook="nb")) == 2
     with pytest.raises(ParameterError, match="notebook"):
         other.stored_sweep("pilot", "long", notebook="no_such_chapter")
-
-
-def test_a_chapter_trains_its_pilot_only_at_the_profile_that_trains_it(tmp_path, monkeypatch):
-    """run.pilot: computed (by the chapter's function) when the run trains the pilot, else the
-    long profile's stored pilot, with a phrase saying which; the function is not called."""
-    from attnbook import paths
-
-    monkeypatch.setattr(paths, "COMMITTED_RESULTS", tmp_path)
-    long = ResultStore("nb", "long", root=tmp_path)
-    long.put("pilot", {"steps": 10}, {"gap": 0.1})
-    long.put("pilot", {"steps": 20}, {"gap": -0.1})
-    calls = []
-
-    def train():
-        calls.append(1)
-        return "trained"
-
-    at_long = Run("nb", "long", 0, "cpu", "r", False, {}, True, {}, False)
-    assert at_long.pilot(True, train) == ("trained", "this run (long)")
-    at_cpu = Run("nb", "cpu", 0, "cpu", "r", False, {}, True, {}, False)
-    runs, where = at_cpu.pilot(False, train, unit="nets")
-    assert len(calls) == 1 and sorted(runs["gap"]) == [-0.1, 0.1]
-    assert where == "the long profile's pilot, 2 nets stored so far"
-
-
-def test_a_chapter_reads_every_profile_that_has_run_and_stored_a_sweep(sandbox, monkeypatch):
-    """run.across_profiles: per profile whose run is complete (a current verdict for each of
-    the chapter's claims) and that stored some of the sweep, smallest first, what it stored
-    and that profile's parameters; a profile with results but no verdicts (still running, or
-    stopped after its pilot) is left out, and so is one with verdicts but nothing stored."""
-    from attnbook import paths
-    from attnbook.book import claims
-
-    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data/claims")
-    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data/results")
-    nb = "mahdavi2024_fig2_heads_context"  # a chapter with a long profile
-    root = sandbox / "data/results"
-    ResultStore(nb, "long", root=root).put("models", {"H": 1}, {"metric": 0.5})
-    ResultStore(nb, "ci", root=root).put("models", {"H": 2}, {"metric": 0.25})
-    ResultStore(nb, "cpu", root=root).put("models", {"H": 3}, {"metric": 0.1})
-    ResultStore(nb, "full", root=root).put("pilot", {"H": 3}, {"metric": 0.1})
-    ids = claims.notebook_claims(paths.NOTEBOOKS / f"{nb}.ipynb")
-    for profile in ("ci", "long", "full"):  # cpu has results but no verdicts
-        for cid in ids:
-            claims.record(cid, False, "x", profile=profile, notebook=nb,
-                          run={"commit": "abc", "dirty": False},
-                          claims_dir=sandbox / "data/claims")
-    run = Run(nb, "cpu", 0, "cpu", "r", False, {}, True, {}, False)
-    got = run.across_profiles("models")
-    assert list(got) == ["ci", "long"]  # full has verdicts but no "models" stored
-    assert list(got["long"][0]["metric"]) == [0.5] and got["ci"][0]["H"].tolist() == [2]
-    assert got["long"][1] == run.profile_parameters("long") and got["long"][1]["d"] == 64
-    assert run.across_profiles("nothing") == {}
-
-
-def test_a_chapter_its_pilot_stops_says_in_the_ledger_why_it_has_no_verdict(sandbox,
-                                                                            monkeypatch):
-    """run.pilot_only: each claim recorded as not run at this profile, with the pilot's
-    reading and its cost from the .yml, then the chapter stops as partly run."""
-    import json
-
-    from attnbook import paths
-    from attnbook.book import claims
-
-    monkeypatch.setattr(paths, "CLAIMS", sandbox / "data/claims")
-    monkeypatch.setattr(paths, "COMMITTED_RESULTS", sandbox / "data/results")
-    run = Run("bruna2024_furthest_neighbour", "long", 0, "cpu", "r", False,
-              {"commit": "abc", "dirty": False})
-    with pytest.raises(BudgetExhausted, match="the ledger says why"):
-        run.pilot_only(["B-NN"], "r = d/2 is at 0.6 and falling.")
-    entry = json.loads((sandbox / "data/claims/results/long/B-NN.json").read_text())
-    assert entry["status"] == "not run"
-    assert entry["measured"].startswith("no long run: r = d/2 is at 0.6 and falling. The pilot "
-                                        "took 58 minutes on the cpu (measured).")
-    row = claims.status_table("long", claims_dir=sandbox / "data/claims").set_index("id")
-    assert row.loc["B-NN", "status"] == "not run" and "falling" in row.loc["B-NN", "measured"]
-    with pytest.raises(BudgetExhausted):  # nothing is recorded after the stop
-        run.record("B-NN", True, "late")
-    # a chapter that reads another chapter's pilot cites that chapter's cost
-    run = Run("wies2021_vocab_rank", "long", 0, "cpu", "r", False,
-              {"commit": "abc", "dirty": False})
-    with pytest.raises(BudgetExhausted, match="the ledger says why"):
-        run.pilot_only(["W-F3"], "the gap closes too slowly.",
-                       pilot_of="wies2021_depth_efficiency")
-    entry = json.loads((sandbox / "data/claims/results/long/W-F3.json").read_text())
-    assert entry["measured"].startswith(
-        "no long run: the gap closes too slowly. The pilot (wies2021_depth_efficiency at long) "
-        "took 238 minutes on the cpu (measured).")

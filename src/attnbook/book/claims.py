@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import criteria, paths
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
@@ -68,8 +69,6 @@ TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scal
 
 
 def _claims_dir() -> Path:
-    from .. import paths
-
     return paths.CLAIMS
 
 
@@ -268,8 +267,6 @@ def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured:
 def criterion_sha(claim_id: str, claims_dir: Path | None = None) -> str:
     """sha256[:12] of what decides ``claim_id``: its ledger row's criterion and thresholds and
     the code of the function registered for it in :mod:`attnbook.criteria` (if any)."""
-    from .. import criteria  # the registry of verdict functions; it imports no machinery
-
     ledger = load_ledger(claims_dir)
     row = ledger.loc[ledger["id"] == claim_id].iloc[0]
     text = "\n".join([row["criterion"], row["thresholds"], criteria.code_sha(claim_id) or ""])
@@ -441,8 +438,6 @@ def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
     >>> "L-Lem1" in chapter_claims()
     True
     """
-    from .. import paths
-
     found = set()
     for nb in Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb"):
         found.update(notebook_claims(nb))

@@ -12,6 +12,7 @@ of them:
 * :func:`install` registers that rendering with the notebook's IPython, so a DataFrame, a
   Styler or a dict left as a cell's last expression shows as such a table (``ab.start`` calls
   it): a chapter needs no change to leave its raw pandas output behind;
+* :func:`banner`: the note a chapter opens with on the profile it shows;
 * :func:`verdict_markdown` is a claim check's verdict as a coloured admonition: the verdict,
   what was measured against what the paper says, and the criterion that decided it. ``run.
   record`` collects the verdicts a cell records and shows them when the cell ends (one
@@ -27,10 +28,10 @@ import numbers
 import re
 
 from .claims import PARTLY_REPRODUCED, combined_status, shown_profiles  # noqa: F401 - the pages show them
-from .text import escape
+from .text import escape, paper_math
 
 __all__ = ["Table", "table_markdown", "FOLD_ROWS", "install", "verdict_markdown", "combined_status",
-           "escape", "DASH", "MISSING_NOTE"]
+           "escape", "DASH", "MISSING_NOTE", "verdict_class", "banner"]
 
 DASH = "—"
 MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
@@ -369,9 +370,6 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
     ::::
     <BLANKLINE>
     """
-    from .figures import verdict_class
-    from .report import paper_math
-
     status = combined_status([p["status"] for p in parts])
     title = f"{claim_id} at {profile}: {status}"
     paper_text = ""
@@ -440,8 +438,6 @@ def ledger_markdown(table, claim_ids, profiles=None) -> str:
     """A chapter's claims, one block each: the paper's value, then per profile the verdict
     and the measured value, a claim of several parts with each part and its value.
     ``table``: :func:`attnbook.book.claims.status_table` rows (``parts=True``)."""
-    from .report import paper_math
-
     profiles = list(profiles or shown_profiles(table))
     blocks = []
     for cid in claim_ids:
@@ -494,3 +490,32 @@ class LedgerView:
         return "\n".join(f"{r['id']} [{r['profile']}] {r['status']}"
                          + (f": {r['measured']}" if r["measured"] else "")
                          for _, r in rows.iterrows())
+
+
+def verdict_class(status: str) -> str:
+    """CSS class of a verdict badge: ``verdict-not-reproduced``, ..."""
+    return "verdict-" + re.sub(r"[^a-z]+", "-", status.lower()).strip("-")
+
+
+def banner(shown: dict) -> str:
+    """The chapter's note on the profile it shows (MyST Markdown).
+
+    >>> text = banner({"profile": "cpu", "skipped": {"full": "3 of 5 claims not run (A, B, C)",
+    ...                                              "long": "not defined for this chapter"},
+    ...                "where": "CPU (AMD EPYC, 2 cores)"})
+    >>> print(text.replace(". ", ".\\n").replace("; ", ";\\n"))
+    ```{note}
+    This chapter shows its `cpu` results, the largest profile with complete and current results;
+    they were computed on CPU (AMD EPYC, 2 cores).
+    `full`: 3 of 5 claims not run (A, B, C).
+    `long`: not defined for this chapter.
+    The status page lists every profile's verdicts.
+    ```
+    """
+    why = " ".join(f"`{p}`: {escape(w)}." for p, w in shown.get("skipped", {}).items())
+    where = (f"; they were computed on {escape(shown['where'])}" if shown.get("where")
+             else "")
+    return ("```{note}\n"
+            f"This chapter shows its `{shown['profile']}` results, the largest profile with "
+            f"complete and current results{where}. {why}"
+            + (" " if why else "") + "The status page lists every profile's verdicts.\n```")

@@ -43,7 +43,8 @@ import re
 from docutils import nodes
 
 from .. import paths
-from .claims import recorded_ids
+from .claims import recorded_ids, status_table
+from .display import verdict_class
 from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
 from .provenance import short_device
 from .readers import loads
@@ -51,7 +52,7 @@ from .readers import loads
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
            "strip_harness", "effective_parameters", "literal_assignments", "parameter_differences",
            "same_value",
-           "verdict_class", "badge_status",
+           "badge_status",
            "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
@@ -74,11 +75,6 @@ def check_label(notebook: str, claim_id: str) -> str:
     'check-levine2020_lemma1-l-lem1'
     """
     return f"check-{notebook.lower()}-{claim_label(claim_id).removeprefix('claim-')}"
-
-
-def verdict_class(status: str) -> str:
-    """CSS class of a verdict badge: ``verdict-not-reproduced``, ..."""
-    return "verdict-" + re.sub(r"[^a-z]+", "-", status.lower()).strip("-")
 
 
 def badge_status(row) -> str:
@@ -196,9 +192,9 @@ def _check_cell(notebook: str, claim_ids: list, profile: str) -> dict:
 
 # a code cell stays open when it calls one of these (the library computing a result) or
 # records a claim (the criterion); every other code cell is folded under its outputs
-_COMPUTES = re.compile(r"\brun\.(cached|sweep|stored_sweep|pilot)\(")
+_COMPUTES = re.compile(r"\b(run\.(cached|sweep|stored_sweep)|ap\.(units|across))\(")
 # a cell that draws: a computing cell that also draws shows only its computing lines open
-_DRAWS = re.compile(r"\b(run\.savefig|plt\.subplots|plt\.figure)\(")
+_DRAWS = re.compile(r"\b(run\.savefig|plt\.subplots|plt\.figure|ap\.(show|grows))\(")
 _SHOWN_TAGS = {"parameters", "show-input"}  # open whatever they hold
 _FOLD_TAGS = {"hide-input", "remove-input", "hide-cell", "remove-cell", "hide-output",
               "remove-output", "injected-parameters"}  # the chapter's own choice: kept
@@ -232,7 +228,8 @@ def fold_input(cell: dict) -> bool:
 def split_computing(code: str) -> tuple[str, str] | None:
     r"""A cell that computes through the library *and* draws, as the page shows it: its
     computing statements (the top-level statements that call ``run.cached``, ``run.sweep``,
-    ``run.stored_sweep`` or ``run.pilot`` and draw nothing, a function that trains included),
+    ``run.stored_sweep``, or a pilot's ``ap.units`` or ``ap.across`` (:mod:`attnbook.book.pilot`
+    as ``ap``) and draw nothing, a function that trains included),
     shown open, and the rest (the plotting, the tables, the glue), folded with the cell's
     outputs. None for any other cell (or one that does not parse). The statements keep their
     order within each part, and the comments above a statement go with it.
@@ -451,8 +448,6 @@ class claim_badge(nodes.Inline, nodes.Element):
 
 
 def _ledger():
-    from .claims import status_table
-
     return status_table()
 
 

@@ -24,6 +24,7 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
+from .. import paths
 from .readers import loads
 
 __all__ = ["NO_HISTORY", "criterion_change", "criterion_state", "fixed_sentence", "runs_of"]
@@ -122,8 +123,6 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     commit's), "date", "subject"}``, with ``"uncommitted": True`` where the working copy's
     criterion differs from the last commit's. None where git or the history is not available
     (no ``.git``, no git, or no commit holding the claim)."""
-    from .. import paths
-
     root = Path(root or paths.ROOT)
     where = _paths(root, claim_id)
     if where is None:
@@ -180,8 +179,6 @@ def runs_of(claim_id: str, root: Path | None = None, profiles=_PROFILES) -> list
     one: ``{"profile", "status", "first", "last"}``, the times (datetimes) at which the models
     behind them were trained (the ``computed_by`` runs; the entry's own run where it has none).
     A status is ``not run`` where every part is (a pilot only)."""
-    from .. import paths
-
     root = Path(root or paths.ROOT)
     out = []
     for profile in profiles:

@@ -26,6 +26,7 @@ the next run resumes it from that state.
 """
 
 import functools
+import inspect
 import json
 import os
 import random
@@ -39,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import paths
+from .. import __version__, paths
 from ..device import default_device, describe_device
 from ..errors import AttnbookError, ParameterError
 from . import claims as _claims
@@ -54,6 +55,7 @@ from .checkpoints import (
     unit_key,
 )
 from .executors import default_executor
+from .profiles import RESERVED, load_spec, rule_error
 from .provenance import function_modules, provenance
 from .readers import loads
 from .store import NotStored, ResultStore, config_key, total_wall
@@ -243,76 +245,21 @@ class Run:
                             root=paths.COMMITTED_RESULTS)
         return other.stored(name)
 
-    def pilot(self, train: bool, compute, unit: str = "results"):
-        """A chapter's pilot (the measurements that size its ``long`` run) and a phrase saying
-        where they come from: ``compute()`` (a function of no arguments that trains it) when
-        this run trains the pilot (``train``: the chapter's ``pilot`` parameter), else what
-        the ``long`` profile's pilot has stored so far (committed results, nothing computed;
-        ``unit`` names what is counted: nets, models, budgets)."""
-        if train:
-            return compute(), f"this run ({self.profile})"
-        runs = self.stored_sweep("pilot", "long")
-        return runs, f"the long profile's pilot, {len(runs)} {unit} stored so far"
-
     def profile_parameters(self, profile: str) -> dict:
         """Every parameter of this chapter at another ``profile``: the parameters cell with the
         values the profile's .yml sets (how a chapter at one profile rebuilds the grid of what
         a larger profile stored, e.g. a pilot)."""
-        from .profiles import load_spec
-
         spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
         return {**spec.defaults, **spec.parameters(profile)}
-
-    def across_profiles(self, name: str) -> dict:
-        """Profile -> (what sweep ``name`` has stored there, that profile's parameters), for
-        each profile of this chapter, smallest first, whose run is complete and current (every
-        claim of the chapter has a current verdict there, as :mod:`attnbook.book.shown` asks)
-        and that has stored some of the sweep (committed results, read as :meth:`stored_sweep`
-        reads them; nothing is computed): how a chapter draws the profiles that have run
-        beside its pilot. A profile still running, or stopped after its pilot, is left out."""
-        from .profiles import load_spec
-        from .shown import completeness
-
-        path = paths.NOTEBOOKS / f"{self.notebook}.ipynb"
-        spec = load_spec(path)
-        table = _claims.status_table()
-        out = {}
-        for profile in _claims.PROFILES:
-            if spec.has_profile(profile) and not completeness(self.notebook, path, profile,
-                                                              table, []):
-                runs = self.stored_sweep(name, profile)
-                if len(runs):
-                    out[profile] = (runs, {**spec.defaults, **spec.parameters(profile)})
-        return out
 
     def partly(self, why: str) -> None:
         """End the chapter here at this profile, recorded as ``partly run`` (exit code 75, as a
         spent time budget): what ran is stored, nothing after this call runs and no verdict is
-        recorded. ``why`` says what is still to come (a long sweep sized from its pilot)."""
+        recorded. ``why`` says what is still to come (a long sweep sized from its pilot). A
+        chapter stops after its pilot through :func:`attnbook.book.pilot.stop`, which records
+        why a profile has no verdict first where the pilot puts the effect out of reach."""
         _stop(self.store, f"{self.notebook} at {self.profile} stops here: {why}",
               {"stopped": why})
-
-    def pilot_only(self, claims, why: str, pilot_of: str | None = None) -> None:
-        """End a chapter whose pilot puts its effect beyond this profile: record each claim id
-        of ``claims`` as ``not run`` here, its measured text ``why`` (what the pilot measured
-        and what a run would need) and the pilot's cost from the .yml of the chapter that ran
-        it (this one, or ``pilot_of``: another chapter's pilot at this profile, which this
-        chapter reads), so that the ledger and the status page say why this profile has no
-        verdict; then stop as :meth:`partly` does."""
-        from .profiles import load_spec
-
-        owner = pilot_of or self.notebook
-        cost = load_spec(paths.NOTEBOOKS / f"{owner}.ipynb").cost.get(self.profile, {})
-        spent = ""
-        if cost.get("minutes"):
-            how = "measured" if cost.get("measured") else "estimated"
-            whose = f" ({owner} at {self.profile})" if pilot_of else ""
-            spent = (f" The pilot{whose} took {cost['minutes']:g} minutes on the "
-                     f"{cost.get('where', 'cpu')} ({how}).")
-        for claim_id in claims:
-            self.record(claim_id, None, f"no {self.profile} run: {why}{spent}")
-        self.partly("the pilot above puts the effect beyond this profile: no sweep follows "
-                    "(the ledger says why)")
 
     def sweep(self, name: str) -> "Sweep":
         """A resumable per-configuration cache for the sweep called ``name``."""
@@ -507,8 +454,6 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
     set (raising :class:`~attnbook.errors.ParameterError` with one line naming the parameter
     and its range, or the rule). Nothing to check where the chapter has no ``.yml``.
     """
-    from .profiles import RESERVED, rule_error
-
     spec = _chapter_spec(notebook)
     if spec is None or not spec.has_profile(profile):
         return
@@ -526,8 +471,6 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
 def _chapter_spec(notebook: str):
     """The chapter's parameters and profiles (its .yml), or None for a notebook outside
     notebooks/ (an interactive one: no profile file)."""
-    from .profiles import load_spec
-
     try:
         return load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
     except Exception:
@@ -755,8 +698,6 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     if not isinstance(seed, int) or seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     if not os.environ.get(ENV_RUN_ID):  # by hand (Jupyter): the runner checked them otherwise
-        import inspect
-
         frame = inspect.currentframe()
         check_interactive_parameters(notebook, profile, frame.f_back.f_globals if frame and
                                      frame.f_back else {})
@@ -777,8 +718,6 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
     readonly = os.environ.get(ENV_READONLY, "") == "1"
     overrides = _read_overrides()
     cache_only = os.environ.get(ENV_CACHE_ONLY, "") == "1"
-    from .. import __version__
-
     run = Run(notebook, profile, seed, dev, run_id, recompute,
               source_provenance(provenance(dev)), readonly, overrides, cache_only)
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
@@ -800,9 +739,7 @@ def _show_choice(profile: str) -> None:
         raise ParameterError(ENV_SHOWN, text, f"a JSON object whose profile is {profile!r}")
     from IPython.display import Markdown, display
 
-    from .shown import banner
-
-    display(Markdown(banner(shown)))
+    display(Markdown(_display.banner(shown)))
 
 
 def _read_overrides() -> dict:

@@ -23,6 +23,7 @@ import os
 import sys
 
 from .. import paths
+from .profiles import ExpressionError, evaluate
 from .readers import loads
 from .store import stored_counts
 
@@ -120,8 +121,6 @@ def format_table(rows: list[dict], profile: str) -> str:
 
 
 def _work(spec, params: dict) -> float | None:
-    from .profiles import evaluate
-
     expr = spec.estimate.get("work")
     if not expr:
         return None
@@ -134,8 +133,6 @@ def _work(spec, params: dict) -> float | None:
 def _number(value, spec, key: str, expr: str) -> float:
     """An estimate's value as a finite number; else :class:`ExpressionError`, naming the .yml:
     an estimate that cannot be read never switches the cost check off unnoticed."""
-    from .profiles import ExpressionError
-
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             number = float(value)
@@ -151,8 +148,6 @@ def estimate(job, where: str = "cpu") -> dict:
     """What ``job`` (:func:`attnbook.book.runner.plan`) is estimated to cost on a ``where``
     (``cpu`` or ``gpu``) machine: ``{"minutes", "memory_gb", "basis"}``, each None where the
     chapter's .yml cannot tell (no ``estimate`` section, no ``cost`` of that kind)."""
-    from .profiles import evaluate
-
     spec = job.spec
     out = {"minutes": None, "memory_gb": None, "basis": ""}
     if spec.estimate.get("memory_gb"):
@@ -199,7 +194,7 @@ def check_costs(jobs, *, device: str = "cpu", budgeted: bool = False,
     """Refuse (:class:`~attnbook.book.runner.UsageError`, one line) the first job with changed
     parameters whose estimate exceeds the machine's memory, or an hour at a profile meant to
     take minutes (unless ``budgeted``: a time budget stops it in time)."""
-    from .runner import UsageError
+    from .runner import UsageError  # the runner loads torch: only where a job is refused
 
     memory_gb = machine_memory_gb(device) if memory_gb is None else memory_gb
     where = "gpu" if device == "cuda" else "cpu"

@@ -75,8 +75,10 @@ from pathlib import Path
 
 import yaml
 
+from ..criteria import thresholds
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
+from .readers import yaml_loads
 
 # profiles a chapter has only where its .yml defines them: ``long``, hours on a 2-core CPU
 # in the paper's regime, exists for the chapters whose effects need it
@@ -93,8 +95,6 @@ COST_KEYS = {"where": "cpu or gpu", "minutes": "a number > 0", "units": "an inte
 
 def _threshold(claim_id: str, name: str) -> float:
     """The number ``name`` of ``claim_id``'s criterion (data/claims/*.csv), for rules."""
-    from ..criteria import thresholds
-
     numbers = thresholds(claim_id)
     if name not in numbers:
         raise AttnbookError(f"rule: {claim_id} has no threshold {name!r} (it has "
@@ -777,8 +777,6 @@ def _check_migrate(section, yml: Path) -> dict:
 def _read_yml(yml: Path) -> dict:
     """A chapter's ``.yml`` as a mapping (empty where there is none); one line naming it where
     it is not a readable YAML mapping (see :func:`attnbook.book.readers.yaml_loads`)."""
-    from .readers import yaml_loads
-
     if not yml.exists():
         return {}
     try:

@@ -109,29 +109,3 @@ def choose(specs) -> dict[str, dict]:
         out[spec.stem] = {"profile": chosen, "skipped": skipped,
                           "where": sites_text(_devices(table, ids, chosen))}
     return out
-
-
-def banner(shown: dict) -> str:
-    """The chapter's note on the profile it shows (MyST Markdown).
-
-    >>> text = banner({"profile": "cpu", "skipped": {"full": "3 of 5 claims not run (A, B, C)",
-    ...                                              "long": "not defined for this chapter"},
-    ...                "where": "CPU (AMD EPYC, 2 cores)"})
-    >>> print(text.replace(". ", ".\\n").replace("; ", ";\\n"))
-    ```{note}
-    This chapter shows its `cpu` results, the largest profile with complete and current results;
-    they were computed on CPU (AMD EPYC, 2 cores).
-    `full`: 3 of 5 claims not run (A, B, C).
-    `long`: not defined for this chapter.
-    The status page lists every profile's verdicts.
-    ```
-    """
-    from .display import escape
-
-    why = " ".join(f"`{p}`: {escape(w)}." for p, w in shown.get("skipped", {}).items())
-    where = (f"; they were computed on {escape(shown['where'])}" if shown.get("where")
-             else "")
-    return ("```{note}\n"
-            f"This chapter shows its `{shown['profile']}` results, the largest profile with "
-            f"complete and current results{where}. {why}"
-            + (" " if why else "") + "The status page lists every profile's verdicts.\n```")

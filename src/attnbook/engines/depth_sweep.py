@@ -26,9 +26,10 @@ tables and crossings of a chapter:
 * :func:`rank_controls`: each rank-limited setting beside its full-rank control at the same
   widths (wies2021 Figure 3): the control's crossing, and how much more the rank-limited gap
   falls across the widths than the control's (a difference in differences);
-* :func:`pilot_configs` and :func:`pilot_gaps`: the pilot that sizes a long run, the same
-  pairs of widths trained at several budgets (one seed), and the deep-minus-shallow gap of the
-  test loss per width and budget: how the effect grows with training.
+* :func:`pilot_gaps`: the deep-minus-shallow gap of the test loss per width and budget of a
+  pilot (the same pairs of widths trained at several budgets, one seed): how the effect grows
+  with training; :func:`sweep_gaps`, the same of a sweep's full-rank nets, the mean over its
+  seeds (:func:`seed_mean`).
 
 Used by: levine2020_depth_transition, wies2021_depth_efficiency, wies2021_vocab_rank.
 
@@ -45,12 +46,10 @@ import pandas as pd
 from ..errors import ParameterError
 from .depth_efficiency import crossing_from_frame, gap_difference
 from .lm_sweep import lm_config
-from .pilots import budgets as checked_budgets
-from .pilots import per_profile
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
-           "width_at", "crossings", "rank_controls", "pilot_configs", "pilot_gaps",
-           "pilot_standing", "pilot_description", "seed_mean", "profile_gaps"]
+           "width_at", "crossings", "rank_controls", "pilot_gaps", "seed_mean",
+           "sweep_gaps"]
 
 
 def non_embedding_params(L: int, d_x: int) -> int:
@@ -252,28 +251,6 @@ def rank_controls(cross: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def pilot_configs(*, V: int, width_factors: Sequence[float], L_shallow: int, L_deep: int,
-                  budgets: Sequence[int], seed: int, H: int = 2, r: int | None = None,
-                  **common) -> list[dict]:
-    """The pilot of a long run: the shallow and deep widths of :func:`sweep_configs` for one
-    vocabulary, one seed, trained for each number of optimizer steps in ``budgets`` (each with
-    its own schedule, as a run of that length would be), the longest first (two workers then
-    finish together); ``common`` as in sweep_configs, without steps.
-
-    >>> cs = pilot_configs(V=32, width_factors=[0.5, 2], L_shallow=1, L_deep=2, budgets=[4, 8],
-    ...                    seed=0, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
-    >>> [(c["steps"], c["L"], c["d_x"]) for c in cs]
-    [(8, 1, 16), (8, 1, 64), (8, 2, 12), (8, 2, 46), (4, 1, 16), (4, 1, 64), (4, 2, 12), (4, 2, 46)]
-    """
-    budgets = checked_budgets(budgets)
-    if "steps" in common:
-        raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
-    return [c for steps in sorted(budgets, reverse=True)
-            for c in sweep_configs(vocabs=[V], width_factors=width_factors,
-                                   L_shallow=L_shallow, L_deep=L_deep, seeds=[seed], H=H, r=r,
-                                   steps=steps, **common)]
-
-
 def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.DataFrame:
     """Per (V, r, budget, seed, width pair) of a pilot: the training tokens (steps x batch x N),
     the shallow and deep widths, the shallow net's non-embedding parameters, both test losses
@@ -324,48 +301,6 @@ def pilot_gaps(results: pd.DataFrame, *, L_shallow: int, L_deep: int) -> pd.Data
     return pd.DataFrame(rows)
 
 
-def pilot_standing(gaps: pd.DataFrame) -> str:
-    """Where the deep net stands across the widths of :func:`pilot_gaps` rows (one budget):
-    "behind at every width" (every gap deep - shallow above 0), "ahead at every width" (every
-    gap below 0), else which sides occur (a gap of exactly 0 is level).
-
-    >>> pilot_standing(pd.DataFrame({"gap": [0.02, 0.01]}))
-    'behind at every width'
-    >>> pilot_standing(pd.DataFrame({"gap": [0.02, -0.01]}))
-    'behind at some widths and ahead at others'
-    """
-    if len(gaps) == 0:
-        raise ParameterError("gaps", "no rows", "the gaps of at least one width pair")
-    gap = gaps["gap"]
-    held = {"behind": gap > 0, "ahead": gap < 0, "level": gap == 0}
-    sides = [side for side, where in held.items() if where.any()]
-    if len(sides) == 1:
-        return f"{sides[0]} at every width"
-    return f"{sides[0]} at some widths and " + " and ".join(sides[1:]) + " at others"
-
-
-def pilot_description(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
-    """A pilot in words: its vocabulary, depths, nets and seeds (``runs``) and where the
-    deep net stands (:func:`pilot_standing`) at the largest budget of its :func:`pilot_gaps`.
-
-    >>> rows = [dict(V=32, L=L, d_x=w, seed=0, steps=4, batch=2, N=16, test_loss=t,
-    ...              params_non_embedding=non_embedding_params(L, w))
-    ...         for L, w, t in ((1, 16, 3.0), (1, 64, 2.0), (2, 12, 3.5), (2, 46, 2.1))]
-    >>> runs = pd.DataFrame(rows)
-    >>> print(pilot_description(runs, pilot_gaps(runs, L_shallow=1, L_deep=2)))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    at V = 32, 1 against 2 layers, 4 nets of one seed up to 128 tokens each, the deep net is
-    behind at every width at the largest budget
-    """
-    last = gaps[gaps["tokens"] == gaps["tokens"].max()]
-    n = runs["seed"].nunique() if "seed" in runs.columns else 1
-    return (f"at V = {int(runs['V'].iloc[0])}, {int(runs['L'].min())} against "
-            f"{int(runs['L'].max())} layers, {len(runs)} nets of "
-            f"{'one seed' if n == 1 else f'{n} seeds'} up to "
-            f"{int(gaps['tokens'].max()):,} tokens each, the deep net is {pilot_standing(last)} "
-            "at the largest budget")
-
-
 def seed_mean(results: pd.DataFrame) -> pd.DataFrame:
     """One row per net of a sweep (V, L, d_x, budget), its test loss the mean over the seeds
     (``seed``: the first), as :func:`pilot_gaps` reads a pilot's single seed.
@@ -381,33 +316,24 @@ def seed_mean(results: pd.DataFrame) -> pd.DataFrame:
             .agg(test_loss=("test_loss", "mean"), seed=("seed", "min")))
 
 
-def profile_gaps(across: dict) -> pd.DataFrame:
-    """:func:`pilot_gaps` of each profile in ``across`` (profile -> (its trained nets, its
-    parameters: ``vocabs``, ``L_shallow``, ``L_deep``), as ``run.across_profiles`` gives them):
-    the full-rank nets of its first vocabulary (the pilot's), each test loss the mean over the
-    seeds, so that a profile that has run sits on the pilot's axes; one table with a
-    ``profile`` column and ``factor``, the shallow width over V. A profile without a matched
-    pair is left out.
+def sweep_gaps(results: pd.DataFrame, *, V: int, L_shallow: int,
+               L_deep: int) -> pd.DataFrame:
+    """:func:`pilot_gaps` of a sweep's full-rank nets of vocabulary ``V``, each test loss the
+    mean over the seeds (:func:`seed_mean`), with ``factor``, the shallow width over V, and
+    the two depths: a sweep of several seeds on the axes of its pilot. Empty without a
+    matched pair.
 
     >>> rows = [dict(V=32, L=L, d_x=w, seed=s, steps=4, batch=2, N=16, test_loss=t + s / 10,
     ...              params_non_embedding=non_embedding_params(L, w))
     ...         for L, w, t in ((1, 16, 3.0), (2, 12, 3.5)) for s in (0, 1)]
-    >>> params = dict(vocabs=[32], L_shallow=1, L_deep=2)
-    >>> profile_gaps({"cpu": (pd.DataFrame(rows), params)})[["profile", "factor", "gap"]]
-      profile  factor  gap
-    0     cpu     0.5  0.5
+    >>> sweep_gaps(pd.DataFrame(rows), V=32, L_shallow=1, L_deep=2)[["factor", "gap"]]
+       factor  gap
+    0     0.5  0.5
     """
-    def read(runs, params):
-        V = list(params["vocabs"])[0]
-        part = runs[runs["V"] == V]
-        if "r" in part:
-            part = part[[_rank(r) is None for r in part["r"]]]
-        if not len(part):
-            return None
-        gaps = pilot_gaps(seed_mean(part), L_shallow=params["L_shallow"],
-                          L_deep=params["L_deep"])
-        return gaps.assign(factor=gaps["d_shallow"] / V) if len(gaps) else None
-
-    return per_profile(across, read,
-                       columns=["V", "r", "steps", "seed", "tokens", "d_shallow", "d_deep",
-                                "params", "loss_shallow", "loss_deep", "gap", "factor"])
+    part = results[results["V"] == V]
+    if "r" in part:
+        part = part[[_rank(r) is None for r in part["r"]]]
+    gaps = pilot_gaps(seed_mean(part), L_shallow=L_shallow, L_deep=L_deep) if len(part) \
+        else pd.DataFrame()
+    return gaps.assign(factor=gaps["d_shallow"] / V, L_shallow=L_shallow,
+                       L_deep=L_deep) if len(gaps) else gaps

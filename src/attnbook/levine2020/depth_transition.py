@@ -21,9 +21,10 @@ results into the curves, the transitions and their growth:
 * :func:`growth_rates`: how fast d* grows with depth, in factors of 3 per layer,
   log_3(d*_next / d*) / (L_next - L): 1 if the transition sits at d* ~ 3^L as L_th = log_3 d_x
   reads literally, a constant (of any size) if the transition depth is linear in log d_x;
-* :func:`pilot_configs` and :func:`pilot_gaps`: the pilot that sizes a long run, every depth
-  at a few sizes and several budgets (one seed), and per pair of consecutive depths the gap
-  deeper - shallower per size and budget (:func:`attnbook.engines.depth_sweep.pilot_gaps`).
+* :func:`pilot_gaps`: per pair of consecutive depths of the pilot that sizes a long run (every
+  depth at a few sizes and several budgets, one seed), the gap deeper - shallower per size and
+  budget (:func:`attnbook.engines.depth_sweep.pilot_gaps`); :func:`sweep_gaps`, the same of a
+  sweep, the mean over its seeds.
 
 Used by: levine2020_depth_transition.
 
@@ -42,12 +43,10 @@ import pandas as pd
 from ..engines.depth_sweep import crossings, family_widths, seed_mean
 from ..engines.depth_sweep import pilot_gaps as _pair_gaps
 from ..engines.lm_sweep import lm_config
-from ..engines.pilots import budgets as checked_budgets
-from ..engines.pilots import per_profile
 from ..errors import ParameterError
 
 __all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates",
-           "pilot_configs", "pilot_gaps", "profile_gaps"]
+           "pilot_gaps", "sweep_gaps"]
 
 
 def _depths(depths: Sequence[int]) -> list[int]:
@@ -155,25 +154,6 @@ def growth_rates(depths: Sequence[float], widths: Sequence[float | None]) -> lis
     return out
 
 
-def pilot_configs(*, depths: Sequence[int], base_widths: Sequence[int], seed: int,
-                  budgets: Sequence[int], V: int, H: int = 2, **common) -> list[dict]:
-    """The pilot of a long run: :func:`sweep_configs` for one seed at each number of optimizer
-    steps in ``budgets`` (each with its own schedule), the longest first; ``common`` as in
-    sweep_configs, without steps.
-
-    >>> cs = pilot_configs(depths=[2, 3], base_widths=[8, 32], seed=0, budgets=[4, 8], V=64,
-    ...                    corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1)
-    >>> [(c["steps"], c["L"], c["d_x"]) for c in cs][:4], len(cs)
-    ([(8, 2, 8), (8, 2, 32), (8, 3, 6), (8, 3, 26)], 8)
-    """
-    budgets = checked_budgets(budgets)
-    if "steps" in common:
-        raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
-    return [c for steps in sorted(budgets, reverse=True)
-            for c in sweep_configs(depths=depths, base_widths=base_widths, seeds=[seed], V=V,
-                                   H=H, steps=steps, **common)]
-
-
 def pilot_gaps(results: pd.DataFrame) -> pd.DataFrame:
     """Per pair of consecutive depths of a pilot: :func:`attnbook.engines.depth_sweep.pilot_gaps` of
     the pair (gap = deeper - shallower at matched sizes, per budget), with ``L_shallow`` and
@@ -188,13 +168,8 @@ def pilot_gaps(results: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def profile_gaps(across: dict) -> pd.DataFrame:
-    """:func:`pilot_gaps` of each profile in ``across`` (profile -> (its trained nets, its
-    parameters), as ``run.across_profiles`` gives them), each test loss the mean over the
-    seeds (:func:`attnbook.engines.depth_sweep.seed_mean`), so that a profile that has run sits on
-    the pilot's axes: one table with a ``profile`` column. A profile without a matched pair is
-    left out."""
-    return per_profile(across, lambda runs, _: pilot_gaps(seed_mean(_check(runs))),
-                       columns=["L_shallow", "L_deep", "V", "r", "steps", "seed", "tokens",
-                                "d_shallow", "d_deep", "params", "loss_shallow", "loss_deep",
-                                "gap"])
+def sweep_gaps(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`pilot_gaps` of a sweep, each test loss the mean over its seeds
+    (:func:`attnbook.engines.depth_sweep.seed_mean`): a sweep of several seeds on the axes of
+    its pilot. Empty without a matched pair."""
+    return pilot_gaps(seed_mean(_check(results)))

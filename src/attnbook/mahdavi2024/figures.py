@@ -62,9 +62,9 @@ def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points:
     ``worst_rise``), one line per panel, with the criterion's value (``references``:
     statistic -> number) as a dotted line. A point where fewer than ``min_points`` models have
     not saturated is drawn hollow: there the criterion has nothing to test. ``profiles``: the
-    same statistics of the profiles that have run (:func:`~attnbook.mahdavi2024.sweeps.
-    profile_statistics`, with a ``profile`` column), each drawn by :func:`attnbook.engines.pilots.
-    mark_profiles` in its panel's colour."""
+    same statistics of the profiles that have run (each profile's :func:`~attnbook.mahdavi2024.
+    sweeps.sweep_statistics`, with a ``profile`` column), each drawn by :func:`attnbook.engines.
+    pilots.mark_profiles` in its panel's colour."""
     from .sweeps import PANELS
 
     colour = {panel: f"C{i}" for i, panel in enumerate(PANELS)}
@@ -93,8 +93,8 @@ def plot_head_size_pilot(ax, gains: pd.DataFrame, *, low: int, n: int, high: int
                          profiles: pd.DataFrame | None = None):
     """Draw Figure 2(c)'s pilot (:func:`attnbook.mahdavi2024.sweeps.head_size_pilot_gains`):
     the accuracy gained from d_h = ``low`` to ``n`` and from ``n`` to ``high`` against the
-    training steps, and, ``profiles`` (:func:`~attnbook.mahdavi2024.sweeps.
-    head_size_profile_gains`), the same two gains of each profile that has run, each drawn by
+    training steps, and, ``profiles`` (the same gains of each profile that has run, at its
+    first T, with a ``profile`` column), each drawn by
     :func:`attnbook.engines.pilots.mark_profiles` in its gain's colour."""
     for column, colour, marker, label in (
             ("gain_to_n", "C0", "o-", f"gain from d_h = {low} to n = {n}"),

@@ -8,13 +8,14 @@ drawn per example (Figure 4, appendix I.1) or real-valued labels (Figure 5):
 * :func:`figure2_panels`: every panel's configurations, one per (T, swept value, seed), with
   the paper's step rule max(steps, min_epochs T / batch);
 * :func:`panel_points`: a trained sweep's rows of one panel, averaged over seeds;
-* :func:`head_size_pilot` and :func:`head_size_pilot_gains`: Figure 2(c)'s sweep over d_h at a
-  few step budgets, and per budget the gains its criterion compares;
+* :func:`head_size_configs` and :func:`head_size_pilot_gains`: Figure 2(c)'s sweep over d_h at
+  one step budget (its pilot trains it at a few), and per budget the gains its criterion
+  compares;
 * :func:`pilot_panels` and :func:`pilot_statistics`: the same panels at a few step budgets
   (one seed, the first T of each panel), and per budget the statistic each criterion decides
   on (the R^2 of the line in H, the largest drop of accuracy along n, the largest rise of the
   MSE), so that a chapter can show how the effect grows with training before a long run is
-  sized.
+  sized; :func:`sweep_statistics`, the same of a chapter's sweep (the mean over its seeds).
 
 Training is :func:`attnbook.mahdavi2024.trained.train_sweep`'s; nothing here trains, so a
 change here leaves stored models current.
@@ -28,15 +29,12 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..engines.pilots import budgets as checked_budgets
-from ..engines.pilots import per_profile
 from ..errors import ParameterError
 from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotonicity_by
 from .trained import MemorizationConfig, training_flops
 
-__all__ = ["PANELS", "PILOT_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
-           "pilot_from_parameters", "pilot_statistics", "profile_statistics",
-           "profiles_statistics",
-           "head_size_pilot", "head_size_pilot_gains", "head_size_profile_gains"]
+__all__ = ["PANELS", "SWEEP_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
+           "pilot_statistics", "sweep_statistics", "head_size_configs", "head_size_pilot_gains"]
 
 # panel -> (swept variable, task, context): Figure 2 (a, b), Figure 4, Figure 5
 PANELS = {
@@ -116,20 +114,6 @@ def pilot_panels(budgets: Sequence[int], **panels) -> dict[int, dict]:
             for b in sorted(budgets, reverse=True)}
 
 
-# the parameters of mahdavi2024_fig2_heads_context that define its pilot
-PILOT_PARAMETERS = ("pilot_steps", "d", "n", "d_h", "pilot_heads", "H_context", "pilot_contexts",
-                    "T_heads", "T_context", "T_gp", "T_reg", "seed", "n_classes", "batch", "lr",
-                    "eval_every")
-
-
-def pilot_from_parameters(params: dict) -> dict[int, dict]:
-    """:func:`pilot_panels` of a chapter's parameters (the names of ``PILOT_PARAMETERS``):
-    this run's, or another profile's, to redraw the pilot it stored."""
-    p = {k: params[k] for k in PILOT_PARAMETERS}
-    return pilot_panels(p.pop("pilot_steps"), heads=p.pop("pilot_heads"),
-                        contexts=p.pop("pilot_contexts"), **p)
-
-
 def pilot_statistics(results: pd.DataFrame, pilot: dict[int, dict], *, saturated_at: float,
                      mse_floor: float) -> pd.DataFrame:
     """Per budget and panel of a pilot (:func:`pilot_panels`) whose models are all in
@@ -175,18 +159,18 @@ SWEEP_PARAMETERS = ("d", "n", "d_h", "heads", "H_context", "contexts", "T_heads"
                     "batch", "lr", "eval_every")
 
 
-def profile_statistics(results: pd.DataFrame, params: dict, *, saturated_at: float,
-                       mse_floor: float) -> pd.DataFrame:
-    """:func:`pilot_statistics` of one profile's sweep: ``results`` its trained models,
+def sweep_statistics(results: pd.DataFrame, params: dict, *, saturated_at: float,
+                     mse_floor: float) -> pd.DataFrame:
+    """:func:`pilot_statistics` of a chapter's sweep: ``results`` its trained models,
     ``params`` its parameters (the names of ``SWEEP_PARAMETERS``). The pilot's statistics at
-    the first T of each panel, each point the mean over the profile's seeds, so that a profile
-    that has run sits on the pilot's axes; ``steps`` is the longest training among those
+    the first T of each panel, each point the mean over the sweep's seeds, so that the sweep
+    sits on its pilot's axes; ``steps`` is the longest training among those
     models. Empty while a panel lacks a model.
 
     >>> p = dict(d=8, n=4, d_h=8, heads=[1, 2, 3], H_context=2, contexts=[2, 3, 5],
     ...          T_heads=[16, 32], T_context=[16], T_gp=[16], T_reg=[8], steps=10,
     ...          min_epochs=0, seed=0, seeds=2, n_classes=4, batch=8, lr=1e-3, eval_every=5)
-    >>> profile_statistics(pd.DataFrame(), p, saturated_at=0.98, mse_floor=1e-4).empty
+    >>> sweep_statistics(pd.DataFrame(), p, saturated_at=0.98, mse_floor=1e-4).empty
     True
     """
     p = {k: params[k] for k in SWEEP_PARAMETERS}
@@ -199,35 +183,27 @@ def profile_statistics(results: pd.DataFrame, params: dict, *, saturated_at: flo
                             mse_floor=mse_floor)
 
 
-def profiles_statistics(across: dict, *, saturated_at: float, mse_floor: float) -> pd.DataFrame:
-    """:func:`profile_statistics` of every profile in ``across`` (profile -> (its trained
-    models, its parameters), as ``run.across_profiles`` gives them), one table with a
-    ``profile`` column; empty when no profile has a complete panel."""
-    return per_profile(across, lambda runs, params: profile_statistics(
-        runs, params, saturated_at=saturated_at, mse_floor=mse_floor),
-        columns=["steps", "flops", "panel", "statistic", "value", "unsaturated", "mean_metric"])
+def head_size_configs(*, steps: int, H: int, T: int, n: int, d: int,
+                      head_sizes: Sequence[int], seed: int, **recipe) -> list[MemorizationConfig]:
+    """Figure 2(c)'s pilot at one budget of ``steps`` optimizer steps: one model per key/query
+    dimension in ``head_sizes`` (which holds n, one value below it and one above) at data set
+    size ``T``, one seed. The pilot trains them at each of its budgets, each with its own
+    schedule.
 
-
-def head_size_pilot(budgets: Sequence[int], *, H: int, T: int, n: int, d: int,
-                    head_sizes: Sequence[int], seed: int, **recipe) -> list[MemorizationConfig]:
-    """Figure 2(c)'s pilot: one model per key/query dimension in ``head_sizes`` (which holds
-    n, one value below it and one above) at data set size ``T``, one seed, for each number of
-    optimizer steps in ``budgets`` (each with its own schedule), the longest first.
-
-    >>> cs = head_size_pilot([10, 20], H=2, T=16, n=4, d=8, head_sizes=[2, 4, 8], seed=0)
-    >>> [(c.steps, c.d_h) for c in cs][:3], len(cs)
-    ([(20, 2), (20, 4), (20, 8)], 6)
+    >>> cs = head_size_configs(steps=20, H=2, T=16, n=4, d=8, head_sizes=[8, 2, 4], seed=0)
+    >>> [(c.steps, c.d_h) for c in cs]
+    [(20, 2), (20, 4), (20, 8)]
     """
-    budgets = checked_budgets(budgets)
     if n not in head_sizes or min(head_sizes) >= n or max(head_sizes) <= n:
         raise ParameterError("head_sizes", list(head_sizes),
                              f"n = {n}, a value below it and one above it")
-    return [MemorizationConfig(H=H, T=T, n=n, d=d, d_h=k, steps=b, seed=seed, **recipe)
-            for b in sorted(budgets, reverse=True) for k in sorted(head_sizes)]
+    return [MemorizationConfig(H=H, T=T, n=n, d=d, d_h=k, steps=steps, seed=seed, **recipe)
+            for k in sorted(head_sizes)]
 
 
 def head_size_pilot_gains(results: pd.DataFrame, n: int) -> pd.DataFrame:
-    """Per budget (``steps``) of a :func:`head_size_pilot` whose models are all in ``results``:
+    """Per budget (``steps``) of Figure 2(c)'s pilot (:func:`head_size_configs` at each budget)
+    whose models are all in ``results``, or of a sweep (one budget, the mean over its seeds):
     the training FLOPs of its models and :func:`~attnbook.mahdavi2024.statistics.
     head_size_gains` (``gain_to_n``, ``gain_beyond_n``), the two numbers M-F2c compares.
     Budgets with a model missing are left out.
@@ -251,16 +227,3 @@ def head_size_pilot_gains(results: pd.DataFrame, n: int) -> pd.DataFrame:
         rows.append({"steps": int(steps), "flops": flops, **head_size_gains(pts, n).to_dict(),
                      "models": len(pts)})
     return pd.DataFrame(rows)
-
-
-def head_size_profile_gains(across: dict) -> pd.DataFrame:
-    """:func:`head_size_pilot_gains` of each profile in ``across`` (profile -> (its trained
-    models, its parameters: ``T_values``, ``n``), as ``run.across_profiles`` gives them) at
-    its first T, as the pilot is read, one table with a ``profile`` column; a profile whose
-    sweep lacks a model at n or either side of it is left out."""
-    def read(runs, params):
-        first = runs[runs["T"] == list(params["T_values"])[0]]
-        return head_size_pilot_gains(first, params["n"]) if len(first) else None
-
-    return per_profile(across, read,
-                       columns=["steps", "flops", "gain_to_n", "gain_beyond_n", "models"])

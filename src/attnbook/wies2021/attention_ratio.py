@@ -23,11 +23,11 @@ predicted to be wasted. This module turns the design into one sweep and its resu
 * :func:`spreads`: per size, the spread of the best-depth loss across ratios and the spread of
   the loss across depths within each ratio (W-F6's measurement); :func:`claim_reads`, both
   reads and the seeds' losses from the nets of some seeds only (a seed left out);
-* :func:`pilot_design`, :func:`pilot_configs`, :func:`pilot_fractions` and
-  :func:`pilot_spreads`: the pilot that sizes a long run, a small grid (the baseline and a few
-  ratios at one size, the baselines far below it, every depth) trained at several budgets (one
-  seed), and W-F4's matched fraction per ratio and W-F6's spreads per size at each budget: how
-  the effect grows with training.
+* :func:`pilot_fractions` and :func:`pilot_spreads`: of the pilot that sizes a long run (a
+  small grid, the baseline and a few ratios at one size, the baselines far below it, every
+  depth, trained at several budgets, one seed), W-F4's matched fraction per ratio and W-F6's
+  spreads per size at each budget: how the effect grows with training; of a sweep of several
+  seeds (one budget), the same read with each net's loss the mean over its seeds.
 
 Sizes are non-embedding parameter counts (both embeddings and the head left out, as Kaplan et
 al. count model size): at the small vocabularies of the ``cpu`` profile the embeddings would
@@ -49,14 +49,11 @@ import numpy as np
 import pandas as pd
 
 from ..engines.lm_sweep import lm_config, matched_size
-from ..engines.pilots import budgets as checked_budgets
-from ..engines.pilots import per_profile
 from ..errors import ParameterError
 
 __all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
            "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
-           "matched_fractions", "spreads", "claim_reads", "PILOT_PARAMETERS", "pilot_design",
-           "pilot_configs", "pilot_fractions", "pilot_spreads", "profile_reads"]
+           "matched_fractions", "spreads", "claim_reads", "pilot_fractions", "pilot_spreads"]
 
 # wies2021 Table 5 (appendix C.3): ratio H d_a / d_x, depth L, heads H, widths; best depth of
 # Figure 4 (bold in the paper) marked True.
@@ -304,47 +301,6 @@ def claim_reads(results: pd.DataFrame, grid: pd.DataFrame, sizes: Sequence[float
             "seed_losses": [g.sort_values("seed")["test_loss"].tolist() for _, g in nets]}
 
 
-# the chapter's parameters that define its pilot's grid (:func:`pilot_design`)
-PILOT_PARAMETERS = ("pilot_ratios", "depths", "pilot_sizes", "pilot_baseline_sizes", "d_a")
-
-
-def pilot_design(params: dict) -> pd.DataFrame:
-    """The pilot's own grid (:func:`design`) from a chapter's parameters (the names of
-    :data:`PILOT_PARAMETERS`): this run's, or another profile's, to redraw the pilot it stored.
-
-    >>> g = pilot_design({"pilot_ratios": [1, 16], "depths": [2], "pilot_sizes": [40_000],
-    ...                   "pilot_baseline_sizes": [2_500, 40_000], "d_a": 4, "V": 128})
-    >>> g[["ratio", "size", "d_x", "H"]].to_dict("records")[0]
-    {'ratio': 1, 'size': 2500, 'd_x': 8, 'H': 2}
-    """
-    missing = [k for k in PILOT_PARAMETERS if k not in params]
-    if missing:
-        raise ParameterError("params", sorted(params), f"the pilot's parameters {missing} too")
-    return design(ratios=params["pilot_ratios"], depths=params["depths"],
-                  sizes=params["pilot_sizes"], baseline_sizes=params["pilot_baseline_sizes"],
-                  d_a=params["d_a"])
-
-
-def pilot_configs(grid: pd.DataFrame, *, budgets: Sequence[int], seed: int,
-                  **common) -> list[dict]:
-    """The pilot of a long run: every net of ``grid`` (:func:`pilot_design`), one seed, trained
-    for each number of optimizer steps in ``budgets`` (each with its own schedule, as a run of
-    that length would be), the longest first (two workers then finish together); ``common`` as
-    in :func:`sweep_configs`, without steps.
-
-    >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[1000, 4000], d_a=4)
-    >>> cs = pilot_configs(g, budgets=[4, 8], seed=0, corpus="kjv", V=32, N=8, batch=2,
-    ...                    lr=1e-3, warmup=1)
-    >>> [(c["steps"], c["d_x"], c["H"], c["seed"]) for c in cs]
-    [(8, 8, 2, 0), (8, 16, 4, 0), (8, 12, 12, 0), (4, 8, 2, 0), (4, 16, 4, 0), (4, 12, 12, 0)]
-    """
-    budgets = checked_budgets(budgets)
-    if "steps" in common:
-        raise ParameterError("common", sorted(common), "no steps (the budgets set them)")
-    return [c for steps in sorted(budgets, reverse=True)
-            for c in sweep_configs(grid, seeds=[seed], steps=steps, **common)]
-
-
 _NET = ["L", "d_x", "H", "d_a"]
 
 
@@ -370,8 +326,9 @@ def _s_per_token(part: pd.DataFrame) -> dict:
 
 
 def pilot_fractions(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
-    """Per budget of a pilot (:func:`pilot_configs` of ``grid``) whose nets are all stored, and
-    per ratio rho > 1: the optimizer steps, the training tokens (steps x batch x N) and
+    """Per budget of a pilot (the nets of ``grid`` at several budgets) whose nets are all
+    stored, and per ratio rho > 1: the optimizer steps, the training tokens (steps x batch x N)
+    and
     ``fraction``, the matched fraction of :func:`matched_fractions` read from that budget's
     nets alone (its best depths, its own baseline curve; NaN where a size has no match);
     ``outside``, where a size has no match, on which side of the baseline range it falls
@@ -385,8 +342,8 @@ def pilot_fractions(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
     baseline of half its size after 4 steps and of 0.8 of it after 8.
 
     >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[1000, 4000], d_a=4)
-    >>> cs = pilot_configs(g, budgets=[4, 8], seed=0, corpus="kjv", V=32, N=8, batch=2,
-    ...                    lr=1e-3, warmup=1)
+    >>> cs = [c for steps in (8, 4) for c in sweep_configs(
+    ...     g, seeds=[0], steps=steps, corpus="kjv", V=32, N=8, batch=2, lr=1e-3, warmup=1)]
     >>> own = {(c["d_x"], c["H"]): non_embedding_params(c["L"], c["d_x"], c["H"] * 4 // c["d_x"])
     ...        for c in cs}
     >>> res = pd.DataFrame([{**c, "params_non_embedding": own[c["d_x"], c["H"]],
@@ -433,17 +390,3 @@ def pilot_spreads(results: pd.DataFrame, grid: pd.DataFrame,
         rows.append(s.assign(steps=steps, tokens=tokens)[
             ["steps", "tokens", *s.columns]])
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-
-
-def profile_reads(across: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`pilot_fractions` and :func:`pilot_spreads` of each profile in ``across``
-    (profile -> (its trained nets, its parameters: ``ratios``, ``depths``, ``sizes``,
-    ``baseline_sizes``, ``d_a``), as ``run.across_profiles`` gives them), each read on the
-    profile's own grid with every net's loss the mean over its seeds, so that a profile that has
-    run sits on the pilot's axes: two tables with a ``profile`` column. A profile with a net
-    missing is left out."""
-    gridded = {profile: (runs, design(ratios=p["ratios"], depths=p["depths"], sizes=p["sizes"],
-                                      baseline_sizes=p["baseline_sizes"], d_a=p["d_a"]))
-               for profile, (runs, p) in across.items()}  # each profile's grid, built once
-    return (per_profile(gridded, pilot_fractions, columns=["steps", "tokens"]),
-            per_profile(gridded, pilot_spreads, columns=["steps", "tokens"]))

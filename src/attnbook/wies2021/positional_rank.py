@@ -9,9 +9,9 @@ d_x // high_divisor and d_x // low_divisor (the divisors are the criterion's, in
 This module holds the pilot that sizes a long run of it:
 
 * :func:`f7_ranks`: the four ranks W-F7 reads at a context N and a width d_x;
-* :func:`pilot_configs`: the nets W-F7 compares (full rank, the two positional ranks, the two
-  vocabulary ranks), one seed, each trained for every budget of optimizer steps with its own
-  schedule, the longest first;
+* :func:`f7_configs`: the nets W-F7 compares (full rank, the two positional ranks, the two
+  vocabulary ranks) at one budget of optimizer steps, one seed; the pilot trains them at each
+  of its budgets, each with its own schedule;
 * :func:`pilot_statistics`: per budget, the five test losses and W-F7's deciding statistics:
   ``pos_gap`` (positional rank N/32 minus full rank; the criterion asks it to be within the seed
   noise of zero), ``rank1_gap`` (positional rank 1 minus full rank) and ``rank1_between``
@@ -27,17 +27,14 @@ Used by: wies2021_rank_bottleneck.
 """
 
 import math
-from collections.abc import Sequence
 
 import pandas as pd
 
 from ..engines.lm_sweep import lm_config
-from ..engines.pilots import budgets as checked_budgets
-from ..engines.pilots import per_profile
 from ..errors import ParameterError
 
-__all__ = ["f7_ranks", "pilot_configs", "pilot_statistics", "pilot_gaps", "pilot_reading",
-           "profile_statistics"]
+__all__ = ["f7_ranks", "f7_configs", "pilot_statistics", "pilot_gaps", "pilot_reading",
+           "sweep_statistics"]
 
 
 def f7_ranks(*, N: int, d_x: int, pos_divisor: int, low_divisor: int, high_divisor: int
@@ -62,33 +59,29 @@ def f7_ranks(*, N: int, d_x: int, pos_divisor: int, low_divisor: int, high_divis
             "r_low": d_x // low_divisor}
 
 
-def pilot_configs(*, budgets: Sequence[int], seed: int, N: int, d_x: int, pos_divisor: int,
-                  low_divisor: int, high_divisor: int, **common) -> list[dict]:
-    """The pilot of W-F7's long run: per number of optimizer steps in ``budgets`` (the longest
-    first, each with its own schedule, as a run of that length would be), one seed of the
+def f7_configs(*, steps: int, seed: int, N: int, d_x: int, pos_divisor: int,
+               low_divisor: int, high_divisor: int, **common) -> list[dict]:
+    """The nets W-F7 compares at one budget of ``steps`` optimizer steps, one seed: the
     full-rank net, positional ranks 1 and :func:`f7_ranks`' r_pos (one net where they
     coincide) and vocabulary ranks r_high and r_low, in that order; ``common``: the other
     arguments of :func:`attnbook.engines.lm_sweep.lm_config` (corpus, V, L, H, batch, lr, ...),
-    without steps, r or r_e.
+    without r or r_e. The pilot trains them at each of its budgets.
 
-    >>> cs = pilot_configs(budgets=[4, 8], seed=0, N=128, d_x=64, pos_divisor=32,
-    ...                    low_divisor=8, high_divisor=4, corpus="kjv", V=64, L=2, batch=2,
-    ...                    lr=1e-3, warmup=1)
-    >>> [(c["steps"], c["r_e"], c["r"]) for c in cs][:5], len(cs)
-    ([(8, None, None), (8, 1, None), (8, 4, None), (8, None, 16), (8, None, 8)], 10)
+    >>> cs = f7_configs(steps=8, seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
+    ...                 high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
+    >>> [(c["steps"], c["r_e"], c["r"]) for c in cs]
+    [(8, None, None), (8, 1, None), (8, 4, None), (8, None, 16), (8, None, 8)]
     """
-    budgets = checked_budgets(budgets)
-    taken = sorted({"steps", "r", "r_e"} & set(common))
+    taken = sorted({"r", "r_e"} & set(common))
     if taken:
-        raise ParameterError("common", taken, "no steps, r or r_e (the pilot sets them)")
+        raise ParameterError("common", taken, "no r or r_e (W-F7's nets set them)")
     k = f7_ranks(N=N, d_x=d_x, pos_divisor=pos_divisor, low_divisor=low_divisor,
                  high_divisor=high_divisor)
     if k["r_pos"] >= N:
         raise ParameterError("N", N, f"a context above the positional rank {k['r_pos']}")
     nets = [{}, {"r_e": 1}] + ([{"r_e": k["r_pos"]}] if k["r_pos"] != 1 else []) \
         + [{"r": k["r_high"]}, {"r": k["r_low"]}]
-    return [lm_config(N=N, d_x=d_x, steps=steps, seed=seed, **common, **net)
-            for steps in sorted(budgets, reverse=True) for net in nets]
+    return [lm_config(N=N, d_x=d_x, steps=steps, seed=seed, **common, **net) for net in nets]
 
 
 def _rank(value) -> int | None:
@@ -97,7 +90,7 @@ def _rank(value) -> int | None:
 
 def pilot_statistics(results: pd.DataFrame, *, pos_divisor: int, low_divisor: int,
                      high_divisor: int) -> pd.DataFrame:
-    """Per budget of a pilot (:func:`pilot_configs`; one row per net with its configuration's
+    """Per budget of a pilot (:func:`f7_configs` at each; one row per net with its configuration's
     columns and ``test_loss``): the steps, the training tokens per net (steps x batch x N), the
     ranks read (:func:`f7_ranks`), the test losses of the full-rank net (``loss_full``), of
     positional ranks r_pos and 1 (``loss_pos``, ``loss_rank1``) and of vocabulary ranks r_high
@@ -115,8 +108,8 @@ def pilot_statistics(results: pd.DataFrame, *, pos_divisor: int, low_divisor: in
     stored (a pilot still running) is left out; two results of one net at one budget (two
     seeds) are an error.
 
-    >>> cs = pilot_configs(budgets=[10], seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
-    ...                    high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
+    >>> cs = f7_configs(steps=10, seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
+    ...                 high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
     >>> rows = [dict(c, test_loss=t) for c, t in zip(cs, [2.0, 2.3, 2.02, 2.2, 2.4])]
     >>> s = pilot_statistics(pd.DataFrame(rows), pos_divisor=32, low_divisor=8, high_divisor=4)
     >>> s[["tokens", "pos_gap", "rank1_gap", "rank1_between"]].round(3)
@@ -248,38 +241,31 @@ def pilot_reading(reading: pd.DataFrame, *, top_steps: int, long_steps: int) -> 
                    "W-Tab2-5 beside it, at the pilot's deeper and wider scale.")
 
 
-def profile_statistics(across: dict, *, pos_divisor: int, low_divisor: int,
-                       high_divisor: int) -> pd.DataFrame:
-    """:func:`pilot_statistics` of each profile in ``across`` (profile -> (its trained nets,
-    its parameters: ``d_x``, ``steps``), as ``run.across_profiles`` gives them): its own
-    model's nets of width ``d_x`` trained ``steps`` steps (not the baselines, the GPT-2
-    references or the longer convergence runs), each test loss the mean over the seeds, so
-    that a profile that has run sits on the pilot's axes; one table with a ``profile`` column.
-    A profile without every net W-F7 reads is left out.
+def sweep_statistics(results: pd.DataFrame, *, d_x: int, steps: int, pos_divisor: int,
+                     low_divisor: int, high_divisor: int) -> pd.DataFrame:
+    """:func:`pilot_statistics` of a sweep of several seeds: its own model's nets of width
+    ``d_x`` trained ``steps`` steps (not the baselines, the GPT-2 references or the longer
+    convergence runs), each test loss the mean over the seeds: the sweep on the axes of its
+    pilot. Empty without every net W-F7 reads.
 
-    >>> cs = pilot_configs(budgets=[10], seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
-    ...                    high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
+    >>> cs = f7_configs(steps=10, seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
+    ...                 high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
     >>> rows = [dict(c, seed=s, test_loss=t + s / 10, model="ours")
     ...         for c, t in zip(cs, [2.0, 2.3, 2.02, 2.2, 2.4]) for s in (0, 2)]
-    >>> t = profile_statistics({"cpu": (pd.DataFrame(rows), {"d_x": 64, "steps": 10})},
-    ...                        pos_divisor=32, low_divisor=8, high_divisor=4)
-    >>> t[["profile", "loss_full", "rank1_between"]].round(3)
-      profile  loss_full  rank1_between
-    0     cpu        2.1            0.5
+    >>> t = sweep_statistics(pd.DataFrame(rows), d_x=64, steps=10, pos_divisor=32,
+    ...                      low_divisor=8, high_divisor=4)
+    >>> t[["loss_full", "rank1_between"]].round(3)
+       loss_full  rank1_between
+    0        2.1            0.5
     """
-    def read(runs, params):
-        part = runs[(runs["d_x"] == params["d_x"]) & (runs["steps"] == params["steps"])]
-        if "model" in part:
-            part = part[part["model"] == "ours"]
-        if not len(part):
-            return None
-        key = (part["r"].map(lambda v: _rank(v) or 0), part["r_e"].map(lambda v: _rank(v) or 0))
-        mean = (part.assign(_r=key[0], _r_e=key[1])
-                .groupby(["_r", "_r_e", "steps", "batch", "N", "d_x"], as_index=False)
-                .agg(test_loss=("test_loss", "mean"), r=("r", "first"), r_e=("r_e", "first")))
-        return pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
-                                low_divisor=low_divisor, high_divisor=high_divisor)
-
-    return per_profile(across, read, columns=[
-        "steps", "tokens", "r_pos", "r_high", "r_low", "loss_full", "loss_pos", "loss_rank1",
-        "loss_high", "loss_low", "pos_gap", "rank1_gap", "rank1_between"])  # as pilot_statistics
+    part = results[(results["d_x"] == d_x) & (results["steps"] == steps)]
+    if "model" in part:
+        part = part[part["model"] == "ours"]
+    if not len(part):
+        return pd.DataFrame()
+    key = (part["r"].map(lambda v: _rank(v) or 0), part["r_e"].map(lambda v: _rank(v) or 0))
+    mean = (part.assign(_r=key[0], _r_e=key[1])
+            .groupby(["_r", "_r_e", "steps", "batch", "N", "d_x"], as_index=False)
+            .agg(test_loss=("test_loss", "mean"), r=("r", "first"), r_e=("r_e", "first")))
+    return pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
+                            low_divisor=low_divisor, high_divisor=high_divisor)
