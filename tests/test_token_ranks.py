@@ -112,3 +112,50 @@ def test_verdict_table_marks_missing_stages_not_run():
     t = verdict_table(m, {("a", "Assumption 2"): True, ("b", "Assumption 2"): False})
     assert t["agrees"].tolist() == [True, None]
     assert t["measured"].tolist() == ["✓", "not run"]
+
+
+def test_subset_ranks_gathers_one_chunk_at_a_time_and_equals_the_stacked_ranks(monkeypatch):
+    # The randomized test used to stack all draws x k x d subsets before ranking them (6 GB for
+    # M-F1's 5000 draws of 197 ViT-Base queries at cpu). subset_ranks gathers them one chunk of
+    # batched_rank at a time: no tensor handed to batched_rank exceeds a chunk, and every rank,
+    # so every fraction, is the stacked computation's. Chunks of 4 subsets stand in for 0.2 GB.
+    from attnbook.engines import linalg
+    from attnbook.mahdavi2024 import token_ranks
+
+    g = torch.Generator().manual_seed(5)
+    T, k, d, draws = 12, 4, 6, 23  # 23 draws: five full chunks and one of 3
+    V = torch.randn(T, d, dtype=F64, generator=g)
+    V[7] = V[3]  # equal queries and a plane: some subsets are dependent
+    V[11] = V[2] + V[9]
+    V[5] = V[1]
+    chunk = 4 * k * d * 8
+    monkeypatch.setattr(linalg, "_BYTES", chunk)
+    monkeypatch.setattr(token_ranks, "_RANK_BYTES", chunk)
+    idx = token_ranks._subsets(T, k, draws, 1)
+    stacked = batched_rank(V[idx], 1e-7)  # the former computation, all subsets at once
+    assert 0 < int((stacked < k).sum()) < draws  # the draws do meet dependent subsets
+
+    seen = []
+
+    def recording(X, eps):
+        seen.append(X.numel() * X.element_size())
+        return batched_rank(X, eps)
+
+    monkeypatch.setattr(token_ranks, "batched_rank", recording)
+    assert torch.equal(token_ranks.subset_ranks(V, idx, 1e-7), stacked)
+    assert max(seen) <= chunk and sum(seen) == draws * k * d * 8 and len(seen) == 6
+    frac = subset_rank_fraction(V, k, draws, seed=1, eps=1e-7)
+    assert frac == float((stacked == k).double().mean())
+
+
+def test_a_batch_summary_keeps_no_tokens_of_the_batch():
+    # _collect keeps the summary of every batch of every stage until the stage is stacked; a
+    # query that is a view of the float64 batch kept all of it alive (B x n x d x 8 bytes per
+    # batch and stage: 3 GB for 800 ViT-Base images at cpu). The summary holds B x d values.
+    B, n, d = 4, 9, 5
+    hidden = torch.randn(B, n, d, generator=torch.Generator().manual_seed(6))  # float32
+    s = summarize_tokens(hidden, query_index=-1)
+    assert torch.equal(s.queries, hidden[:, -1].double())
+    assert torch.equal(s.shifted, hidden[:, -1].double() + hidden.double().mean(dim=1))
+    for t in (s.queries, s.shifted):
+        assert t.untyped_storage().nbytes() == B * d * 8

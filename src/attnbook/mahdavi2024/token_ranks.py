@@ -24,11 +24,12 @@ import pandas as pd
 import torch
 
 from ..device import default_device
+from ..engines.linalg import _BYTES as _RANK_BYTES
 from ..engines.linalg import batched_rank, machine_eps
 from ..errors import ParameterError
 
 __all__ = ["TokenSummary", "summarize_tokens", "stack_summaries", "subset_rank_fraction",
-           "fraction_curve", "randomized_kruskal_rank",
+           "subset_ranks", "fraction_curve", "randomized_kruskal_rank",
            "ordering_kruskal_estimates", "assumption_row", "assumption_table", "curve_table",
            "ordering_table", "verdict_table"]
 
@@ -65,7 +66,7 @@ def summarize_tokens(hidden: torch.Tensor, query_index: int) -> TokenSummary:
     B, n, d = hidden.shape
     eps = machine_eps(hidden.dtype)
     h = hidden.detach().to(F64).cpu()
-    q = h[:, query_index]  # (B, d)
+    q = h[:, query_index].clone()  # (B, d), a copy: a view would keep all of h, (B, n, d), alive
     return TokenSummary(q, q + h.mean(dim=1), batched_rank(h, eps), n, eps)
 
 
@@ -97,8 +98,28 @@ def subset_rank_fraction(V: torch.Tensor, k: int, draws: int, *, seed: int = 0,
     if k > min(T, d):
         return 0.0  # k vectors in R^d with k > d, or more than there are: never independent
     idx = _subsets(T, k, draws, seed)
-    ranks = batched_rank(V.to(F64)[idx], machine_eps(V.dtype) if eps is None else eps)  # (draws,)
+    ranks = subset_ranks(V, idx, machine_eps(V.dtype) if eps is None else eps)  # (draws,)
     return float((ranks == k).double().mean())
+
+
+def subset_ranks(V: torch.Tensor, idx: torch.Tensor, eps: float) -> torch.Tensor:
+    """Ranks of the (k, d) matrices ``V[idx[i]]`` for each row of ``idx`` (draws, k): the values
+    of ``batched_rank(V.to(float64)[idx], eps)``, without holding ``V[idx]`` at once.
+
+    The stacked subsets take draws * k * d * 8 bytes (6 GB for the 5000 draws of k = 197
+    queries of d = 768 that M-F1 makes at ``cpu``); here each of :func:`batched_rank`'s own
+    chunks (its ``_BYTES``, 0.2 GB) is gathered only when it is ranked, so every chunk, and so
+    every rank, is the one that call computes.
+
+    >>> V = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]], dtype=torch.float64)
+    >>> subset_ranks(V, torch.tensor([[0, 1], [0, 2], [1, 2]]), 1e-15).tolist()
+    [2, 1, 2]
+    """
+    V = V.to(F64)
+    k, d = idx.shape[1], V.shape[1]
+    step = max(1, int(_RANK_BYTES // max(1, k * d * 8)))  # batched_rank's chunk at (k, d)
+    parts = [batched_rank(V[idx[i:i + step]], eps) for i in range(0, idx.shape[0], step)]
+    return torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
 
 
 def fraction_curve(summary: TokenSummary, ks, draws: int, *, seed: int = 0) -> pd.DataFrame:
