@@ -130,7 +130,7 @@ def test_subset_ranks_gathers_one_chunk_at_a_time_and_equals_the_stacked_ranks(m
     V[5] = V[1]
     chunk = 4 * k * d * 8
     monkeypatch.setattr(linalg, "_BYTES", chunk)
-    monkeypatch.setattr(token_ranks, "_RANK_BYTES", chunk)
+    monkeypatch.setattr(token_ranks, "_BYTES", chunk)
     idx = token_ranks._subsets(T, k, draws, 1)
     stacked = batched_rank(V[idx], 1e-7)  # the former computation, all subsets at once
     assert 0 < int((stacked < k).sum()) < draws  # the draws do meet dependent subsets
@@ -159,3 +159,11 @@ def test_a_batch_summary_keeps_no_tokens_of_the_batch():
     assert torch.equal(s.shifted, hidden[:, -1].double() + hidden.double().mean(dim=1))
     for t in (s.queries, s.shifted):
         assert t.untyped_storage().nbytes() == B * d * 8
+
+
+def test_subset_ranks_chunks_as_batched_rank_does():
+    """subset_ranks cuts its subsets where batched_rank cuts a stacked call: one chunk size."""
+    from attnbook.engines import linalg
+    from attnbook.mahdavi2024 import token_ranks
+
+    assert token_ranks._BYTES == linalg._BYTES

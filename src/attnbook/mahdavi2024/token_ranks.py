@@ -24,7 +24,6 @@ import pandas as pd
 import torch
 
 from ..device import default_device
-from ..engines.linalg import _BYTES as _RANK_BYTES
 from ..engines.linalg import batched_rank, machine_eps
 from ..errors import ParameterError
 
@@ -34,7 +33,8 @@ __all__ = ["TokenSummary", "summarize_tokens", "stack_summaries", "subset_rank_f
            "ordering_table", "verdict_table"]
 
 F64 = torch.float64
-_BYTES = 2e8  # float64 bytes per batched SVD chunk
+_BYTES = 2e8  # float64 bytes per batched SVD chunk: linalg.batched_rank's, so subset_ranks
+# gathers and ranks its subsets in the very chunks batched_rank would
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def subset_ranks(V: torch.Tensor, idx: torch.Tensor, eps: float) -> torch.Tensor
     """
     V = V.to(F64)
     k, d = idx.shape[1], V.shape[1]
-    step = max(1, int(_RANK_BYTES // max(1, k * d * 8)))  # batched_rank's chunk at (k, d)
+    step = max(1, int(_BYTES // max(1, k * d * 8)))  # batched_rank's chunk at (k, d)
     parts = [batched_rank(V[idx[i:i + step]], eps) for i in range(0, idx.shape[0], step)]
     return torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
 
