@@ -427,3 +427,32 @@ def test_a_chapter_run_by_hand_checks_its_parameters_as_the_runner_does():
     with pytest.raises(ParameterError, match="max_depth"):  # a range of the .yml
         check_interactive_parameters("levine2020_lemma1", "cpu", {"max_depth": 99})
     check_interactive_parameters("no_such_chapter", "cpu", {"max_depth": 99})  # no .yml
+
+
+def _determinism_flags(_unit=None):
+    import torch
+
+    return (torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled())
+
+
+def test_seeding_asks_for_strict_deterministic_kernels():
+    """Strict, not warn-only: under warn_only, CUDA attention's backward (flash, cuDNN) warns
+    once and stays non-deterministic, so the same seed could give two results."""
+    import torch
+
+    from attnbook.book.notebook import seed_everything
+
+    before = _determinism_flags()
+    try:
+        seed_everything(0)
+        assert _determinism_flags() == (True, False)
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
+
+def test_worker_processes_compute_with_strict_deterministic_kernels():
+    from attnbook.book.executors import ProcessExecutor
+
+    out = list(ProcessExecutor(workers=1, threads=1, progress=False).map(_determinism_flags, [0]))
+    assert out[0][1] == (True, False)

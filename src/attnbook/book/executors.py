@@ -58,8 +58,11 @@ class LocalExecutor:
 def _start_worker(threads: int) -> None:
     import torch
 
+    from .notebook import deterministic_kernels
+
     os.environ["ATTNBOOK_THREADS"] = str(threads)
     torch.set_num_threads(threads)
+    deterministic_kernels()  # a worker computes as the notebook's own process would
 
 
 _SENT: dict[bytes, Callable] = {}  # a worker's functions received by value, by their bytes
