@@ -23,7 +23,8 @@ from typing import Protocol
 from ..errors import ParameterError
 from ..progress import progress_bar
 
-__all__ = ["Executor", "LocalExecutor", "ProcessExecutor", "default_executor", "ENV_WORKERS"]
+__all__ = ["Executor", "LocalExecutor", "ProcessExecutor", "default_executor",
+           "deterministic_kernels", "ENV_WORKERS"]
 
 ENV_WORKERS = "ATTNBOOK_WORKERS"  # worker processes for a sweep's units (unset or 1: in-process)
 
@@ -55,10 +56,19 @@ class LocalExecutor:
             yield u, result, time.perf_counter() - t0
 
 
-def _start_worker(threads: int) -> None:
+def deterministic_kernels() -> None:
+    """Ask torch for deterministic kernels, strictly: an operation that has none stops with an
+    error instead of a warning. Strict matters on CUDA, where attention's backward (flash,
+    cuDNN) takes its deterministic algorithm only then; under ``warn_only`` it warned once and
+    stayed non-deterministic, so two runs of a language-model chapter could differ."""
     import torch
 
-    from .notebook import deterministic_kernels
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed for determinism on CUDA
+    torch.use_deterministic_algorithms(True)
+
+
+def _start_worker(threads: int) -> None:
+    import torch
 
     os.environ["ATTNBOOK_THREADS"] = str(threads)
     torch.set_num_threads(threads)

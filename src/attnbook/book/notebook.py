@@ -54,14 +54,14 @@ from .checkpoints import (
     checkpoint_dir,
     unit_key,
 )
-from .executors import default_executor
+from .executors import default_executor, deterministic_kernels
 from .profiles import RESERVED, load_spec, rule_error
 from .provenance import function_modules, provenance
 from .readers import loads
 from .store import NotStored, ResultStore, config_key, total_wall
 
 __all__ = ["Run", "start", "check_interactive_parameters", "seed_everything",
-           "deterministic_kernels", "BudgetExhausted", "deadline", "source_provenance"]
+           "BudgetExhausted", "deadline", "source_provenance"]
 
 ENV_RUN_ID = "ATTNBOOK_RUN_ID"
 ENV_RECOMPUTE = "ATTNBOOK_RECOMPUTE"
@@ -132,15 +132,6 @@ def source_provenance(info: dict) -> dict:
     else:
         info.pop("diff_sha256", None)
     return info
-
-
-def deterministic_kernels() -> None:
-    """Ask torch for deterministic kernels, strictly: an operation that has none stops with an
-    error instead of a warning. Strict matters on CUDA, where attention's backward (flash,
-    cuDNN) takes its deterministic algorithm only then; under ``warn_only`` it warned once and
-    stayed non-deterministic, so two runs of a language-model chapter could differ."""
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed for determinism on CUDA
-    torch.use_deterministic_algorithms(True)
 
 
 def seed_everything(seed: int) -> None:
