@@ -137,3 +137,16 @@ def test_the_standard_figure_draws_a_line_per_group_and_a_marker_per_profile_poi
     marked = [line for line in ax.get_lines() if line.get_marker() == ap.MARKERS["cpu"]]
     assert len(marked) == 1 and marked[0].get_color() == lines[0].get_color()
     assert not [line for line in ax.get_lines() if line.get_marker() == ap.MARKERS["long"]]
+
+
+def test_the_standard_figure_draws_the_mean_over_a_pilots_seeds_with_their_spread():
+    gaps = pd.DataFrame({"L_shallow": 1, "L_deep": 2, "tokens": [10, 20] * 2, "seed": [0, 0, 1, 1],
+                         "d_shallow": 8, "d_deep": 6, "gap": [0.2, 0.1, 0.4, -0.1]})
+    fig = ap.grows(gaps, gaps.iloc[:0].assign(profile=[]), panels=["L_shallow", "L_deep"],
+                   line=["d_shallow", "d_deep"], colour_by="d_shallow",
+                   label=lambda k: f"width {k[0]}")
+    ax = fig.axes[0]
+    (line,) = [line for line in ax.get_lines() if line.get_label() == "width 8"]
+    assert list(line.get_xdata()) == [10, 20]
+    assert list(line.get_ydata()) == pytest.approx([0.3, 0.0])
+    assert len(ax.collections) == 1  # one seed standard deviation at each budget

@@ -145,7 +145,8 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
           y: str = "gap", colour_key: Callable | None = None):
     """The standard pilot figure: per panel (a group of ``panels`` columns; one panel without
     them), one line per group of ``line`` columns of ``gaps`` (the pilot's gap ``y`` against
-    budget ``x``, log scale) labelled ``label(key)``, coloured by its ``colour_by`` value (one
+    budget ``x``, log scale; the mean over its seeds, bars of one seed standard deviation
+    where there are several) labelled ``label(key)``, coloured by its ``colour_by`` value (one
     colour per value), and ``profiles`` (:func:`across`, the same gap at the profiles that
     have run) drawn by :func:`mark` in the colour of ``colour_key(row)`` (default: the row's
     ``colour_by``; grey where the pilot has no such line). Zero sits in the middle: the gap's
@@ -162,7 +163,10 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
             shown = shown[shown[c] == v]
         colour = {v: f"C{i}" for i, v in enumerate(sorted(set(part[colour_by])))}
         for k, one in part.groupby(list(line)):
-            ax.plot(one[x], one[y], "o-", color=colour[one[colour_by].iloc[0]], label=label(k))
+            at_x, c = one.groupby(x)[y].agg(["mean", "std", "size"]), colour[one[colour_by].iloc[0]]
+            ax.plot(at_x.index, at_x["mean"], "o-", color=c, label=label(k))  # over its seeds
+            if at_x["size"].max() > 1:
+                ax.errorbar(at_x.index, at_x["mean"], at_x["std"], fmt="none", ecolor=c, capsize=2)
         mark(ax, shown, x=x, y=y, colour=lambda r, c=colour: c.get(key(r), "0.45"))
         ax.axhline(0, color="0.3", lw=1)
         ax.set(xscale="log", ylim=(-top, top), xlabel=xlabel, title=title(at))
