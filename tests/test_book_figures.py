@@ -9,6 +9,7 @@ import re
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from matplotlib.text import Text
 
 from attnbook import paths
 from attnbook.book import display, figures, plotting, report
@@ -411,6 +412,60 @@ def test_savefig_measures_the_smallest_text_a_phone_shows(tmp_path, monkeypatch)
     run.savefig(fig, "demo_legend", source="demo")
     assert shown[-1]["phone_text_px"] == round(plotting.phone_text_px(
         6, plotting.png_width_in(tmp_path / "demo_legend.png")), 1)
+    plt.close("all")
+
+
+def _crowded(ax):
+    """Figure 2.5 as it was: the curve's last points close together, each labelled 14 pt to
+    its right, where the labels print over each other."""
+    points = {"r=16": (2.2e5, 2.040), "r=96 (control)": (2.5e5, 2.049), "r=32": (2.3e5, 2.045)}
+    ax.plot(*zip(*points.values(), strict=True), "s-")
+    ax.plot([2.5e4, 2.4e5], [2.39, 1.99], "o-")
+    ax.set(xscale="log", xlabel="parameters (all)", ylabel="test loss")
+    return points
+
+
+def test_savefig_records_the_labels_that_print_over_each_other(tmp_path, monkeypatch):
+    """Three labels stacked where their points lie close together print over each other:
+    savefig records each pair (the browser test reports them); spread apart by
+    ``spread_labels``, in a column right of the points, none does. The same text twice in one
+    place prints as one, and a tick label whose tick lies outside the axis' view is not drawn:
+    neither counts."""
+    monkeypatch.setattr(paths, "FIGURES", tmp_path)
+    shown = []
+    monkeypatch.setattr(plotting, "figure_output", lambda fig, png, info: shown.append(info))
+    run = start("doctest_example", profile="ci")
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    for text, xy in _crowded(ax).items():
+        ax.annotate(text, xy, xytext=(14, 0), textcoords="offset points", fontsize=8)
+    fig.tight_layout()
+    run.savefig(fig, "demo_crowded", source="demo")
+    assert sorted(map(sorted, shown[-1]["overlapping_labels"])) == [
+        ["r=16", "r=32"], ["r=16", "r=96 (control)"], ["r=32", "r=96 (control)"]]
+
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    points = _crowded(ax)
+    fig.tight_layout()
+    notes = plotting.spread_labels(ax, list(points.values()), list(points), column=True)
+    run.savefig(fig, "demo_spread", source="demo")
+    assert shown[-1]["overlapping_labels"] == []
+    renderer = fig.canvas.get_renderer()
+    assert len({round(Text.get_window_extent(n, renderer).x0) for n in notes}) == 1  # a column
+    heights = [Text.get_window_extent(n, renderer).y0 for n in notes]
+    assert [n.get_text() for _, n in sorted(zip(heights, notes, strict=True))] == [
+        "r=16", "r=32", "r=96 (control)"]  # in the order of their points
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2], [1, 2])
+    ax.text(1.5, 1.5, "cpu"), ax.text(1.5, 1.5, "cpu")  # two curves' points that coincide
+    ax.set_xticks([0.85, 0.95], ["out of view", "in view"])
+    ax.set_xlim(0.9, 2.1)  # the tick at 0.85 lies outside: its label is not drawn
+    assert plotting.overlapping_labels(fig) == []
+    ax.set_xlim(0.8, 2.1)
+    assert plotting.overlapping_labels(fig) == [("out of view", "in view")]
+    ax.text(1.52, 1.5, "long")
+    assert sorted(plotting.overlapping_labels(fig)) == [("cpu", "long"), ("cpu", "long"),
+                                                        ("out of view", "in view")]
     plt.close("all")
 
 

@@ -412,10 +412,15 @@ class Run:
         ``phone_content_px``, so that a browser scales the size to the width it shows the
         figure at. Below 9 px the book makes the figure a link to its full-size PNG, which a
         phone reader opens and zooms.
+
+        It records ``overlapping_labels`` too: the pairs of texts that print over each other
+        (:func:`~attnbook.book.plotting.overlapping_labels`; none, ``[]``, in a figure as it
+        should be), which the browser test reports.
         """
         from .plotting import (
             PHONE_CONTENT_PX,
             figure_output,
+            overlapping_labels,
             phone_text_px,
             png_width_in,
             save_figure,
@@ -429,6 +434,7 @@ class Run:
         if self.overrides:
             footer += f" (changed: {self.changed()})"
         points = smallest_text_pt(fig)  # the figure's own text, not the footer added below
+        overlaps = [list(pair) for pair in overlapping_labels(fig)]
         png = save_figure(fig, name, footer=footer, data=data)
         phone_px = (None if points is None
                     else round(phone_text_px(points, png_width_in(png), fig.dpi), 1))
@@ -443,7 +449,8 @@ class Run:
             "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
             "data": f"{name}.csv" if data is not None else "", "png": f"{name}.png",
-            "phone_text_px": phone_px, "phone_content_px": PHONE_CONTENT_PX})
+            "phone_text_px": phone_px, "phone_content_px": PHONE_CONTENT_PX,
+            "overlapping_labels": overlaps})
 
 
 def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -> None:

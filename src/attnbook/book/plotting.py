@@ -15,7 +15,8 @@ from .. import paths  # noqa: E402
 
 __all__ = ["save_figure", "add_footer", "paper_trend", "figure_output", "figure_table", "style",
            "in_kernel", "FIGURE_KEY", "smallest_text_pt", "phone_text_px", "png_width_in",
-           "PHONE_CONTENT_PX", "MIN_PHONE_TEXT_PX", "TEXT_PX_KEY", "png_text_px"]
+           "PHONE_CONTENT_PX", "MIN_PHONE_TEXT_PX", "TEXT_PX_KEY", "png_text_px",
+           "overlapping_labels", "spread_labels"]
 
 FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
 
@@ -105,6 +106,139 @@ def smallest_text_pt(fig) -> float | None:
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip()]
     return min(sizes) if sizes else None
+
+
+def _drawn_texts(fig) -> list:
+    """The Text artists ``fig`` draws, each with its box on the canvas as last drawn (the
+    text's own box: an annotation's arrow left out): visible and non-empty, in a visible
+    axes, a tick label only where its tick lies within the axis' view (matplotlib keeps the
+    others but does not draw them), an annotation only where it is drawn (its point in view)."""
+    from matplotlib.text import Annotation, Text
+
+    renderer = fig.canvas.get_renderer()
+    hidden = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            eps = 1e-9 * (hi - lo)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not (axis.get_visible() and lo - eps <= tick.get_loc() <= hi + eps):
+                    hidden.update((id(tick.label1), id(tick.label2)))
+    out = []
+    for t in fig.findobj(Text):
+        if (id(t) in hidden or not t.get_visible() or not t.get_text().strip()
+                or (t.axes is not None and not t.axes.get_visible())):
+            continue
+        if isinstance(t, Annotation):
+            if tuple(t.get_window_extent(renderer).bounds) == (0, 0, 1, 1):
+                continue  # not drawn: its point lies outside the axes
+            t.update_positions(renderer)
+        out.append((t, Text.get_window_extent(t, renderer)))
+    return out
+
+
+def overlapping_labels(fig, tol_pt: float = 0.5) -> list[tuple[str, str]]:
+    """The pairs of texts of ``fig`` that print over each other: every visible text it draws
+    (tick labels, axis labels, titles, legend entries, ``ax.text``, annotations,
+    ``fig.text``) whose box on the canvas overlaps another's by more than ``tol_pt`` points
+    both across and up, each pair as its two strings. The same text twice in the same place
+    (two curves' points that coincide, each named) prints as one and is no pair. Draws the
+    figure (its layout as it will be saved).
+
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.text(0.5, 0.5, "r=16"), ax.text(0.51, 0.5, "r=96"), ax.text(0.5, 0.2, "r=32")
+    >>> overlapping_labels(fig)
+    [('r=16', 'r=96')]
+    >>> plt.close(fig)
+    """
+    import numpy as np
+
+    fig.canvas.draw()
+    tol = tol_pt * fig.dpi / 72
+    texts = _drawn_texts(fig)
+    return [(a.get_text(), b.get_text())
+            for i, (a, box_a) in enumerate(texts) for b, box_b in texts[i + 1:]
+            if min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > tol
+            and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > tol
+            and not (a.get_text() == b.get_text()
+                     and np.abs(box_a.extents - box_b.extents).max() <= tol)]
+
+
+def spread_labels(ax, points, labels, *, offset=(10.0, 0.0), gap_pt: float = 1.0,
+                  fontsize: float = 8, colors=None, leader: bool = True,
+                  column: bool = False) -> list:
+    """Label each of ``points`` (``(x, y)`` in data coordinates) with its text in ``labels``
+    (coloured by ``colors``, one per label; black by default), ``offset`` points from it (to
+    its right by default), left-aligned and centred on its height; then move labels up or
+    down, each as little as it can, so that none overlaps another (``gap_pt`` apart at
+    least) where they share a stretch of x, in the order of their points' heights. With
+    ``column``, labels that share a stretch of x line up instead, ``offset`` points right of
+    the rightmost of their points, so that none sits over another's marker. With ``leader``,
+    a thin grey line joins each label to its point. The one way a chapter names the ends of
+    curves, or points, that lie close together.
+
+    Call it once the figure's layout is set (after ``fig.tight_layout()``): the labels are
+    spread on the canvas, and a later change of the axes' size moves their points, not their
+    offsets. Returns the annotations.
+    """
+    from matplotlib.text import Text
+
+    fig = ax.figure
+    colors = ["black"] * len(labels) if colors is None else list(colors)
+    arrow = (dict(arrowstyle="-", color="0.6", lw=0.6, shrinkA=0, shrinkB=2) if leader
+             else None)
+    notes = [ax.annotate(text, xy, xytext=offset, textcoords="offset points", va="center",
+                         ha="left", fontsize=fontsize, color=c, arrowprops=arrow)
+             for xy, text, c in zip(points, labels, colors, strict=True)]
+    if not notes:
+        return notes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [Text.get_window_extent(n, renderer) for n in notes]
+    wish = [b.y0 + b.height / 2 for b in boxes]  # where each label's centre sits unmoved
+    gap = gap_pt * fig.dpi / 72
+    shift = [0.0] * len(notes)  # how far right a label moves, on the canvas
+    while True:
+        groups, right = [], -float("inf")  # labels whose x extents overlap, directly or not
+        for i in sorted(range(len(notes)), key=lambda i: boxes[i].x0 + shift[i]):
+            if boxes[i].x0 + shift[i] > right:
+                groups.append([])
+                right = -float("inf")
+            groups[-1].append(i)
+            right = max(right, boxes[i].x1 + shift[i])
+        lined = list(shift)
+        for group in groups if column else ():  # each group's labels at its rightmost's x
+            left = max(boxes[i].x0 for i in group)
+            for i in group:
+                lined[i] = left - boxes[i].x0
+        if lined == shift:  # lined up, the groups stay as they are
+            break
+        shift = lined
+    placed = list(wish)
+
+    def base(stack):  # where a stack's first label goes: its members' wishes, on average
+        members, above = stack
+        return sum(wish[j] - a for j, a in zip(members, above, strict=True)) / len(members)
+
+    for group in groups:
+        # bottom to top, stacks of labels one gap apart: a stack that reaches into the one
+        # below is merged with it, the merged stack centred on its members' wishes
+        stacks = []  # (members, each one's height above the first)
+        for i in sorted(group, key=lambda i: wish[i]):
+            stacks.append(([i], [0.0]))
+            while len(stacks) > 1:
+                low, high = stacks[-2], stacks[-1]
+                need = (boxes[low[0][-1]].height + boxes[high[0][0]].height) / 2 + gap
+                if base(high) - (base(low) + low[1][-1]) >= need:
+                    break
+                step = low[1][-1] + need
+                stacks[-2:] = [(low[0] + high[0], low[1] + [step + a for a in high[1]])]
+        for stack in stacks:
+            for j, a in zip(*stack, strict=True):
+                placed[j] = base(stack) + a
+    for note, x, y, w in zip(notes, shift, placed, wish, strict=True):
+        note.xyann = (offset[0] + x * 72 / fig.dpi, offset[1] + (y - w) * 72 / fig.dpi)
+    return notes
 
 
 def phone_text_px(points: float, width_in: float, dpi: float = STYLE["figure.dpi"],
