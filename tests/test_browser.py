@@ -19,8 +19,9 @@ shows a test-harness comment (``# NBVAL_...``), folded code included. At 390 px 
 cut off (one wider than the screen scrolls in its own box), and every figure's smallest text
 is at least 9 CSS px as shown (the size ``run.savefig`` recorded, or the overview's PNG
 records, scaled to the width the image is shown at) or a tap on it opens its full-size PNG,
-where it is. A failure names the page, its screenshots and each element at fault. A
-full-page screenshot of each page at both widths goes to ``build/screenshots/``
+where it is. No figure prints labels over each other (the pairs ``run.savefig`` found and
+recorded, ``overlapping_labels``). A failure names the page, its screenshots and each element
+at fault. A full-page screenshot of each page at both widths goes to ``build/screenshots/``
 (``<page>.png`` at 1400 px, ``<page>-phone.png`` at 390 px), listed at the end of the
 test's output.
 
@@ -351,7 +352,24 @@ def _recorded_figures(path: str) -> dict:
                 out[make_id(f"fig-{info['name']}")] = {
                     **({"phone_text_px": info["phone_text_px"]} if "phone_text_px" in info
                        else {}), "content_px": info.get("phone_content_px"),
-                    "width": (meta.get("image/png") or {}).get("width")}
+                    "width": (meta.get("image/png") or {}).get("width"),
+                    "overlapping_labels": info.get("overlapping_labels")}
+    return out
+
+
+def _overlapping_labels(recorded: dict) -> list[str]:
+    """The figures whose labels print over each other, each pair named (what ``run.savefig``
+    recorded, :func:`~attnbook.book.plotting.overlapping_labels`), and those saved before it
+    recorded them."""
+    out = []
+    for fid, rec in recorded.items():
+        pairs = rec.get("overlapping_labels")
+        if pairs is None:
+            out.append(f"figure #{fid}: no check of its labels recorded (run.savefig records "
+                       "overlapping_labels)")
+        elif pairs:
+            out.append(f"figure #{fid}: labels print over each other: "
+                       + "; ".join(f"{a!r} and {b!r}" for a, b in pairs))
     return out
 
 
@@ -601,7 +619,9 @@ def _check_page(context, server, name, path, kind):
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    problems += _check_phone(page, name, kind, _recorded_figures(path))
+    recorded = _recorded_figures(path)
+    problems += _check_phone(page, name, kind, recorded)
+    problems += _overlapping_labels(recorded)
     page.close()
     problems += console
     return url, problems
@@ -671,5 +691,11 @@ def test_the_phone_checks_find_what_they_look_for(browser):
         assert problems[0].startswith("figure #fig-small: its smallest text is 3.4 px as shown")
         assert "no tap opens it full size" in problems[0]
         assert problems[1].startswith("figure #fig-unrecorded: no text size recorded")
+        assert _overlapping_labels({"fig-clear": {"overlapping_labels": []},
+                                    "fig-crowded": {"overlapping_labels": [["r=16", "r=96"]]},
+                                    "fig-old": {}}) == [
+            "figure #fig-crowded: labels print over each other: 'r=16' and 'r=96'",
+            "figure #fig-old: no check of its labels recorded (run.savefig records "
+            "overlapping_labels)"]
     finally:
         page.close()
