@@ -150,8 +150,9 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
     colour per value), and ``profiles`` (:func:`across`, the same gap at the profiles that
     have run) drawn by :func:`mark` in the colour of ``colour_key(row)`` (default: the row's
     ``colour_by``; grey where the pilot has no such line). Zero sits in the middle: the gap's
-    sign is what a claim reads, each side labelled by ``sides``. ``size``: one panel's, in
-    inches. Returns the figure."""
+    sign is what a claim reads, each side labelled by ``sides`` beside the panel, clear of the
+    points and their profiles' names. ``size``: one panel's, in inches. Returns the
+    figure."""
     parts = list(gaps.groupby(list(panels))) if panels else [((), gaps)]
     fig, axes = plt.subplots(1, len(parts), figsize=(size[0] * len(parts), size[1]),
                              squeeze=False, sharey=True)
@@ -171,8 +172,9 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
         ax.axhline(0, color="0.3", lw=1)
         ax.set(xscale="log", ylim=(-top, top), xlabel=xlabel, title=title(at))
         ax.xaxis.set_minor_formatter(plt.NullFormatter())  # decades only: no crowded labels
-        ax.text(0.02, 0.97, sides[0], transform=ax.transAxes, va="top", fontsize=8)
-        ax.text(0.02, 0.03, sides[1], transform=ax.transAxes, va="bottom", fontsize=8)
+        for side, mid in zip(sides, (0.75, 0.25), strict=True):  # beside its half of the panel
+            ax.text(1.01, mid, side, transform=ax.transAxes, rotation=90, ha="left",
+                    va="center", fontsize=8)
         ax.legend(fontsize=7, loc="center right")
     axes[0][0].set_ylabel(ylabel)
     fig.tight_layout()
