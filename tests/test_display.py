@@ -16,7 +16,7 @@ from attnbook.book.display import (
     LedgerView,
     combined_status,
     escape,
-    install,
+    install_formatters,
     shown_profiles,
     table_markdown,
     verdict_markdown,
@@ -73,7 +73,7 @@ def test_the_table_rendering_replaces_pandas_html_in_a_shell():
 
     shell = InteractiveShell.instance()
     try:
-        assert install(shell)
+        assert install_formatters(shell)
         data, _ = shell.display_formatter.format(pd.DataFrame({"a": [1]}))
         assert "text/html" not in data and data["text/markdown"].startswith("| a |")
         data, _ = shell.display_formatter.format({"T": 58})

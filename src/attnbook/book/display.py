@@ -30,8 +30,8 @@ import re
 from .claims import PARTLY_REPRODUCED, combined_status, shown_profiles  # noqa: F401 - the pages show them
 from .text import escape, paper_math
 
-__all__ = ["Table", "table_markdown", "FOLD_ROWS", "install", "verdict_markdown", "combined_status",
-           "escape", "DASH", "MISSING_NOTE", "verdict_class", "banner"]
+__all__ = ["Table", "table_markdown", "FOLD_ROWS", "install_formatters", "verdict_markdown",
+           "combined_status", "escape", "DASH", "MISSING_NOTE", "verdict_class", "banner"]
 
 DASH = "—"
 MISSING_NOTE = "no value: the quantity does not exist for that row (not computed there, or " \
@@ -300,7 +300,7 @@ class Table:
         return repr(data)
 
 
-def install(shell=None) -> bool:
+def install_formatters(shell=None) -> bool:
     """Show DataFrames, Stylers, Series and dicts left as a cell's result as Markdown tables
     (and leave out their HTML), in the running IPython (``shell``, default: the current one).
     Returns whether there was one."""

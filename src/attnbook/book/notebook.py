@@ -708,7 +708,7 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
         check_interactive_parameters(notebook, profile, frame.f_back.f_globals if frame and
                                      frame.f_back else {})
     seed_everything(seed)
-    _display.install()  # tables and dicts left as a cell's result show as tables in the book
+    _display.install_formatters()  # tables and dicts left as a cell's result: tables in the book
     # libraries (transformers, datasets) draw their bars with tqdm.auto; without ipywidgets it
     # falls back to text after a warning that would otherwise end up in every executed notebook
     warnings.filterwarnings("ignore", message="IProgress not found", module="tqdm")

@@ -23,7 +23,7 @@ import os
 import sys
 
 from .. import paths
-from .profiles import ExpressionError, evaluate
+from .profiles import ExpressionError, evaluate_expression
 from .readers import loads
 from .store import stored_counts
 
@@ -124,7 +124,7 @@ def _work(spec, params: dict) -> float | None:
     expr = spec.estimate.get("work")
     if not expr:
         return None
-    value = _number(evaluate(expr, {**spec.defaults, **params},
+    value = _number(evaluate_expression(expr, {**spec.defaults, **params},
                              f"{spec.path.with_suffix('.yml')}: estimate work"),
                     spec, "work", expr)
     return value if value > 0 else None
@@ -152,7 +152,7 @@ def estimate(job, where: str = "cpu") -> dict:
     out = {"minutes": None, "memory_gb": None, "basis": ""}
     if spec.estimate.get("memory_gb"):
         expr = spec.estimate["memory_gb"]
-        out["memory_gb"] = _number(evaluate(expr, {**spec.defaults, **job.parameters},
+        out["memory_gb"] = _number(evaluate_expression(expr, {**spec.defaults, **job.parameters},
                                             f"{spec.path.with_suffix('.yml')}: estimate "
                                             "memory_gb"), spec, "memory_gb", expr)
     work = _work(spec, job.parameters)

@@ -85,8 +85,8 @@ from .readers import yaml_loads
 OPTIONAL_PROFILES = ("long",)
 
 __all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
-           "parse_value", "check_value", "evaluate", "COST_KEYS", "ESTIMATE_KEYS", "MAX_INT_BITS",
-           "MAX_ITEMS", "MAX_STEPS"]
+           "parse_value", "check_value", "evaluate_expression", "COST_KEYS", "ESTIMATE_KEYS",
+           "MAX_INT_BITS", "MAX_ITEMS", "MAX_STEPS"]
 
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
 ESTIMATE_KEYS = ("work", "memory_gb")  # the .yml's estimate section: expressions
@@ -164,7 +164,7 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
     return tuple(names)
 
 
-def evaluate(expr: str, params: dict, where: str = "expression"):
+def evaluate_expression(expr: str, params: dict, where: str = "expression"):
     """The value of an expression of the .yml (a rule, an estimate) at ``params``; ``where``
     names it in an :class:`ExpressionError` (``"<stem>.yml: estimate work"``)."""
     return _evaluate(expr, params, where)
@@ -892,7 +892,7 @@ def load_spec(nb_path: Path) -> NotebookSpec:
         except ParameterError as e:
             raise AttnbookError(f"{yml}: profile {profile}: {e}") from e
         for key, expr in estimate.items():  # an estimate that fails is never skipped unseen
-            value = evaluate(expr, {**defaults, **params},
+            value = evaluate_expression(expr, {**defaults, **params},
                              f"{yml}: estimate {key} at profile {profile}")
             if not (_is_number(value) and (isinstance(value, int) and value.bit_length() < 1000
                                            or math.isfinite(value))):

@@ -45,7 +45,7 @@ from .profiles import load_spec
 from .provenance import short_device
 from .publish import chapter_doc
 from .readers import loads, notebook_cells
-from .sites import count, not_run_text, sites_text
+from .sites import counted, not_run_text, sites_text
 from .store import check_record, stored_counts
 from .text import escape, paper_math
 
@@ -261,7 +261,7 @@ def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, s
     out = {}
     for p in shown_profiles(whole):
         at = whole[(whole["profile"] == p) & whole["status"].isin(verdicts)]
-        text = (f"{count(len(at), 'claim')} with a verdict, computed on "
+        text = (f"{counted(len(at), 'claim')} with a verdict, computed on "
                 f"{_cell(sites_text(list(at['device'])) or 'an unrecorded device')}"
                 if len(at) else "no claim has a verdict")
         ran = set(at["id"])
@@ -275,10 +275,10 @@ def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, s
                 why = not_run_text(plan["cost"].get(p)).removeprefix("not run: ")
                 unrun.append(f"{_chapter_link(stem)}: {_cell(why)}")
         if unrun:
-            text += f"; not run by {count(len(unrun), 'chapter')}: " + "; ".join(unrun)
+            text += f"; not run by {counted(len(unrun), 'chapter')}: " + "; ".join(unrun)
         if pilots:
-            text += (f"; {count(len(pilots), 'chapter')} only run{'s' if len(pilots) == 1 else ''}"
-                     " a pilot here: " + ", ".join(pilots))
+            text += (f"; {counted(len(pilots), 'chapter')} only "
+                     f"run{'s' if len(pilots) == 1 else ''} a pilot here: " + ", ".join(pilots))
         out[p] = text
     return out
 

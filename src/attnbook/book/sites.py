@@ -13,13 +13,13 @@ files, never typed in prose.
 
 import re
 
-__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "count", "site_kinds"]
+__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "counted", "site_kinds"]
 
 
-def count(n: int, what: str, plural: str | None = None) -> str:
+def counted(n: int, what: str, plural: str | None = None) -> str:
     """``n`` and what it counts.
 
-    >>> count(1, "claim"), count(3, "claim"), count(2, "chapter")
+    >>> counted(1, "claim"), counted(3, "claim"), counted(2, "chapter")
     ('1 claim', '3 claims', '2 chapters')
     """
     return f"{n} {what if n == 1 else plural or what + 's'}"
@@ -67,7 +67,7 @@ def sites_text(devices, what: str = "claim") -> str:
             n[site] = n.get(site, 0) + 1
     if len(n) == 1:
         return next(iter(n))
-    return ", ".join(f"{site} for {count(k, what)}" for site, k in n.items())
+    return ", ".join(f"{site} for {counted(k, what)}" for site, k in n.items())
 
 
 def _amount(minutes: float) -> str:
