@@ -1575,3 +1575,55 @@ def test_describe_gives_the_losses_at_the_ranks_wf7_reads():
                     f"r={high}: 3.100")
     assert criteria.decide("W-F7", pos, vocab, 3.0, 0.02, d_x, N) == (
         abs(3.01 - 3.0) <= t["n_std"] * 0.02 and 3.1 <= 3.2 <= 3.3)
+
+
+_NETS = [(rho, 32_000, L) for rho in (1, 2, 4, 8, 16, 32) for L in (2, 3)]  # one per _SEEDS
+
+
+def test_describe_gives_the_fractions_and_guard_wf4_reads():
+    t = criteria.thresholds("W-F4")
+    fractions = {2: 0.9, 4: 0.712, 16: float("nan")}
+    text = criteria.describe("W-F4", fractions, _SEEDS, sizes=[32_000, 64_000], nets=_NETS)
+    assert "mean over sizes 32,000, 64,000): ratio 2: 0.90, ratio 4: 0.71, ratio 16: no match (" \
+        in text  # the fractions decide reads, a NaN in words (decide: not reproduced)
+    assert criteria.decide("W-F4", fractions, _SEEDS) is False
+    assert f"ratio {t['ratio_a']}: {t['paper_a']}, ratio {t['ratio_b']}: {t['paper_b']}" in text
+    assert f"seed sd of the sweep {criteria.wies2021.seed_sd(_SEEDS):.3f}" in text
+    assert text.endswith("from its other seeds: none")
+    # a diverged seed: the guard that makes the verdict not testable names its net and seeds
+    diverged = [*_SEEDS[:-1], [_SEEDS[-1][0], _SEEDS[-1][0] + 1.0]]
+    assert criteria.decide("W-F4", {2: 0.9, 4: 0.75, 16: 0.55}, diverged) == criteria.NOT_TESTABLE
+    flagged = criteria.describe("W-F4", fractions, diverged, sizes=[32_000], nets=_NETS)
+    assert flagged.endswith("from its other seeds: ratio 32, L = 3, size 32,000: seeds 4.100, "
+                            "5.100")
+
+
+def test_describe_gives_the_spreads_and_the_band_wf6_reads():
+    t = criteria.thresholds("W-F6")
+    band = t["tie_se"] * criteria.wies2021.seed_sd(_SEEDS) * math.sqrt(2 / 2)
+    for ratio_spread, verdict in ((band * 0.9, criteria.NOT_TESTABLE), (band * 3, True)):
+        pairs = [(ratio_spread, band * 0.5)]
+        text = criteria.describe("W-F6", pairs, _SEEDS, sizes=[64_000], nets=_NETS)
+        assert text.startswith(f"size 64,000: across ratios {ratio_spread:.3f} vs largest across "
+                               f"depths {band * 0.5:.3f} (needs a factor {t['factor']};")
+        assert f"seed means, {band:.3f};" in text  # the band the criterion decides against
+        assert criteria.decide("W-F6", pairs, _SEEDS) == verdict
+
+
+def test_describe_gives_the_gap_in_pooled_std_wtab1_reads():
+    t = criteria.thresholds("W-Tab1")
+    ours, ref = [2.00, 2.02, 2.04], [2.03, 2.05, 2.07]  # sd 0.02 each: pooled 0.02
+    text = criteria.describe("W-Tab1", "implementation", ours, ref)
+    assert text == (f"ours 2.020 (ppl {math.exp(2.02):.2f}) vs GPT2LMHeadModel 2.050 (ppl "
+                    f"{math.exp(2.05):.2f}), 3 seeds, {t['n_std']} pooled std "
+                    f"{t['n_std'] * 0.02:.3f} (an implementation check, not the paper's claim)")
+    assert criteria.decide("W-Tab1", "implementation", ours, ref) == (0.03 <= t["n_std"] * 0.02)
+    steps = (100, t["longer"] * 100)
+    for gain in (0.02, 0.2):  # one and ten pooled std lower after the longer training
+        longer = [x - gain for x in ours[:2]] + [ours[2] - gain]
+        text = criteria.describe("W-Tab1", "convergence", ours, longer, steps)
+        assert text.endswith(f"lower the test loss by {gain:.3f} nats, {gain / 0.02:.1f} pooled "
+                             f"std (at most {t['n_std']} asked)")
+        assert f"after {steps[1]} (3 seeds)" in text
+        assert criteria.decide("W-Tab1", "convergence", ours, longer, steps) == \
+            (gain <= t["n_std"] * 0.02 + 1e-12)

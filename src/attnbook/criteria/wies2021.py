@@ -6,7 +6,7 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, all_at_most, criterion, crossing_text, description, thresholds
 from . import records as _records  # the one table-to-dicts of the criteria
 
-__all__ = ["seed_outliers", "seed_sd"]
+__all__ = ["flagged_in_words", "seed_outliers", "seed_sd"]
 
 
 @criterion("W-F1")
@@ -149,6 +149,49 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
             and abs(f[ratio_b] - paper_b) <= tol)
 
 
+def flagged_in_words(seed_losses, nets, outlier_sd) -> str:
+    """The nets whose seeds :func:`seed_outliers` flags beyond ``outlier_sd`` (W-F4's and
+    W-F6's guard), each with its seeds' losses; ``nets``: the (ratio, size, L) of each list of
+    ``seed_losses``. "none" where no seed is flagged.
+
+    >>> flagged_in_words([[1.0, 1.01], [2.0, 2.01], [3.0, 3.01], [4.0, 4.5]],
+    ...                  [(1, 8000, 2), (1, 8000, 3), (4, 8000, 2), (4, 8000, 3)], 3)
+    'ratio 4, L = 3, size 8,000: seeds 4.000, 4.500'
+    >>> flagged_in_words([[1.0, 1.01], [2.0, 2.02]], [(1, 8000, 2), (4, 8000, 2)], 3)
+    'none'
+    """
+    flagged = sorted({i for i, _, _ in seed_outliers(seed_losses, outlier_sd)})
+    return "; ".join(f"ratio {nets[i][0]}, L = {nets[i][2]}, size {nets[i][1]:,}: seeds "
+                     + ", ".join(f"{x:.3f}" for x in seed_losses[i]) for i in flagged) or "none"
+
+
+@description("W-F4")
+def attention_ratio_redundancy_in_words(fractions, seed_losses, *, sizes, nets, mono_tol,
+                                        ratio_a, paper_a, ratio_b, paper_b, tol, outlier_sd):
+    """What W-F4 reads: the matched fraction of each ratio (mean over ``sizes``; "no match"
+    where a size had none), beside the paper's two readings and the criterion's tolerances,
+    and its guard: the sweep's seed noise (:func:`seed_sd`) and the nets a seed of which it
+    flags (:func:`flagged_in_words`; ``nets``: the (ratio, size, L) of each list of
+    ``seed_losses``).
+
+    >>> print(attention_ratio_redundancy_in_words({4: 0.7, 16: float("nan")},
+    ...       [[2.0, 2.01], [1.9, 1.91]], sizes=[32000], nets=[(1, 32000, 2), (4, 32000, 2)],
+    ...       mono_tol=0.1, ratio_a=4, paper_a=0.75, ratio_b=16, paper_b=0.55, tol=0.15,
+    ...       outlier_sd=3))  # doctest: +NORMALIZE_WHITESPACE
+    matched fraction f (baseline size with the same loss / own size, mean over sizes 32,000):
+    ratio 4: 0.70, ratio 16: no match (paper: ratio 4: 0.75, ratio 16: 0.55; tolerance 0.15,
+    monotone up to 0.1); seed sd of the sweep 0.010, nets with a seed more than 3 sd from its
+    other seeds: none
+    """
+    read = ", ".join(f"ratio {r}: " + (f"{f:.2f}" if math.isfinite(f) else "no match")
+                     for r, f in sorted(dict(fractions).items()))
+    return ("matched fraction f (baseline size with the same loss / own size, mean over sizes "
+            f"{', '.join(f'{s:,}' for s in sizes)}): {read} (paper: ratio {ratio_a}: {paper_a}, "
+            f"ratio {ratio_b}: {paper_b}; tolerance {tol}, monotone up to {mono_tol}); seed sd "
+            f"of the sweep {seed_sd(seed_losses):.3f}, nets with a seed more than {outlier_sd} "
+            f"sd from its other seeds: {flagged_in_words(seed_losses, nets, outlier_sd)}")
+
+
 @criterion("W-F6")
 def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, outlier_sd):
     """W-F6 (Figure 6): at every size, the spread of the best-depth loss across ratios is at
@@ -184,6 +227,29 @@ def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, o
     if any(o is False for o in outcomes):
         return False
     return NOT_TESTABLE if NOT_TESTABLE in outcomes else True
+
+
+@description("W-F6")
+def ratio_spread_in_words(spreads, seed_losses, *, sizes, nets, factor, tie_se, outlier_sd):
+    """What W-F6 reads at each of ``sizes`` (one pair of ``spreads`` each): the spread across
+    ratios against the largest across depths, the factor asked, the band a spread must leave
+    (``tie_se`` standard errors of a difference of seed means, :func:`seed_sd` sqrt(2/n), n
+    the fewest seeds of a net) and the nets W-F4's guard flags (:func:`flagged_in_words`).
+
+    >>> print(ratio_spread_in_words([(0.27, 0.11)], [[2.0, 2.01], [1.9, 1.91]], sizes=[32000],
+    ...       nets=[(1, 32000, 2), (4, 32000, 2)], factor=2, tie_se=2, outlier_sd=3))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    size 32,000: across ratios 0.270 vs largest across depths 0.110 (needs a factor 2; a spread
+    counts beyond 2 standard errors of a difference of seed means, 0.021; nets with a seed more
+    than 3 sd from its other seeds: none)
+    """
+    few = min(len(xs) for xs in seed_losses)
+    band = tie_se * seed_sd(seed_losses) * math.sqrt(2 / few)
+    return ("; ".join(f"size {s:,}: across ratios {float(r):.3f} vs largest across depths "
+                      f"{float(d):.3f}" for s, (r, d) in zip(sizes, spreads, strict=True))
+            + f" (needs a factor {factor}; a spread counts beyond {tie_se} standard errors of a "
+            f"difference of seed means, {band:.3f}; nets with a seed more than {outlier_sd} sd "
+            f"from its other seeds: {flagged_in_words(seed_losses, nets, outlier_sd)})")
 
 
 def _groups(rows, keys):
@@ -431,6 +497,39 @@ def implementation_and_convergence(part, ours, other, steps=None, *, n_std, long
                                 f"longer = {longer} times the chapter's {short}")
         return gap is not None and gap[0] <= n_std * gap[1]
     raise AttnbookError(f"W-Tab1 has the parts 'implementation' and 'convergence', got {part!r}")
+
+
+@description("W-Tab1")
+def implementation_and_convergence_in_words(part, ours, other, steps=None, *, n_std, longer):
+    """What W-Tab1's ``part`` reads from the seeds' test losses (as its criterion takes them):
+    for ``"implementation"``, our mean and perplexity against GPT2LMHeadModel's and the band of
+    ``n_std`` pooled seed standard deviations; for ``"convergence"``, how much ``longer`` times
+    the steps lower the mean, in nats and in pooled standard deviations.
+
+    >>> ours, ref = [2.00, 2.02, 2.04], [2.01, 2.03, 2.05]
+    >>> print(implementation_and_convergence_in_words("implementation", ours, ref, n_std=2,
+    ...                                               longer=4))  # doctest: +NORMALIZE_WHITESPACE
+    ours 2.020 (ppl 7.54) vs GPT2LMHeadModel 2.030 (ppl 7.61), 3 seeds, 2 pooled std 0.040
+    (an implementation check, not the paper's claim)
+    >>> print(implementation_and_convergence_in_words("convergence", ours, [1.8, 1.82],
+    ...       (100, 400), n_std=2, longer=4))  # doctest: +NORMALIZE_WHITESPACE
+    ours 2.020 after 100 steps (3 seeds) vs 1.810 after 400 (2 seeds): 4 x the steps lower the
+    test loss by 0.210 nats, 12.1 pooled std (at most 2 asked)
+    """
+    import statistics
+
+    a, b = [float(x) for x in ours], [float(x) for x in other]
+    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
+    pooled = math.sqrt((statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) / 2)
+    if part == "implementation":
+        return (f"ours {mean_a:.3f} (ppl {math.exp(mean_a):.2f}) vs GPT2LMHeadModel "
+                f"{mean_b:.3f} (ppl {math.exp(mean_b):.2f}), {len(a)} seeds, {n_std} pooled std "
+                f"{n_std * pooled:.3f} (an implementation check, not the paper's claim)")
+    short, long_ = steps
+    gain = mean_a - mean_b
+    return (f"ours {mean_a:.3f} after {short} steps ({len(a)} seeds) vs {mean_b:.3f} after "
+            f"{long_} ({len(b)} seeds): {longer} x the steps lower the test loss by {gain:.3f} "
+            f"nats, {gain / pooled:.1f} pooled std (at most {n_std} asked)")
 
 
 def _width(w):
