@@ -1,0 +1,221 @@
+"""Figures and tables of wies2021's trained language models, drawn from what the chapters read.
+
+The attention ratio (section 5.3):
+
+* :func:`figure4`: the best depth's loss per ratio against size, and the matched fraction per
+  ratio beside the paper's two readings (W-F4);
+* :func:`figure6`: every depth of every ratio, with the best depths of the paper's Table 5
+  (W-F6); both colour a ratio by :func:`ratio_colours`;
+* :func:`ratio_pilot_figure` and :func:`ratio_pilot_table`: the pilot, W-F4's matched fraction
+  and W-F6's spreads against the training tokens, the profiles that have run as markers;
+* :func:`ratio_remarks`: what the chapter's remarks quote of its sweep.
+
+Each draws or arranges what its chapter measured (the tables of
+:mod:`attnbook.wies2021.attention_ratio`) and decides nothing; the profiles that have run are
+drawn by :func:`attnbook.engines.pilots.mark_profiles`.
+
+Used by: wies2021_attention_ratio.
+
+>>> ratio_colours([16, 1, 4])[1][:3].round(3).tolist()  # viridis from its dark end
+[0.267, 0.005, 0.329]
+"""
+
+from collections.abc import Iterable
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..engines.pilots import mark_profiles
+
+__all__ = ["ratio_colours", "figure4", "figure6", "ratio_pilot_figure", "ratio_pilot_table",
+           "ratio_remarks"]
+
+
+def ratio_colours(ratios: Iterable[int]) -> dict:
+    """One colour per bottleneck ratio, the smallest darkest (viridis up to 0.9: the largest
+    ratio stays visible on white)."""
+    ratios = sorted(set(ratios))
+    return dict(zip(ratios, plt.cm.viridis(np.linspace(0, 0.9, len(ratios))), strict=True))
+
+
+def _size_ticks(ax, table: pd.DataFrame) -> None:
+    """Tick the log size axis at the baseline's target sizes (the ratio-1 rows' ``size``)."""
+    sizes = sorted(int(s) for s in set(table.loc[table["ratio"] == 1, "size"]))
+    ax.set_xticks(sizes, [f"{s:,}" for s in sizes])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+
+
+def figure4(best: pd.DataFrame, red: pd.DataFrame, fractions: dict, *, paper: dict,
+            tol: float):
+    """wies2021 Figure 4 redrawn. Left: the seed-mean loss of the best depth per ratio against
+    the non-embedding count (:func:`attnbook.wies2021.attention_ratio.best_depth`), ticked at
+    the baseline's target sizes. Right: the matched fraction of each size (dots, ``red``:
+    :func:`~attnbook.wies2021.attention_ratio.redundancy`) and its mean over sizes
+    (``fractions``; squares, 1 at the baseline), beside ``paper`` (ratio -> the paper's
+    fraction; stars with bars of +- ``tol``). Returns the figure."""
+    colours = ratio_colours(best["ratio"])
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4))
+    for rho, part in best.groupby("ratio"):
+        ax.plot(part["params_non_embedding"], part["mean"], "o-", color=colours[rho],
+                label=f"$H d_a/d_x$ = {rho}" + (" (baseline)" if rho == 1 else ""))
+    ax.set(xscale="log", xlabel="non-embedding parameters (target sizes marked)",
+           ylabel="test loss (nats per token)", title="best depth per ratio and size")
+    _size_ticks(ax, best)
+    ax.legend(fontsize=8)
+    bx.plot(red["ratio"], red["fraction"], "o", color="tab:blue", alpha=0.5, ms=5)
+    ours = sorted(fractions.items())
+    bx.plot([1] + [r for r, _ in ours], [1.0] + [f for _, f in ours], "s-", color="tab:blue",
+            label="here: matched fraction (mean over sizes; dots: each size)")
+    for i, (rho, f) in enumerate(paper.items()):
+        bx.errorbar([rho], [f], yerr=[[tol], [tol]], fmt="*", color="k", ms=12, capsize=4,
+                    label="paper, section 5.3 (bar: W-F4 tolerance)" if i == 0 else None)
+    bx.axhline(1.0, color="0.6", lw=0.8, ls=":")
+    ratios = sorted(colours)
+    bx.set(xscale="log", xticks=ratios, xticklabels=map(str, ratios), ylim=(0, 1.25),
+           xlabel="bottleneck ratio $H d_a / d_x$",
+           ylabel="baseline size with the same loss / own size",
+           title="matched fraction (1 - redundancy)")
+    bx.xaxis.set_minor_formatter(plt.NullFormatter())
+    bx.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def figure6(table: pd.DataFrame, best: pd.DataFrame, paper_table: pd.DataFrame):
+    """wies2021 Figure 6 redrawn: every depth of every ratio (``table``,
+    :func:`attnbook.wies2021.attention_ratio.loss_table`: markers by depth, bars of one seed
+    standard deviation), each ratio's best depths joined by a line (``best``), the legend
+    naming the best depths here and in ``paper_table`` (the paper's Table 5, its rows
+    ``in_figure_4``). Returns the figure."""
+    colours = ratio_colours(table["ratio"])
+    markers = dict(zip(sorted(set(table["L"])), "os^Dv<>p", strict=False))
+    fig, ax = plt.subplots(figsize=(6.8, 4.3))
+    paper_best = paper_table[paper_table["in_figure_4"]].groupby("ratio")["L"].agg(
+        lambda s: "/".join(map(str, s)))
+    for rho, part in table.groupby("ratio"):
+        b = best[best["ratio"] == rho]
+        ours_L = "/".join(map(str, sorted(set(b["L"]))))
+        ax.plot(b["params_non_embedding"], b["mean"], "-", color=colours[rho], lw=1.2,
+                label=f"ratio {rho}: best L here {ours_L}; paper {paper_best.get(rho, '-')}")
+        for L, p in part.groupby("L"):
+            ax.errorbar(p["params_non_embedding"], p["mean"], yerr=p["std"], fmt=markers[L],
+                        color=colours[rho], ms=5, mfc="none", capsize=2, lw=0.8)
+    for L, m in markers.items():
+        ax.plot([], [], m, color="0.3", mfc="none", label=f"L = {L}")
+    ax.set(xscale="log", xlabel="non-embedding parameters (target sizes marked)",
+           ylabel="test loss (nats per token)")
+    _size_ticks(ax, table)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def ratio_pilot_figure(fractions: pd.DataFrame, spreads: pd.DataFrame,
+                       profile_fractions: pd.DataFrame, profile_spreads: pd.DataFrame, *,
+                       paper: dict, tol: float, factor: float, depths: Iterable[int]):
+    """The attention-ratio pilot against the training tokens per net. Left: the matched
+    fraction per ratio (``fractions``,
+    :func:`attnbook.wies2021.attention_ratio.pilot_fractions`; an open triangle at its
+    ``bound`` where no baseline matched), the paper's fraction of each ratio in ``paper``
+    (dashed, in a band of +- ``tol``). Right: per size, the spread of the best-depth loss
+    across ratios beside ``factor`` times the largest across depths (``spreads``,
+    :func:`~attnbook.wies2021.attention_ratio.pilot_spreads`). The same reads of the profiles
+    that have run (``profile_*``, with a ``profile`` column) as their markers. Returns the
+    figure."""
+    fr, sp = fractions, spreads
+    tint = {rho: f"C{i}" for i, rho in enumerate(sorted(set(fr["ratio"])))}
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 3.9))
+    for rho, part in fr.groupby("ratio"):
+        ax.plot(part["tokens"], part["fraction"], "o-", color=tint[rho], label=f"ratio {rho}")
+        for side, mark in (("below", "v"), ("above", "^")):
+            out = part[part["outside"] == side]
+            ax.plot(out["tokens"], out["bound"], mark, color=tint[rho], mfc="none", ms=8)
+        if rho in paper:
+            ax.axhspan(paper[rho] - tol, paper[rho] + tol, color=tint[rho], alpha=0.12, lw=0)
+            ax.axhline(paper[rho], color=tint[rho], ls="--", lw=1,
+                       label=f"paper: {paper[rho]:g} at ratio {rho}")
+    ax.plot([], [], "v", color="0.4", mfc="none", label="no match: below this bound")
+    if len(profile_fractions):
+        mark_profiles(ax, profile_fractions, x="tokens", y="fraction",
+                      colour=lambda r: tint.get(r["ratio"], "0.45"))
+    ax.set(xscale="log", ylim=(0, 1.25), xlabel="training tokens per net",
+           ylabel="baseline size with the same loss / own size",
+           title="W-F4: matched fraction per ratio")
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())  # decades only: no crowded labels
+    ax.legend(fontsize=7, loc="upper left")
+    for (size, part), mark in zip(sp.groupby("size"), "os^D", strict=False):
+        bx.plot(part["tokens"], part["across_ratios"], f"{mark}-", color="k",
+                label=f"across ratios (size {size:,})")
+        bx.plot(part["tokens"], factor * part["across_depths_max"], f"{mark}--", color="0.55",
+                mfc="none", label=f"{factor:g} x largest across depths (size {size:,})")
+    if len(profile_spreads):
+        mark_profiles(bx, profile_spreads, x="tokens", y="across_ratios", colour=lambda r: "k")
+        mark_profiles(bx, profile_spreads.assign(
+            twice=factor * profile_spreads["across_depths_max"]), x="tokens", y="twice",
+            colour=lambda r: "0.55", filled=lambda r: False)
+    bx.set(xscale="log", xlabel="training tokens per net", ylabel="spread of test loss (nats)",
+           title="W-F6: ratio against depth")
+    bx.xaxis.set_minor_formatter(plt.NullFormatter())  # decades only: no crowded labels
+    bx.set_ylim(bottom=0)
+    bx.legend(fontsize=7)
+    fig.suptitle(f"Pilot: depths {', '.join(map(str, depths))}, one seed", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def ratio_pilot_table(fractions: pd.DataFrame, spreads: pd.DataFrame) -> pd.DataFrame:
+    """The pilot per budget, one row each: its steps and tokens, the matched fraction of each
+    ratio (NaN: no baseline of the same loss), and per size the spread across ratios and the
+    largest across depths.
+
+    >>> fr = pd.DataFrame({"steps": [4, 4, 8, 8], "tokens": [64, 64, 128, 128],
+    ...                    "ratio": [4, 16, 4, 16], "fraction": [0.5, np.nan, 0.6, 0.4]})
+    >>> sp = pd.DataFrame({"steps": [4, 8], "tokens": [64, 128], "size": [3000, 3000],
+    ...                    "across_ratios": [0.2, 0.3], "across_depths_max": [0.05, 0.04]})
+    >>> t = ratio_pilot_table(fr, sp)
+    >>> list(t.columns)  # doctest: +NORMALIZE_WHITESPACE
+    ['steps', 'tokens', 'matched fraction, ratio 4', 'matched fraction, ratio 16',
+     'across ratios (size 3,000)', 'largest across depths (size 3,000)']
+    >>> t.iloc[1, 2:].tolist()
+    [0.6, 0.4, 0.3, 0.04]
+    """
+    per_budget = fractions.set_index(["steps", "tokens", "ratio"])["fraction"].unstack("ratio")
+    per_budget.columns = [f"matched fraction, ratio {rho}" for rho in per_budget.columns]
+    for size, part in spreads.groupby("size"):
+        part = part.set_index(["steps", "tokens"])
+        per_budget[f"across ratios (size {size:,})"] = part["across_ratios"]
+        per_budget[f"largest across depths (size {size:,})"] = part["across_depths_max"]
+    return per_budget.reset_index()
+
+
+def ratio_remarks(red: pd.DataFrame, best: pd.DataFrame, table: pd.DataFrame) -> dict[str, str]:
+    """What the attention-ratio chapter's remarks quote of its sweep, in words: ``no_match``,
+    the ratios with a size worse than every baseline (``outside`` "below" in ``red``,
+    :func:`attnbook.wies2021.attention_ratio.redundancy`); ``smallest_baseline``, the
+    smallest baseline's count in ``best``;
+    ``grows``, the ratios above 1 whose best loss rises somewhere with size (training, not
+    capacity, limits them); ``worst_std`` and ``worst_net``, the largest seed standard
+    deviation of ``table`` and its net. "none" where a list is empty.
+
+    >>> best = pd.DataFrame({"ratio": [1, 1, 4, 4], "size": [1, 2, 1, 2],
+    ...                      "params_non_embedding": [900, 2100, 1000, 2000],
+    ...                      "mean": [3.0, 2.8, 2.9, 2.95]})
+    >>> red = pd.DataFrame({"ratio": [4, 4], "outside": ["", "below"]})
+    >>> table = best.assign(std=[0.01, 0.02, 0.05, 0.01], L=2, d_x=16, H=8)
+    >>> r = ratio_remarks(red, best, table)
+    >>> r["no_match"], r["smallest_baseline"], r["grows"], r["worst_std"], r["worst_net"]
+    ('4', '900', '4', '0.050', 'ratio 4, L = 2, d_x = 16, 8 heads')
+    """
+    no_match = sorted(red.loc[red["outside"] == "below", "ratio"].unique())
+    grows = [rho for rho, p in best[best["ratio"] > 1].groupby("ratio")
+             if (np.diff(p.sort_values("size")["mean"].to_numpy()) > 0).any()]
+    worst = table.loc[table["std"].idxmax()]
+    return {"no_match": ", ".join(map(str, no_match)) or "none",
+            "smallest_baseline":
+                f"{int(best[best['ratio'] == 1]['params_non_embedding'].min()):,}",
+            "grows": ", ".join(map(str, grows)) or "none",
+            "worst_std": f"{worst['std']:.3f}",
+            "worst_net": f"ratio {int(worst['ratio'])}, L = {int(worst['L'])}, "
+                         f"d_x = {int(worst['d_x'])}, {int(worst['H'])} heads"}
+
