@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnbook.book.plotting import overlapping_labels, spread_labels
 from attnbook.wies2021 import attention_ratio as ar
 from attnbook.wies2021 import figures as wfig
+from attnbook.wies2021 import rank_bottleneck as rb
 
 matplotlib.use("Agg")
 PAPER = {4: 0.75, 16: 0.55}
@@ -144,3 +146,88 @@ def test_the_remarks_name_the_unmatched_and_the_rising_ratios_and_the_noisiest_n
     assert wfig.ratio_remarks(red.iloc[:0], rising, table)["no_match"] == "none"
     assert wfig.ratio_remarks(red, rising, table)["grows"] == "16"
 
+
+def _lm_results():
+    """A rank-bottleneck sweep of two seeds: the unfactored net, ranks 2 and 4 and the control
+    48 at width 32, baselines of width 8 and 16, positional ranks 1 and 4, GPT-2, the longer
+    run."""
+    rows = []
+    nets = [("full", "ours", 32, None, None, 2.0, 3000), ("rank", "ours", 32, 2, None, 2.3, 2000),
+            ("rank", "ours", 32, 4, None, 2.2, 2100), ("rank", "ours", 32, 48, None, 2.02, 3500),
+            ("baseline", "ours", 8, None, None, 2.5, 800),
+            ("baseline", "ours", 16, None, None, 2.25, 1500),
+            ("positional", "ours", 32, None, 1, 2.1, 2900),
+            ("positional", "ours", 32, None, 4, 2.05, 2950),
+            ("gpt2", "gpt2", 32, None, None, 2.01, 3000),
+            ("long", "ours", 32, None, None, 1.9, 3000)]
+    for seed in (0, 1):
+        for group, model, d_x, r, r_e, loss, params in nets:
+            rows.append({"group": group, "model": model, "d_x": d_x, "r": r, "r_e": r_e,
+                         "seed": seed, "params_total": params,
+                         "test_loss": loss + (0.01 if seed else -0.01)})
+    return pd.DataFrame(rows).astype({"r": float, "r_e": float})
+
+
+def test_figure2_places_each_net_and_names_the_control():
+    res = _lm_results()
+    nets = rb.net_table(res)
+    base = nets[nets["group"].isin(["baseline", "full"])].sort_values("params_total")
+    low = rb.bottleneck_table(res, 32)
+    fig = wfig.figure2(base, low, 32)
+    ax = fig.axes[0]
+    full_rank, factored = ax.lines[:2]
+    assert list(full_rank.get_xdata()) == [800, 1500, 3000]
+    assert list(full_rank.get_ydata()) == pytest.approx([2.5, 2.25, 2.0])
+    assert list(factored.get_xdata()) == [2000, 2100, 3500]  # by rank: 2, 4, 48
+    points, labels, colours = wfig.figure2_labels(base, low)
+    named = dict(zip(labels, points, strict=True))
+    assert named["r=48 (control)"] == (3500, pytest.approx(2.02))
+    assert {"r=2", "r=4", "$d_x$=8", "$d_x$=16", "$d_x$=32"} <= set(named)
+    assert colours.count("tab:green") == len(base)
+    spread_labels(ax, points, labels, colors=colours, column=True)  # as the chapter does
+    assert not overlapping_labels(fig)
+
+
+def test_figure7_ends_both_curves_at_the_full_rank_net():
+    res = _lm_results()
+    vocab, positional = wfig.figure7_curves(rb.net_table(res), 32, 16)
+    assert vocab["r"].tolist() == [2, 4, 32]  # the control (48 > d_x) is no vocabulary rank
+    assert positional["r_e"].tolist() == [1, 4, 16]
+    assert vocab["test_loss"].iloc[-1] == positional["test_loss"].iloc[-1] == pytest.approx(2.0)
+    fig = wfig.figure7(vocab, positional)
+    orange, blue = fig.axes[0].containers
+    assert list(orange.lines[0].get_xdata()) == [2, 4, 32]
+    assert list(blue.lines[0].get_ydata()) == pytest.approx([2.1, 2.05, 2.0])
+
+
+def test_the_positional_pilot_draws_each_cost_against_the_full_rank_net():
+    stats = pd.DataFrame({"steps": [10, 20], "tokens": [2560, 5120], "r_pos": 4, "r_high": 16,
+                          "r_low": 8, "loss_full": [2.0, 1.9], "loss_pos": [2.02, 1.91],
+                          "loss_rank1": [2.3, 2.1], "loss_high": [2.2, 2.0],
+                          "loss_low": [2.4, 1.95], "rank1_between": [0.5, np.nan]})
+    runs = pd.DataFrame({"N": [128], "d_x": [64], "L": [4]})
+    profiles = stats.assign(profile="cpu").iloc[:1]
+    fig = wfig.positional_pilot_figure(stats, profiles, runs, pos_divisor=32, low_divisor=8,
+                                       high_divisor=4)
+    ax, bx = fig.axes
+    lines = {line.get_label(): line.get_ydata() for line in ax.lines}
+    assert lines["positional rank 4 (N/32)"] == pytest.approx([0.02, 0.01])
+    assert lines["vocabulary rank 8 (d_x/8)"] == pytest.approx([0.4, 0.05])
+    assert [t.get_text() for t in ax.texts] == ["cpu"] * 4  # one marker per net, named
+    assert any(t.get_text().startswith("no point: vocabulary rank 8's loss not above rank 16's")
+               for t in bx.texts)  # the second budget has no bracket
+    assert fig._suptitle.get_text() == "N = 128, d_x = 64, L = 4, one seed"
+    empty = pd.DataFrame(columns=[*stats.columns, "profile"])
+    assert not wfig.positional_pilot_figure(stats, empty, runs, pos_divisor=32, low_divisor=8,
+                                            high_divisor=4).axes[0].texts
+
+
+def test_the_seed_table_is_the_repeated_points_seed_statistics():
+    res = _lm_results()
+    t = wfig.seed_table(rb.repeat_losses(res, 4), d_x=32, tab2_rank=4, longer=4)
+    assert list(t.index) == ["GPT2LMHeadModel", "ours, 4 x the steps", "ours, r = 4",
+                             "ours, r = d_x = 32"]
+    row = t.loc["ours, r = 4"]
+    assert (row["mean"], row["count"]) == (pytest.approx(2.2), 2)
+    assert row["std"] == pytest.approx(np.std([2.19, 2.21], ddof=1))
+    assert t["ppl"].tolist() == pytest.approx(np.exp(t["mean"]).tolist())

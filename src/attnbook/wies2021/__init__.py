@@ -4,8 +4,8 @@
   input embedding against its factored control;
 * :mod:`~attnbook.wies2021.positional_rank`: Figure 7, a low-rank positional embedding;
 * :mod:`~attnbook.wies2021.attention_ratio`: section 5.3, the width bottlenecking H d_a;
-* :mod:`~attnbook.wies2021.figures`: the figures and tables of the attention-ratio chapter,
-  drawn from what it reads.
+* :mod:`~attnbook.wies2021.figures`: the figures and tables of these chapters, drawn from what
+  the three above read.
 
 Its vocabulary sweeps share :mod:`attnbook.engines.depth_sweep` with levine2020, and its
 embedding-rank bounds the separation-rank engine (:mod:`attnbook.engines.separation_rank`).

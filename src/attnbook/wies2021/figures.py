@@ -10,11 +10,21 @@ The attention ratio (section 5.3):
   and W-F6's spreads against the training tokens, the profiles that have run as markers;
 * :func:`ratio_remarks`: what the chapter's remarks quote of its sweep.
 
+The embedding rank (section 5.1, appendix C.4, Tables 1-2):
+
+* :func:`figure2`: the factored nets against full-rank nets of smaller width (W-F2);
+* :func:`figure7_curves` and :func:`figure7`: the loss against the vocabulary and the
+  positional rank (W-F7);
+* :func:`positional_pilot_figure`: W-F7's pilot, each rank's cost and where positional rank 1
+  lies between the vocabulary ranks;
+* :func:`seed_table`: the repeated points of Tables 1 and 2, their seed mean and spread.
+
 Each draws or arranges what its chapter measured (the tables of
-:mod:`attnbook.wies2021.attention_ratio`) and decides nothing; the profiles that have run are
+:mod:`attnbook.wies2021.attention_ratio`, :mod:`attnbook.wies2021.rank_bottleneck` and
+:mod:`attnbook.wies2021.positional_rank`) and decides nothing; the profiles that have run are
 drawn by :func:`attnbook.engines.pilots.mark_profiles`.
 
-Used by: wies2021_attention_ratio.
+Used by: wies2021_attention_ratio, wies2021_rank_bottleneck.
 
 >>> ratio_colours([16, 1, 4])[1][:3].round(3).tolist()  # viridis from its dark end
 [0.267, 0.005, 0.329]
@@ -29,7 +39,8 @@ import pandas as pd
 from ..engines.pilots import mark_profiles
 
 __all__ = ["ratio_colours", "figure4", "figure6", "ratio_pilot_figure", "ratio_pilot_table",
-           "ratio_remarks"]
+           "ratio_remarks", "figure2", "figure2_labels", "figure7_curves", "figure7",
+           "positional_pilot_figure", "seed_table"]
 
 
 def ratio_colours(ratios: Iterable[int]) -> dict:
@@ -218,4 +229,144 @@ def ratio_remarks(red: pd.DataFrame, best: pd.DataFrame, table: pd.DataFrame) ->
             "worst_std": f"{worst['std']:.3f}",
             "worst_net": f"ratio {int(worst['ratio'])}, L = {int(worst['L'])}, "
                          f"d_x = {int(worst['d_x'])}, {int(worst['H'])} heads"}
+
+
+def figure2(base: pd.DataFrame, low: pd.DataFrame, d_x: int):
+    """wies2021 Figure 2 redrawn: the seed-mean test loss against all parameters of the
+    full-rank nets of reduced width (``base``) and of the width-``d_x`` net with its embedding
+    rank lowered (``low``, :func:`attnbook.wies2021.rank_bottleneck.bottleneck_table`). Its
+    points lie close together: the chapter names them with the book's label spreader, from
+    :func:`figure2_labels`, once the layout is set. Returns the figure."""
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    ax.plot(base["params_total"], base["test_loss"], "o-", color="tab:green",
+            label="full rank, width reduced")
+    ax.plot(low["params_total"], low["test_loss"], "s-", color="tab:orange",
+            label=f"width {d_x}, embedding rank r")
+    ax.set(xscale="log", xlabel="parameters (all)", ylabel="test loss (nats per token)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def figure2_labels(base: pd.DataFrame, low: pd.DataFrame) -> tuple[list, list, list]:
+    """Figure 2's points, their labels and colours: each rank of ``low`` (the control, the
+    rank above d_x, named so) and each width of ``base``.
+
+    >>> low = pd.DataFrame({"params_total": [10, 20], "test_loss": [3.0, 2.9], "r": [2, 96],
+    ...                     "control": [False, True]})
+    >>> base = pd.DataFrame({"params_total": [30], "test_loss": [2.8], "d_x": [64]})
+    >>> figure2_labels(base, low)[1:]
+    (['r=2', 'r=96 (control)', '$d_x$=64'], ['black', 'black', 'tab:green'])
+    """
+    points = [(p.params_total, p.test_loss) for p in (*low.itertuples(), *base.itertuples())]
+    labels = ([f"r={int(p.r)}" + (" (control)" if p.control else "") for p in low.itertuples()]
+              + [f"$d_x$={int(p.d_x)}" for p in base.itertuples()])
+    return points, labels, ["black"] * len(low) + ["tab:green"] * len(base)
+
+
+def figure7_curves(nets: pd.DataFrame, d_x: int, N: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 7's two curves from the nets of width ``d_x``
+    (:func:`attnbook.wies2021.rank_bottleneck.net_table`): the vocabulary ranks up to d_x and
+    the positional ranks, each ending at the full-rank net (at r = d_x and at r_e = ``N``).
+
+    >>> nets = pd.DataFrame({"group": ["full", "rank", "rank", "positional"], "d_x": 8,
+    ...                      "r": [np.nan, 2, 16, np.nan], "r_e": [np.nan, np.nan, np.nan, 1],
+    ...                      "test_loss": [2.0, 2.4, 2.1, 2.2]})
+    >>> vocab, positional = figure7_curves(nets, 8, 32)
+    >>> vocab["r"].tolist(), positional["r_e"].tolist()
+    ([2.0, 8.0], [1.0, 32.0])
+    """
+    nets_dx = nets[nets["d_x"] == d_x]
+    full_row = nets_dx[nets_dx["group"] == "full"].assign(r=d_x, r_e=N)
+    vocab = pd.concat([nets_dx[(nets_dx["group"] == "rank") & (nets_dx["r"] <= d_x)],
+                       full_row])
+    positional = pd.concat([nets_dx[nets_dx["group"] == "positional"].sort_values("r_e"),
+                            full_row])
+    return vocab, positional
+
+
+def figure7(vocab: pd.DataFrame, positional: pd.DataFrame):
+    """wies2021 Figure 7 redrawn: the seed-mean test loss against the vocabulary rank r and
+    against the positional rank r_e (:func:`figure7_curves`), bars of one seed standard
+    deviation. Returns the figure."""
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    ax.errorbar(vocab["r"], vocab["test_loss"], yerr=vocab["std"], fmt="s-", color="tab:orange",
+                capsize=2, label="vocabulary rank r")
+    ax.errorbar(positional["r_e"], positional["test_loss"], yerr=positional["std"], fmt="o-",
+                color="tab:blue", capsize=2,
+                label="positional rank $r_e$ (vocabulary full rank)")
+    ax.set(xscale="log", xlabel="rank", ylabel="test loss (nats per token)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def positional_pilot_figure(stats: pd.DataFrame, profiles: pd.DataFrame, runs: pd.DataFrame, *,
+                            pos_divisor: int, low_divisor: int, high_divisor: int):
+    """W-F7's pilot against the training tokens per net (``stats``,
+    :func:`attnbook.wies2021.positional_rank.pilot_statistics`, with the ranks it read):
+    (a) each net's test loss minus the full-rank net's, (b) where positional rank 1 lies
+    between the vocabulary ranks (0 at d_x / ``high_divisor``, 1 at d_x / ``low_divisor``;
+    the criterion's band shaded). ``profiles``: the same reads of the profiles that have run
+    (:func:`~attnbook.wies2021.positional_rank.sweep_statistics`, with a ``profile``
+    column), drawn as their markers; ``runs``: the pilot's nets (the title names their N,
+    d_x and L). Returns the figure."""
+    r_pos, r_high, r_low = (int(stats[k].iloc[0]) for k in ("r_pos", "r_high", "r_low"))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 3.8), sharex=True)
+    lines = [("loss_pos", f"positional rank {r_pos} (N/{pos_divisor})", "tab:blue", "o-"),
+             ("loss_rank1", "positional rank 1", "tab:blue", "s--"),
+             ("loss_high", f"vocabulary rank {r_high} (d_x/{high_divisor})", "tab:orange",
+              "o-"),
+             ("loss_low", f"vocabulary rank {r_low} (d_x/{low_divisor})", "tab:orange", "s--")]
+    for col, label, color, style in lines:
+        ax.plot(stats["tokens"], stats[col] - stats["loss_full"], style, color=color,
+                label=label)
+        if len(profiles):
+            mark_profiles(ax, profiles.assign(cost=profiles[col] - profiles["loss_full"]),
+                          x="tokens", y="cost", colour=lambda r, c=color: c,
+                          filled=lambda r, solid="--" not in style: solid)
+    ax.axhline(0, color="0.3", lw=1, label="full rank")
+    ax.set(xscale="log", xlabel="training tokens per net",
+           ylabel="test loss minus full rank's (nats)", title="(a) the cost of each rank")
+    ax.legend(fontsize=7)
+    bx.axhspan(0, 1, color="0.88", zorder=0, label="W-F7: between the vocabulary ranks")
+    bx.plot(stats["tokens"], stats["rank1_between"], "s--", color="tab:blue",
+            label="positional rank 1")
+    if len(profiles):
+        mark_profiles(bx, profiles, x="tokens", y="rank1_between", colour=lambda r: "tab:blue")
+    if stats["rank1_between"].isna().any():
+        bx.text(0.02, 0.03, f"no point: vocabulary rank {r_low}'s loss not above rank "
+                f"{r_high}'s (no bracket)", transform=bx.transAxes, fontsize=7)
+    bx.set(xscale="log", xlabel="training tokens per net",
+           ylabel=f"0: vocabulary rank {r_high}, 1: rank {r_low}",
+           title="(b) where positional rank 1 lies")
+    bx.legend(fontsize=7)
+    net = runs.iloc[0]
+    fig.suptitle(f"N = {int(net['N'])}, d_x = {int(net['d_x'])}, L = {int(net['L'])}, one seed",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def seed_table(losses: dict, *, d_x: int, tab2_rank: int, longer: int) -> pd.DataFrame:
+    """The points Tables 1 and 2 repeat over seeds (``losses``,
+    :func:`attnbook.wies2021.rank_bottleneck.repeat_losses`), one row each, named: the seed
+    mean, standard deviation and count of the test loss, and the perplexity of the mean.
+
+    >>> t = seed_table({"full": [2.0, 2.2], "gpt2": [2.1, 2.1], "tab2": [2.5, 2.7],
+    ...                 "long": [1.9, 1.9]}, d_x=32, tab2_rank=4, longer=4)
+    >>> t.round(3)  # doctest: +NORMALIZE_WHITESPACE
+                          mean    std  count    ppl
+    point
+    GPT2LMHeadModel        2.1  0.000      2  8.166
+    ours, 4 x the steps    1.9  0.000      2  6.686
+    ours, r = 4            2.6  0.141      2 13.464
+    ours, r = d_x = 32     2.1  0.141      2  8.166
+    """
+    names = {"full": f"ours, r = d_x = {d_x}", "gpt2": "GPT2LMHeadModel",
+             "tab2": f"ours, r = {tab2_rank}", "long": f"ours, {longer} x the steps"}
+    rows = pd.DataFrame([(names[k], x) for k, xs in losses.items() for x in xs],
+                        columns=["point", "test_loss"])
+    table = rows.groupby("point")["test_loss"].agg(["mean", "std", "count"])
+    return table.assign(ppl=np.exp(table["mean"]))
 
