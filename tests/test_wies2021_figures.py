@@ -179,12 +179,12 @@ def test_figure2_places_each_net_and_names_the_control():
     assert list(full_rank.get_xdata()) == [800, 1500, 3000]
     assert list(full_rank.get_ydata()) == pytest.approx([2.5, 2.25, 2.0])
     assert list(factored.get_xdata()) == [2000, 2100, 3500]  # by rank: 2, 4, 48
-    points, labels, colours = wfig.figure2_labels(base, low)
-    named = dict(zip(labels, points, strict=True))
+    drawn = wfig.figure2_labels(base, low)
+    named = dict(zip(drawn["labels"], drawn["points"], strict=True))
     assert named["r=48 (control)"] == (3500, pytest.approx(2.02))
     assert {"r=2", "r=4", "$d_x$=8", "$d_x$=16", "$d_x$=32"} <= set(named)
-    assert colours.count("tab:green") == len(base)
-    spread_labels(ax, points, labels, colors=colours, column=True)  # as the chapter does
+    assert drawn["colors"].count("tab:green") == len(base)
+    spread_labels(ax, **drawn, column=True)  # as the chapter does
     assert not overlapping_labels(fig)
 
 

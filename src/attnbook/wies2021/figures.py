@@ -248,20 +248,23 @@ def figure2(base: pd.DataFrame, low: pd.DataFrame, d_x: int):
     return fig
 
 
-def figure2_labels(base: pd.DataFrame, low: pd.DataFrame) -> tuple[list, list, list]:
-    """Figure 2's points, their labels and colours: each rank of ``low`` (the control, the
-    rank above d_x, named so) and each width of ``base``.
+def figure2_labels(base: pd.DataFrame, low: pd.DataFrame) -> dict:
+    """Figure 2's ``points``, their ``labels`` and ``colors`` (the label spreader's
+    arguments): each rank of ``low`` (the control, the rank above d_x, named so) and each
+    width of ``base``.
 
     >>> low = pd.DataFrame({"params_total": [10, 20], "test_loss": [3.0, 2.9], "r": [2, 96],
     ...                     "control": [False, True]})
     >>> base = pd.DataFrame({"params_total": [30], "test_loss": [2.8], "d_x": [64]})
-    >>> figure2_labels(base, low)[1:]
+    >>> named = figure2_labels(base, low)
+    >>> named["labels"], named["colors"]
     (['r=2', 'r=96 (control)', '$d_x$=64'], ['black', 'black', 'tab:green'])
     """
     points = [(p.params_total, p.test_loss) for p in (*low.itertuples(), *base.itertuples())]
     labels = ([f"r={int(p.r)}" + (" (control)" if p.control else "") for p in low.itertuples()]
               + [f"$d_x$={int(p.d_x)}" for p in base.itertuples()])
-    return points, labels, ["black"] * len(low) + ["tab:green"] * len(base)
+    return {"points": points, "labels": labels,
+            "colors": ["black"] * len(low) + ["tab:green"] * len(base)}
 
 
 def figure7_curves(nets: pd.DataFrame, d_x: int, N: int) -> tuple[pd.DataFrame, pd.DataFrame]:
