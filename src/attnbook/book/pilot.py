@@ -41,7 +41,7 @@ from .profiles import load_spec
 from .shown import completeness
 
 __all__ = ["Pilot", "at_budgets", "units", "parameters", "across", "MARKERS", "mark", "grows",
-           "show", "standing", "count", "description", "stop", "NOTHING_STORED", "SIZED_LATER"]
+           "show", "standing", "count", "reading", "stop", "NOTHING_STORED", "SIZED_LATER"]
 
 NOTHING_STORED = "*The `long` profile's pilot has stored nothing yet.*"
 SIZED_LATER = "the long sweep is sized from the pilot above and is not defined yet"
@@ -231,11 +231,11 @@ def count(runs: pd.DataFrame, unit: str = "nets") -> str:
     return f"{len(runs)} {unit} of {'one seed' if n == 1 else f'{n} seeds'}"
 
 
-def description(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
+def reading(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
     """A pilot of gaps deeper - shallower in words: what it stored (:func:`count`), how far it
     trained, and where the deeper net stands (:func:`standing`) at its largest budget.
 
-    >>> print(description(pd.DataFrame({"seed": [0, 0]}),
+    >>> print(reading(pd.DataFrame({"seed": [0, 0]}),
     ...                pd.DataFrame({"tokens": [10, 20], "gap": [0.1, -0.1]})))
     ... # doctest: +NORMALIZE_WHITESPACE
     2 nets of one seed up to 20 tokens each, the deep net is ahead at every width at the
