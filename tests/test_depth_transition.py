@@ -33,7 +33,7 @@ def test_every_depth_covers_the_sizes_of_the_shallowest():
 
 
 def test_one_config_per_depth_width_seed():
-    cs = dt.sweep_configs(depths=[3, 1, 2], base_widths=[16, 32], seeds=[5, 6, 7], V=64,
+    cs = dt.depth_configs(depths=[3, 1, 2], base_widths=[16, 32], seeds=[5, 6, 7], V=64,
                           corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
     assert len(cs) == 3 * 2 * 3
     assert len({(c["L"], c["d_x"], c["seed"]) for c in cs}) == len(cs)
@@ -109,7 +109,7 @@ def test_deep_never_winning_is_no_transition():
 def test_loss_table_has_the_seed_spread():
     df = _synthetic({1: 1e4, 2: 3e4, 3: 9e4}, noise=0.0)
     df.loc[(df["L"] == 2) & (df["seed"] == 1), "test_loss"] += 0.03
-    t = dt.loss_table(df)
+    t = dt.depth_loss_table(df)
     assert len(t) == 4 * 5 and (t["seeds"] == 3).all()
     assert t.loc[t["L"] == 2, "std"].to_numpy() == pytest.approx(0.03 / math.sqrt(3))
     assert (t.loc[t["L"] != 2, "std"] < 1e-12).all()
@@ -138,7 +138,7 @@ def test_the_ld_criterion(meas, verdict):
 
 
 def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
-    cs = at_budgets(partial(dt.sweep_configs, depths=[2, 3, 4], base_widths=[16, 64], seeds=[0],
+    cs = at_budgets(partial(dt.depth_configs, depths=[2, 3, 4], base_widths=[16, 64], seeds=[0],
                             V=64, corpus="kjv", N=16, batch=2, lr=1e-3, warmup=1), [10, 40])
     assert [c["steps"] for c in cs] == [40] * 6 + [10] * 6  # the longest first
     assert {c["seed"] for c in cs} == {0}
@@ -146,7 +146,7 @@ def test_pilot_gaps_per_pair_of_consecutive_depths_and_budget():
     rows = [{**c, "params_non_embedding": non_embedding_params(c["L"], c["d_x"]),
              "test_loss": 3.0 - 0.01 * c["steps"] + 0.1 * (c["L"] - 2)
              * (1 if c["d_x"] <= 16 else -1)} for c in cs]
-    gaps = dt.pilot_gaps(pd.DataFrame(rows))
+    gaps = dt.pilot_depth_gaps(pd.DataFrame(rows))
     assert list(gaps.columns[:2]) == ["L_shallow", "L_deep"]
     assert sorted(set(zip(gaps["L_shallow"], gaps["L_deep"], strict=True))) == [(2, 3), (3, 4)]
     # depths 3 and 4 at the smaller size (width 12 each: 5,676 against 7,560 parameters) are
@@ -162,7 +162,7 @@ def test_a_sweep_sits_on_the_pilot_axes_per_depth_pair_with_its_seed_mean():
                  test_loss=t + (0.2 if s else -0.2),
                  params_non_embedding=non_embedding_params(L, w))
             for L, w, t in ((1, 16, 3.0), (2, 12, 2.8), (3, 10, 2.9)) for s in (0, 1)]
-    got = dt.sweep_gaps(pd.DataFrame(rows))
+    got = dt.sweep_depth_gaps(pd.DataFrame(rows))
     assert got[["L_shallow", "L_deep"]].values.tolist() == [[1, 2], [2, 3]]
     assert got["gap"].tolist() == pytest.approx([-0.2, 0.1])
-    assert dt.sweep_gaps(pd.DataFrame(rows[:2])).empty  # one depth: no pair
+    assert dt.sweep_depth_gaps(pd.DataFrame(rows[:2])).empty  # one depth: no pair

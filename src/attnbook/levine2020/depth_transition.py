@@ -11,20 +11,20 @@ results into the curves, the transitions and their growth:
 * :func:`depth_widths`: for every depth, the widths (multiples of H) whose non-embedding
   parameter counts match those of the shallowest depth's ``base_widths``
   (:func:`attnbook.engines.depth_sweep.family_widths`), so every depth covers the same sizes;
-* :func:`sweep_configs`: one flat :func:`attnbook.engines.lm_sweep.lm_config` per (depth, width,
-  seed);
-* :func:`loss_table`: seed mean and standard deviation of the test loss per (depth, width)
-  (levine2020 Table 2);
+* :func:`depth_configs`: one flat :func:`attnbook.engines.lm_sweep.lm_config` per (depth,
+  width, seed);
+* :func:`depth_loss_table`: seed mean and standard deviation of the test loss per (depth,
+  width) (levine2020 Table 2);
 * :func:`transitions`: for each pair of consecutive depths, the depth-efficiency point
   (:mod:`attnbook.engines.depth_efficiency`, by :func:`attnbook.engines.depth_sweep.crossings`) in
   non-embedding parameters and as the shallower depth's width d*, with its bootstrap interval;
 * :func:`growth_rates`: how fast d* grows with depth, in factors of 3 per layer,
   log_3(d*_next / d*) / (L_next - L): 1 if the transition sits at d* ~ 3^L as L_th = log_3 d_x
   reads literally, a constant (of any size) if the transition depth is linear in log d_x;
-* :func:`pilot_gaps`: per pair of consecutive depths of the pilot that sizes a long run (every
-  depth at a few sizes and several budgets, one seed), the gap deeper - shallower per size and
-  budget (:func:`attnbook.engines.depth_sweep.pilot_gaps`); :func:`sweep_gaps`, the same of a
-  sweep, the mean over its seeds.
+* :func:`pilot_depth_gaps`: per pair of consecutive depths of the pilot that sizes a long run
+  (every depth at a few sizes and several budgets, one seed), the gap deeper - shallower per
+  size and budget (:func:`attnbook.engines.depth_sweep.pilot_gaps`); :func:`sweep_depth_gaps`,
+  the same of a sweep, the mean over its seeds.
 
 Used by: levine2020_depth_transition.
 
@@ -45,8 +45,8 @@ from ..engines.depth_sweep import pilot_gaps as _pair_gaps
 from ..engines.lm_sweep import lm_config
 from ..errors import ParameterError
 
-__all__ = ["depth_widths", "sweep_configs", "loss_table", "transitions", "growth_rates",
-           "pilot_gaps", "sweep_gaps"]
+__all__ = ["depth_widths", "depth_configs", "depth_loss_table", "transitions", "growth_rates",
+           "pilot_depth_gaps", "sweep_depth_gaps"]
 
 
 def _depths(depths: Sequence[int]) -> list[int]:
@@ -72,12 +72,12 @@ def depth_widths(base_widths: Sequence[int], depths: Sequence[int], *, H: int = 
     return out
 
 
-def sweep_configs(*, depths: Sequence[int], base_widths: Sequence[int], seeds: Sequence[int],
+def depth_configs(*, depths: Sequence[int], base_widths: Sequence[int], seeds: Sequence[int],
                   V: int, H: int = 2, **common) -> list[dict]:
     """One :func:`attnbook.engines.lm_sweep.lm_config` per (depth, width, seed); ``common`` holds
     the other lm_config arguments (corpus, N, steps, batch, lr, warmup, eval_tokens, ...).
 
-    >>> cs = sweep_configs(depths=[1, 2], base_widths=[16, 32], seeds=[0, 1], V=64,
+    >>> cs = depth_configs(depths=[1, 2], base_widths=[16, 32], seeds=[0, 1], V=64,
     ...                    corpus="kjv", N=16, steps=2, batch=2, lr=1e-3, warmup=0)
     >>> [(c["L"], c["d_x"], c["seed"]) for c in cs][::2]
     [(1, 16, 0), (1, 32, 0), (2, 12, 0), (2, 22, 0)]
@@ -99,7 +99,7 @@ def _check(results) -> pd.DataFrame:
     return results
 
 
-def loss_table(results: pd.DataFrame) -> pd.DataFrame:
+def depth_loss_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per (L, d_x): non-embedding parameters, seed mean, standard deviation and count of the
     test loss (levine2020 Table 2), sorted by depth and width."""
     t = (_check(results).groupby(["L", "d_x"])
@@ -154,7 +154,7 @@ def growth_rates(depths: Sequence[float], widths: Sequence[float | None]) -> lis
     return out
 
 
-def pilot_gaps(results: pd.DataFrame) -> pd.DataFrame:
+def pilot_depth_gaps(results: pd.DataFrame) -> pd.DataFrame:
     """Per pair of consecutive depths of a pilot: :func:`attnbook.engines.depth_sweep.pilot_gaps` of
     the pair (gap = deeper - shallower at matched sizes, per budget), with ``L_shallow`` and
     ``L_deep`` columns first."""
@@ -168,8 +168,8 @@ def pilot_gaps(results: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def sweep_gaps(results: pd.DataFrame) -> pd.DataFrame:
-    """:func:`pilot_gaps` of a sweep, each test loss the mean over its seeds
+def sweep_depth_gaps(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`pilot_depth_gaps` of a sweep, each test loss the mean over its seeds
     (:func:`attnbook.engines.depth_sweep.seed_mean`): a sweep of several seeds on the axes of
     its pilot. Empty without a matched pair."""
-    return pilot_gaps(seed_mean(_check(results)))
+    return pilot_depth_gaps(seed_mean(_check(results)))
