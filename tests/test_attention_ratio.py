@@ -43,7 +43,7 @@ def test_every_net_has_the_requested_ratio_with_d_a_fixed(grid):
 @pytest.mark.parametrize("L,d_x", [(1, 8), (2, 16), (3, 24)])
 def test_parameter_count_is_the_models(ratio, L, d_x):
     cfg = LMConfig(V=40, N=8, L=L, d_x=d_x, H=ratio * d_x // 8, d_a=8)
-    assert ar.non_embedding_params(L, d_x, ratio) == \
+    assert ar.ratio_non_embedding_params(L, d_x, ratio) == \
         count_parameters(LanguageModel(cfg))["non_embedding"]
 
 
@@ -54,7 +54,7 @@ def test_width_is_the_closest_allowed_one():
         for size in (5_000, 33_333, 90_000):
             w = ar.ratio_width(ratio, 2, size, d_a=8)
             brute = min(range(step, 400, step),
-                        key=lambda x: (abs(ar.non_embedding_params(2, x, ratio) - size), x))
+                        key=lambda x: (abs(ar.ratio_non_embedding_params(2, x, ratio) - size), x))
             assert w == brute
 
 
@@ -78,8 +78,8 @@ def test_design_refuses_a_grid_without_baseline_or_with_colliding_sizes():
         ar.design(ratios=[1], depths=[2], sizes=[1e4], baseline_sizes=[10_000, 10_100], d_a=8)
 
 
-def test_sweep_configs_carry_heads_and_head_dim(grid):
-    cs = ar.sweep_configs(grid, seeds=[3, 4], corpus="kjv", V=64, N=8, steps=2, batch=2,
+def test_ratio_configs_carry_heads_and_head_dim(grid):
+    cs = ar.ratio_configs(grid, seeds=[3, 4], corpus="kjv", V=64, N=8, steps=2, batch=2,
                           lr=1e-3, warmup=0)
     assert len(cs) == 2 * len(grid)
     assert cs[0] == lm_config(corpus="kjv", V=64, N=8, L=int(grid["L"][0]),
@@ -102,7 +102,7 @@ def test_redundancy_recovers_a_known_fraction(grid):
     # loss = 5 - 0.3 log(size * g(ratio)) with g = 1 at ratio 1: a net of ratio rho behaves as a
     # baseline of size g(rho) times its own, so its matched fraction is exactly g(rho)
     g = {1: 1.0, 2: 0.9, 4: 0.75, 8: 0.65, 16: 0.55}
-    table = ar.loss_table(_results(grid, lambda r: 5 - 0.3 * math.log(
+    table = ar.ratio_loss_table(_results(grid, lambda r: 5 - 0.3 * math.log(
         r.params_non_embedding * g[r.ratio])), grid)
     assert (table["seeds"] == 2).all()
     np.testing.assert_allclose(table["std"], math.sqrt(2) * 0.01)
@@ -124,14 +124,14 @@ def test_claim_reads_of_some_seeds_read_only_their_nets(grid):
     alone = ar.claim_reads(results, grid, sizes, seeds=[0])
     assert all(len(x) == 2 for x in every["seed_losses"])
     assert all(len(x) == 1 for x in alone["seed_losses"]) and alone["nets"] == every["nets"]
-    table = ar.loss_table(results[results["seed"] == 0], grid)
+    table = ar.ratio_loss_table(results[results["seed"] == 0], grid)
     assert alone["fractions"] == ar.matched_fractions(ar.redundancy(ar.best_depth(table)))
     pd.testing.assert_frame_equal(alone["spreads"], ar.spreads(table, sizes))
 
 
 def test_best_depth_picks_the_lower_loss(grid):
     # depth 3 better by 0.05 at every ratio: the best-depth curve is all depth 3
-    table = ar.loss_table(_results(grid, lambda r: 3 - 0.05 * (r.L == 3)), grid)
+    table = ar.ratio_loss_table(_results(grid, lambda r: 3 - 0.05 * (r.L == 3)), grid)
     assert set(ar.best_depth(table)["L"]) == {3}
 
 
@@ -139,7 +139,7 @@ def test_a_loss_outside_the_baseline_range_has_no_match(grid):
     worse = {1: 0.0, 2: 0.0, 4: 0.0, 8: 0.0, 16: 10.0}  # ratio 16 worse than every baseline
     better = {1: 0.0, 2: -10.0, 4: 0.0, 8: 0.0, 16: 0.0}  # ratio 2 better than every one
     for shift, ratio, where in ((worse, 16, "below"), (better, 2, "above")):
-        table = ar.loss_table(_results(grid, lambda r, s=shift: 5 - 0.3 * math.log(
+        table = ar.ratio_loss_table(_results(grid, lambda r, s=shift: 5 - 0.3 * math.log(
             r.params_non_embedding) + s[r.ratio]), grid)
         red = ar.redundancy(ar.best_depth(table))
         hit = red[red["ratio"] == ratio]
@@ -149,7 +149,7 @@ def test_a_loss_outside_the_baseline_range_has_no_match(grid):
 
 def test_spreads_separate_ratio_from_depth(grid):
     # loss = 3 + 0.1 log2(rho) + 0.02 (L == 3): across ratios 0.4, across depths 0.02
-    table = ar.loss_table(_results(grid, lambda r: 3 + 0.1 * math.log2(r.ratio)
+    table = ar.ratio_loss_table(_results(grid, lambda r: 3 + 0.1 * math.log2(r.ratio)
                                    + 0.02 * (r.L == 3)), grid)
     s = ar.spreads(table, [40_000, 80_000])
     np.testing.assert_allclose(s["across_ratios"], 0.4)
@@ -177,7 +177,7 @@ def pilot_grid():
 
 def _pilot(grid, budgets, seed=0):
     """The pilot's nets: one seed of every net of ``grid`` at each budget, the longest first."""
-    return at_budgets(partial(ar.sweep_configs, grid, seeds=[seed], **COMMON), budgets)
+    return at_budgets(partial(ar.ratio_configs, grid, seeds=[seed], **COMMON), budgets)
 
 
 def test_the_pilot_grid_keeps_its_baselines_distinct(pilot_grid):
@@ -192,7 +192,7 @@ def test_pilot_is_one_seed_of_every_net_per_budget_longest_first(pilot_grid):
     assert [c["steps"] for c in cs] == [4000] * 21 + [1000] * 21 + [250] * 21
     for steps in (250, 1000, 4000):
         part = [c for c in cs if c["steps"] == steps]
-        assert part == ar.sweep_configs(pilot_grid, seeds=[7], steps=steps, **COMMON)
+        assert part == ar.ratio_configs(pilot_grid, seeds=[7], steps=steps, **COMMON)
 
 
 def _pilot_results(grid, cs, frac_of, depth_shift=0.0):
@@ -202,7 +202,7 @@ def _pilot_results(grid, cs, frac_of, depth_shift=0.0):
     rows = []
     for c in cs:
         rho = c["H"] * c["d_a"] // c["d_x"]
-        own = ar.non_embedding_params(c["L"], c["d_x"], rho)
+        own = ar.ratio_non_embedding_params(c["L"], c["d_x"], rho)
         rows.append({**c, "params_non_embedding": own, "tokens_per_s": 1000.0,
                      "test_loss": 10 - math.log(own * frac_of(rho, c["steps"]))
                      - depth_shift * (c["L"] == 3)})
@@ -219,7 +219,7 @@ def test_pilot_fractions_are_matched_fractions_of_each_budget_alone(pilot_grid):
     assert (fr["tokens"] == fr["steps"] * 32 * 32).all()
     for (steps, rho), row in fr.set_index(["steps", "ratio"]).iterrows():
         part = res[res["steps"] == steps]
-        alone = ar.matched_fractions(ar.redundancy(ar.best_depth(ar.loss_table(part,
+        alone = ar.matched_fractions(ar.redundancy(ar.best_depth(ar.ratio_loss_table(part,
                                                                               pilot_grid))))
         assert row["fraction"] == pytest.approx(alone[rho])
         # the loss is linear in log size, as the matching interpolates: the fraction it was made at
@@ -265,7 +265,7 @@ def test_pilot_spreads_are_spreads_of_each_budget_alone(pilot_grid):
     assert list(sp["steps"]) == [250, 4000] and set(sp["size"]) == {64_000}
     for row in sp.itertuples():
         part = res[res["steps"] == row.steps]
-        alone = ar.spreads(ar.loss_table(part, pilot_grid), [64_000]).iloc[0]
+        alone = ar.spreads(ar.ratio_loss_table(part, pilot_grid), [64_000]).iloc[0]
         assert row.across_ratios == pytest.approx(alone["across_ratios"])
         assert row.across_depths_max == pytest.approx(alone["across_depths_max"])
         assert row.ratios == 3
@@ -281,7 +281,7 @@ def test_a_sweep_sits_on_the_pilot_axes_read_on_its_own_grid_with_its_seed_mean(
     missing reads nothing."""
     params = {**PILOT, "ratios": [1, 4], "sizes": [64_000]}
     grid = ar.design(**params)
-    cs = ar.sweep_configs(grid, seeds=[0, 1], steps=500, **COMMON)
+    cs = ar.ratio_configs(grid, seeds=[0, 1], steps=500, **COMMON)
     res = _pilot_results(grid, cs, lambda rho, s: 1.0 if rho == 1 else 0.6)
     res["test_loss"] += np.where(res["seed"] == 0, 0.05, -0.05)
     last = res.iloc[-1]

@@ -8,13 +8,13 @@ set, and reads how small a ratio-1 baseline reaches the same loss: at rho = 4 a 
 separation rank by terms in min(r, d_x) whatever H is, so parameters invested in H d_a > d_x are
 predicted to be wasted. This module turns the design into one sweep and its results into tables:
 
-* :func:`non_embedding_params`: the count of :class:`attnbook.engines.lm.LanguageModel` at ratio
-  rho;
+* :func:`ratio_non_embedding_params`: the count of :class:`attnbook.engines.lm.LanguageModel`
+  at ratio rho;
 * :func:`ratio_width`: the width (with H = rho d_x / d_a an integer) whose count is closest to
   a target size, so every (ratio, depth) net of one size has about the same parameters;
-* :func:`design` and :func:`sweep_configs`: the grid (ratio, depth, target size) and one flat
+* :func:`design` and :func:`ratio_configs`: the grid (ratio, depth, target size) and one flat
   :func:`attnbook.engines.lm_sweep.lm_config` per grid row and seed;
-* :func:`loss_table`: seed mean and std of the test loss per grid row (Figure 6, all depths);
+* :func:`ratio_loss_table`: seed mean and std of the test loss per grid row (Figure 6, all depths);
 * :func:`best_depth`: per (ratio, size) the depth of least seed-mean loss (Figure 4's curves);
 * :func:`redundancy`: per ratio and size, the ratio-1 baseline size with the same loss
   (:func:`attnbook.engines.lm_sweep.matched_size` over the best-depth baseline curve) over the
@@ -35,7 +35,7 @@ otherwise weigh differently at different widths.
 
 Used by: wies2021_attention_ratio.
 
->>> non_embedding_params(2, 16, 1) == 2 * (12 * 16 * 16 + 13 * 16) + 2 * 16
+>>> ratio_non_embedding_params(2, 16, 1) == 2 * (12 * 16 * 16 + 13 * 16) + 2 * 16
 True
 >>> d_x = ratio_width(4, 2, 50_000, d_a=8)
 >>> d_x, 4 * d_x // 8  # width and heads H = rho d_x / d_a
@@ -51,8 +51,8 @@ import pandas as pd
 from ..engines.lm_sweep import lm_config, matched_size
 from ..errors import ParameterError
 
-__all__ = ["PAPER_TABLE5", "non_embedding_params", "width_step", "ratio_width", "design",
-           "sweep_configs", "with_design", "loss_table", "best_depth", "redundancy",
+__all__ = ["PAPER_TABLE5", "ratio_non_embedding_params", "width_step", "ratio_width", "design",
+           "ratio_configs", "with_design", "ratio_loss_table", "best_depth", "redundancy",
            "matched_fractions", "spreads", "claim_reads", "pilot_fractions", "pilot_spreads"]
 
 # wies2021 Table 5 (appendix C.3): ratio H d_a / d_x, depth L, heads H, widths; best depth of
@@ -73,14 +73,14 @@ def _check_int(name, v, low=1):
     return int(v)
 
 
-def non_embedding_params(L: int, d_x: int, ratio: int) -> int:
+def ratio_non_embedding_params(L: int, d_x: int, ratio: int) -> int:
     """Non-embedding parameters of :class:`attnbook.engines.lm.LanguageModel` with H d_a = rho d_x.
 
     Per block, with A = H d_a = rho d_x: query, key, value (3 A d_x + 3 A), output projection
     (A d_x + d_x), feed-forward of width 4 d_x (8 d_x^2 + 5 d_x), two layer norms (4 d_x); plus
     the final layer norm (2 d_x). At rho = 1 this is 12 d_x^2 + 13 d_x per block.
 
-    >>> non_embedding_params(1, 8, 2)  # A = 16: 4*16*8 + 3*16 + 8*64 + 10*8, plus 2*8
+    >>> ratio_non_embedding_params(1, 8, 2)  # A = 16: 4*16*8 + 3*16 + 8*64 + 10*8, plus 2*8
     1168
     """
     L, d_x, ratio = (_check_int(n, v) for n, v in (("L", L), ("d_x", d_x), ("ratio", ratio)))
@@ -102,7 +102,7 @@ def ratio_width(ratio: int, L: int, size: float, *, d_a: int) -> int:
     """The width d_x (a multiple of :func:`width_step`) whose non-embedding count at ratio rho
     and depth L is closest to ``size`` (the smaller width on a tie).
 
-    >>> ratio_width(1, 2, non_embedding_params(2, 64, 1), d_a=8)
+    >>> ratio_width(1, 2, ratio_non_embedding_params(2, 64, 1), d_a=8)
     64
     """
     if not (isinstance(size, (int, float, np.integer, np.floating)) and size > 0):
@@ -111,7 +111,7 @@ def ratio_width(ratio: int, L: int, size: float, *, d_a: int) -> int:
     guess = math.sqrt(size / (L * (8 + 4 * ratio)))
     base = max(1, int(round(guess / step)))
     cands = {step * k for k in range(max(1, base - 3), base + 4)}
-    return min(cands, key=lambda w: (abs(non_embedding_params(L, w, ratio) - size), w))
+    return min(cands, key=lambda w: (abs(ratio_non_embedding_params(L, w, ratio) - size), w))
 
 
 def design(*, ratios: Sequence[int], depths: Sequence[int], sizes: Sequence[float],
@@ -141,7 +141,7 @@ def design(*, ratios: Sequence[int], depths: Sequence[int], sizes: Sequence[floa
                 d_x = ratio_width(ratio, L, size, d_a=d_a)
                 rows.append({"ratio": ratio, "L": L, "size": size, "d_x": d_x,
                              "H": ratio * d_x // d_a, "d_a": d_a,
-                             "params_non_embedding": non_embedding_params(L, d_x, ratio)})
+                             "params_non_embedding": ratio_non_embedding_params(L, d_x, ratio)})
     g = pd.DataFrame(rows)
     dup = g.duplicated(["ratio", "L", "d_x"])
     if dup.any():
@@ -152,12 +152,12 @@ def design(*, ratios: Sequence[int], depths: Sequence[int], sizes: Sequence[floa
     return g
 
 
-def sweep_configs(grid: pd.DataFrame, *, seeds: Sequence[int], **common) -> list[dict]:
+def ratio_configs(grid: pd.DataFrame, *, seeds: Sequence[int], **common) -> list[dict]:
     """One :func:`attnbook.engines.lm_sweep.lm_config` per grid row and seed (``common``: corpus,
     V, N, steps, batch, lr, warmup, eval_tokens, ...), H and d_a from the grid.
 
     >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[4000], d_a=4)
-    >>> cs = sweep_configs(g, seeds=[0, 1], corpus="kjv", V=32, N=8, steps=2, batch=2, lr=1e-3,
+    >>> cs = ratio_configs(g, seeds=[0, 1], corpus="kjv", V=32, N=8, steps=2, batch=2, lr=1e-3,
     ...                    warmup=0)
     >>> [(c["d_x"], c["H"], c["d_a"], c["seed"]) for c in cs]
     [(16, 4, 4, 0), (16, 4, 4, 1), (12, 12, 4, 0), (12, 12, 4, 1)]
@@ -186,7 +186,7 @@ def with_design(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def loss_table(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
+def ratio_loss_table(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
     """Per (ratio, size, L): d_x, H, non-embedding count, seed mean, std and count of the test
     loss (wies2021 Figure 6 and Table 5), sorted by ratio, size and depth."""
     df = with_design(results, grid)
@@ -198,8 +198,8 @@ def loss_table(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def best_depth(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (ratio, size) the row of :func:`loss_table` with the least seed-mean loss (the best
-    depth of the set, wies2021 section 5.3: Figure 4's curves).
+    """Per (ratio, size) the row of :func:`ratio_loss_table` with the least seed-mean loss (the
+    best depth of the set, wies2021 section 5.3: Figure 4's curves).
 
     >>> t = pd.DataFrame({"ratio": [1, 1], "size": [10, 10], "L": [2, 3], "mean": [2.0, 1.9]})
     >>> best_depth(t)["L"].tolist()
@@ -294,7 +294,7 @@ def claim_reads(results: pd.DataFrame, grid: pd.DataFrame, sizes: Sequence[float
     ``nets``, the (ratio, size, L) of each. How a verdict is decided again without a seed."""
     if seeds is not None:
         results = results[results["seed"].isin(list(seeds))]
-    table = loss_table(results, grid)
+    table = ratio_loss_table(results, grid)
     nets = with_design(results, grid).groupby(["ratio", "size", "L"])
     return {"fractions": matched_fractions(redundancy(best_depth(table))),
             "spreads": spreads(table, sizes), "nets": list(nets.groups),
@@ -342,10 +342,10 @@ def pilot_fractions(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
     baseline of half its size after 4 steps and of 0.8 of it after 8.
 
     >>> g = design(ratios=[1, 4], depths=[1], sizes=[4000], baseline_sizes=[1000, 4000], d_a=4)
-    >>> cs = [c for steps in (8, 4) for c in sweep_configs(
+    >>> cs = [c for steps in (8, 4) for c in ratio_configs(
     ...     g, seeds=[0], steps=steps, corpus="kjv", V=32, N=8, batch=2, lr=1e-3, warmup=1)]
-    >>> own = {(c["d_x"], c["H"]): non_embedding_params(c["L"], c["d_x"], c["H"] * 4 // c["d_x"])
-    ...        for c in cs}
+    >>> own = {(c["d_x"], c["H"]):
+    ...        ratio_non_embedding_params(c["L"], c["d_x"], c["H"] * 4 // c["d_x"]) for c in cs}
     >>> res = pd.DataFrame([{**c, "params_non_embedding": own[c["d_x"], c["H"]],
     ...                      "test_loss": 10 - np.log(own[c["d_x"], c["H"]] * (
     ...                          1 if c["H"] * 4 == c["d_x"] else {4: 0.5, 8: 0.8}[c["steps"]]))}
@@ -357,7 +357,7 @@ def pilot_fractions(results: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for steps, tokens, part in _complete_budgets(results, grid):
-        best = best_depth(loss_table(part, grid))
+        best = best_depth(ratio_loss_table(part, grid))
         red = redundancy(best)
         base = best.loc[best["ratio"] == 1, "params_non_embedding"].to_numpy(float)
         for rho, f in matched_fractions(red).items():
@@ -386,7 +386,7 @@ def pilot_spreads(results: pd.DataFrame, grid: pd.DataFrame,
                              f"grid ({sorted(every)})")
     rows = []
     for steps, tokens, part in _complete_budgets(results, grid):
-        s = spreads(loss_table(part, grid), sizes)
+        s = spreads(ratio_loss_table(part, grid), sizes)
         rows.append(s.assign(steps=steps, tokens=tokens)[
             ["steps", "tokens", *s.columns]])
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()

@@ -95,7 +95,7 @@ def figure4(best: pd.DataFrame, red: pd.DataFrame, fractions: dict, *, paper: di
 
 def figure6(table: pd.DataFrame, best: pd.DataFrame, paper_table: pd.DataFrame):
     """wies2021 Figure 6 redrawn: every depth of every ratio (``table``,
-    :func:`attnbook.wies2021.attention_ratio.loss_table`: markers by depth, bars of one seed
+    :func:`attnbook.wies2021.attention_ratio.ratio_loss_table`: markers by depth, bars of one seed
     standard deviation), each ratio's best depths joined by a line (``best``), the legend
     naming the best depths here and in ``paper_table`` (the paper's Table 5, its rows
     ``in_figure_4``). Returns the figure."""
