@@ -85,14 +85,14 @@ LOSSES = {(None, None): lambda s: 2.0 - 0.1 * np.log2(s), (None, 4): lambda s: 2
 
 
 def test_statistics_per_budget():
-    s = P.pilot_statistics(_results(_configs(), LOSSES, speed=1000.0), **F7)
+    s = P.f7_pilot_statistics(_results(_configs(), LOSSES, speed=1000.0), **F7)
     assert list(s["steps"]) == [4, 8, 16]
     assert list(s["tokens"]) == [4 * 2 * 128, 8 * 2 * 128, 16 * 2 * 128]
     assert s["pos_gap"].to_numpy() == pytest.approx([0.01] * 3)
     assert s["rank1_gap"].to_numpy() == pytest.approx([0.15] * 3)
     assert s["rank1_between"].to_numpy() == pytest.approx([0.25] * 3)  # 2.15 in [2.1, 2.3]
     assert s["s_per_token"].to_numpy() == pytest.approx([5e-3] * 3)  # five nets at 1000 tok/s
-    gaps = P.pilot_gaps(s)
+    gaps = P.f7_pilot_gaps(s)
     assert len(gaps) == 9 and set(gaps["needs"]) == {"near 0 (within the seed noise)", "at least 0"}
     by = gaps.set_index(["statistic", "steps"])["gap"]
     assert by[("r_e = 1 minus r = 16", 8)] == pytest.approx(0.05)
@@ -102,19 +102,19 @@ def test_statistics_per_budget():
 def test_a_budget_still_training_is_left_out_and_a_second_seed_is_an_error():
     cs = _configs()
     partial = [c for c in cs if not (c["steps"] == 4 and c["r"] == 8)]
-    s = P.pilot_statistics(_results(partial, LOSSES), **F7)
+    s = P.f7_pilot_statistics(_results(partial, LOSSES), **F7)
     assert list(s["steps"]) == [8, 16]
     twice = cs + [dict(cs[0], seed=4)]
     with pytest.raises(ParameterError, match="one seed"):
-        P.pilot_statistics(_results(twice, LOSSES), **F7)
+        P.f7_pilot_statistics(_results(twice, LOSSES), **F7)
     with pytest.raises(ParameterError, match="columns"):
-        P.pilot_statistics(_results(cs, LOSSES).drop(columns="r_e"), **F7)
+        P.f7_pilot_statistics(_results(cs, LOSSES).drop(columns="r_e"), **F7)
 
 
 def test_one_positional_net_counts_once_in_the_speed():
     cs = _configs(N=16, d_x=16, budgets=[4])
     losses = {(None, None): 2.0, (None, 1): 2.05, (4, None): 2.1, (2, None): 2.2}
-    s = P.pilot_statistics(_results(cs, losses, speed=100.0), **F7).iloc[0]
+    s = P.f7_pilot_statistics(_results(cs, losses, speed=100.0), **F7).iloc[0]
     assert s["r_pos"] == 1 and s["pos_gap"] == pytest.approx(s["rank1_gap"])
     assert s["s_per_token"] == pytest.approx(4 / 100)  # four nets, not five
 
@@ -130,8 +130,8 @@ def test_the_statistics_decide_as_the_criterion_does(seed):
     for _ in range(50):
         values = dict(zip(LOSSES, 2 + 0.1 * rng.standard_normal(5), strict=True))
         std = float(rng.uniform(0.001, 0.05))
-        s = P.pilot_statistics(_results(cs, values), **F7).iloc[0]
-        g = P.pilot_gaps(pd.DataFrame([s]))["gap"].to_numpy()
+        s = P.f7_pilot_statistics(_results(cs, values), **F7).iloc[0]
+        g = P.f7_pilot_gaps(pd.DataFrame([s]))["gap"].to_numpy()
         pos = {1: values[(None, 1)], 4: values[(None, 4)]}
         vocab = {16: values[(16, None)], 8: values[(8, None)]}
         holds = criteria.decide("W-F7", pos, vocab, values[(None, None)], std, 64, 128)
@@ -155,12 +155,12 @@ def test_a_sweep_reads_only_its_own_nets_at_its_width_and_budget_seed_averaged()
     rows += [dict(full, d_x=32, seed=0, model="ours", test_loss=9.0),  # a baseline
              dict(full, seed=0, model="gpt2", test_loss=9.0),  # a reference
              dict(full, steps=40, seed=0, model="ours", test_loss=0.1)]  # a longer run
-    got = P.sweep_statistics(pd.DataFrame(rows), d_x=64, steps=10, **F7)
+    got = P.f7_sweep_statistics(pd.DataFrame(rows), d_x=64, steps=10, **F7)
     assert len(got) == 1
     row = got.iloc[0]
     assert (row["loss_full"], row["loss_rank1"]) == pytest.approx((2.0, 2.3))
     assert row["rank1_between"] == pytest.approx(0.5)
-    assert P.sweep_statistics(pd.DataFrame(rows[2:]), d_x=64, steps=10, **F7).empty  # no full
+    assert P.f7_sweep_statistics(pd.DataFrame(rows[2:]), d_x=64, steps=10, **F7).empty  # no full
 
 
 def test_the_pilot_reading_says_which_gaps_head_away_from_what_w_f7_asks():

@@ -307,11 +307,11 @@ def figure7(vocab: pd.DataFrame, positional: pd.DataFrame):
 def positional_pilot_figure(stats: pd.DataFrame, profiles: pd.DataFrame, runs: pd.DataFrame, *,
                             pos_divisor: int, low_divisor: int, high_divisor: int):
     """W-F7's pilot against the training tokens per net (``stats``,
-    :func:`attnbook.wies2021.positional_rank.pilot_statistics`, with the ranks it read):
+    :func:`attnbook.wies2021.positional_rank.f7_pilot_statistics`, with the ranks it read):
     (a) each net's test loss minus the full-rank net's, (b) where positional rank 1 lies
     between the vocabulary ranks (0 at d_x / ``high_divisor``, 1 at d_x / ``low_divisor``;
     the criterion's band shaded). ``profiles``: the same reads of the profiles that have run
-    (:func:`~attnbook.wies2021.positional_rank.sweep_statistics`, with a ``profile``
+    (:func:`~attnbook.wies2021.positional_rank.f7_sweep_statistics`, with a ``profile``
     column), drawn as their markers; ``runs``: the pilot's nets (the title names their N,
     d_x and L). Returns the figure."""
     r_pos, r_high, r_low = (int(stats[k].iloc[0]) for k in ("r_pos", "r_high", "r_low"))

@@ -12,12 +12,12 @@ This module holds the pilot that sizes a long run of it:
 * :func:`f7_configs`: the nets W-F7 compares (full rank, the two positional ranks, the two
   vocabulary ranks) at one budget of optimizer steps, one seed; the pilot trains them at each
   of its budgets, each with its own schedule;
-* :func:`pilot_statistics`: per budget, the five test losses and W-F7's deciding statistics:
+* :func:`f7_pilot_statistics`: per budget, the five test losses and W-F7's deciding statistics:
   ``pos_gap`` (positional rank N/32 minus full rank; the criterion asks it to be within the seed
   noise of zero), ``rank1_gap`` (positional rank 1 minus full rank) and ``rank1_between``
   (where the rank-1 positional loss lies between the vocabulary ranks: 0 at d_x/4, 1 at
   d_x/8; the criterion asks for 0 to 1);
-* :func:`pilot_gaps`: the same as three gaps in nats per budget, each with the side W-F7 asks
+* :func:`f7_pilot_gaps`: the same as three gaps in nats per budget, each with the side W-F7 asks
   of it, in the long form that :func:`attnbook.engines.pilots.trend` reads.
 
 Used by: wies2021_rank_bottleneck.
@@ -33,8 +33,8 @@ import pandas as pd
 from ..engines.lm_sweep import lm_config
 from ..errors import ParameterError
 
-__all__ = ["f7_ranks", "f7_configs", "pilot_statistics", "pilot_gaps", "pilot_reading",
-           "sweep_statistics"]
+__all__ = ["f7_ranks", "f7_configs", "f7_pilot_statistics", "f7_pilot_gaps", "pilot_reading",
+           "f7_sweep_statistics"]
 
 
 def f7_ranks(*, N: int, d_x: int, pos_divisor: int, low_divisor: int, high_divisor: int
@@ -88,8 +88,8 @@ def _rank(value) -> int | None:
     return None if value is None or pd.isna(value) else int(value)
 
 
-def pilot_statistics(results: pd.DataFrame, *, pos_divisor: int, low_divisor: int,
-                     high_divisor: int) -> pd.DataFrame:
+def f7_pilot_statistics(results: pd.DataFrame, *, pos_divisor: int, low_divisor: int,
+                        high_divisor: int) -> pd.DataFrame:
     """Per budget of a pilot (:func:`f7_configs` at each; one row per net with its configuration's
     columns and ``test_loss``): the steps, the training tokens per net (steps x batch x N), the
     ranks read (:func:`f7_ranks`), the test losses of the full-rank net (``loss_full``), of
@@ -111,7 +111,7 @@ def pilot_statistics(results: pd.DataFrame, *, pos_divisor: int, low_divisor: in
     >>> cs = f7_configs(steps=10, seed=0, N=128, d_x=64, pos_divisor=32, low_divisor=8,
     ...                 high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
     >>> rows = [dict(c, test_loss=t) for c, t in zip(cs, [2.0, 2.3, 2.02, 2.2, 2.4])]
-    >>> s = pilot_statistics(pd.DataFrame(rows), pos_divisor=32, low_divisor=8, high_divisor=4)
+    >>> s = f7_pilot_statistics(pd.DataFrame(rows), pos_divisor=32, low_divisor=8, high_divisor=4)
     >>> s[["tokens", "pos_gap", "rank1_gap", "rank1_between"]].round(3)
        tokens  pos_gap  rank1_gap  rank1_between
     0    2560     0.02        0.3            0.5
@@ -152,8 +152,8 @@ def pilot_statistics(results: pd.DataFrame, *, pos_divisor: int, low_divisor: in
     return pd.DataFrame(rows)
 
 
-def pilot_gaps(statistics: pd.DataFrame) -> pd.DataFrame:
-    """:func:`pilot_statistics` as three gaps in nats per budget (long form, for
+def f7_pilot_gaps(statistics: pd.DataFrame) -> pd.DataFrame:
+    """:func:`f7_pilot_statistics` as three gaps in nats per budget (long form, for
     :func:`attnbook.engines.pilots.trend` with ``by=["statistic"]``), each with ``needs``, the side
     W-F7 asks of it: positional rank r_pos minus full rank (near zero: within the seed noise),
     positional rank 1 minus vocabulary rank r_high (at least 0) and vocabulary rank r_low
@@ -162,7 +162,7 @@ def pilot_gaps(statistics: pd.DataFrame) -> pd.DataFrame:
     >>> s = pd.DataFrame([dict(steps=10, tokens=2560, r_pos=4, r_high=16, r_low=8,
     ...                        loss_full=2.0, loss_pos=2.02, loss_rank1=2.3, loss_high=2.2,
     ...                        loss_low=2.4)])
-    >>> g = pilot_gaps(s)
+    >>> g = f7_pilot_gaps(s)
     >>> g[["statistic", "gap"]].round(3)
                      statistic   gap
     0  r_e = 4 minus full rank  0.02
@@ -186,7 +186,7 @@ def pilot_gaps(statistics: pd.DataFrame) -> pd.DataFrame:
 
 def pilot_reading(reading: pd.DataFrame, *, top_steps: int, long_steps: int) -> str:
     """The pilot's reading in words: ``reading`` is :func:`attnbook.engines.pilots.trend` of
-    :func:`pilot_gaps` with each statistic's ``needs``, read at the pilot's largest budget
+    :func:`f7_pilot_gaps` with each statistic's ``needs``, read at the pilot's largest budget
     (``top_steps`` optimizer steps). A gap W-F7 needs at least 0 that is negative and falls
     (``per_doubling`` < 0) by more than 2 standard errors of the seeds (``per_doubling_se``)
     is heading away; with one seed the change has no standard error and the reading says only
@@ -241,9 +241,9 @@ def pilot_reading(reading: pd.DataFrame, *, top_steps: int, long_steps: int) -> 
                    "W-Tab2-5 beside it, at the pilot's deeper and wider scale.")
 
 
-def sweep_statistics(results: pd.DataFrame, *, d_x: int, steps: int, pos_divisor: int,
-                     low_divisor: int, high_divisor: int) -> pd.DataFrame:
-    """:func:`pilot_statistics` of a sweep of several seeds: its own model's nets of width
+def f7_sweep_statistics(results: pd.DataFrame, *, d_x: int, steps: int, pos_divisor: int,
+                        low_divisor: int, high_divisor: int) -> pd.DataFrame:
+    """:func:`f7_pilot_statistics` of a sweep of several seeds: its own model's nets of width
     ``d_x`` trained ``steps`` steps (not the baselines, the GPT-2 references or the longer
     convergence runs), each test loss the mean over the seeds: the sweep on the axes of its
     pilot. Empty without every net W-F7 reads.
@@ -252,8 +252,8 @@ def sweep_statistics(results: pd.DataFrame, *, d_x: int, steps: int, pos_divisor
     ...                 high_divisor=4, corpus="kjv", V=64, L=2, batch=2, lr=1e-3, warmup=1)
     >>> rows = [dict(c, seed=s, test_loss=t + s / 10, model="ours")
     ...         for c, t in zip(cs, [2.0, 2.3, 2.02, 2.2, 2.4]) for s in (0, 2)]
-    >>> t = sweep_statistics(pd.DataFrame(rows), d_x=64, steps=10, pos_divisor=32,
-    ...                      low_divisor=8, high_divisor=4)
+    >>> t = f7_sweep_statistics(pd.DataFrame(rows), d_x=64, steps=10, pos_divisor=32,
+    ...                         low_divisor=8, high_divisor=4)
     >>> t[["loss_full", "rank1_between"]].round(3)
        loss_full  rank1_between
     0        2.1            0.5
@@ -267,5 +267,5 @@ def sweep_statistics(results: pd.DataFrame, *, d_x: int, steps: int, pos_divisor
     mean = (part.assign(_r=key[0], _r_e=key[1])
             .groupby(["_r", "_r_e", "steps", "batch", "N", "d_x"], as_index=False)
             .agg(test_loss=("test_loss", "mean"), r=("r", "first"), r_e=("r_e", "first")))
-    return pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
-                            low_divisor=low_divisor, high_divisor=high_divisor)
+    return f7_pilot_statistics(mean.drop(columns=["_r", "_r_e"]), pos_divisor=pos_divisor,
+                               low_divisor=low_divisor, high_divisor=high_divisor)
