@@ -16,7 +16,9 @@
 * every science module sits in its work's package (``levine2020``, ``wies2021``,
   ``bruna2024``, ``mahdavi2024``) or in ``engines``; the engines import no work, no work
   imports another, a chapter reaches only its own work's package and the engines, and every
-  engine serves chapters of at least two works.
+  engine serves chapters of at least two works;
+* no two public functions or classes of the science modules (the engines, the works, data)
+  share a name: one contract has one implementation, and two contracts have two names.
 """
 
 import ast
@@ -271,3 +273,16 @@ def test_an_engine_serves_more_than_one_work(module):
     works = {nb.stem.split("_")[0] for nb in NOTEBOOKS if module in _chapter_modules(nb)}
     assert len(works) >= 2, (f"{module} is reached only from {sorted(works)}: it belongs in that "
                              "work's package")
+
+
+def test_no_two_science_functions_share_a_name():
+    """A name says what its function computes: where two modules define one public name, the
+    contracts are one (keep one implementation) or two (name each after what it computes)."""
+    where = {}
+    for module in SCIENCE:
+        for node in ast.parse(MODULES[module].read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(module)
+    shared = {name: mods for name, mods in where.items() if len(mods) > 1}
+    assert not shared, f"public names defined in more than one module: {shared}"
