@@ -454,5 +454,11 @@ def test_seeding_asks_for_strict_deterministic_kernels():
 def test_worker_processes_compute_with_strict_deterministic_kernels():
     from attnbook.book.executors import ProcessExecutor
 
-    out = list(ProcessExecutor(workers=1, threads=1, progress=False).map(_determinism_flags, [0]))
+    def flags(_unit):  # sent by value, as a notebook's own function is
+        import torch
+
+        return (torch.are_deterministic_algorithms_enabled(),
+                torch.is_deterministic_algorithms_warn_only_enabled())
+
+    out = list(ProcessExecutor(workers=1, threads=1, progress=False).map(flags, [0]))
     assert out[0][1] == (True, False)
