@@ -512,3 +512,132 @@ def test_device_run_runs_the_chapters_the_bundle_serves(tmp_path):
     rc, err, ran = run("--profile", "full", "bruna2024_symmetric")  # named: as asked
     assert rc == 0 and ran == ["-m attnbook run bruna2024_symmetric --profile full "
                                "--time-budget 5"]
+
+
+def test_device_run_jobs_runs_groups_in_copies_and_brings_them_back(tmp_path):
+    """tools/device-run.sh --jobs 2: the chapters dealt into two groups, each run at once in
+    its own copy of the tree; what each computed comes back (times kept), the manifest holds
+    every run, time-budget.json covers every chapter, and the exit code ranks the groups'."""
+    import shutil
+    import subprocess
+    import sys
+
+    (tmp_path / "tools").mkdir()
+    for name in ("device-run.sh", "device.py"):
+        shutil.copy(REPO / "tools" / name, tmp_path / "tools" / name)
+    bundle = tmp_path / "build" / "device"
+    (bundle / "wheels").mkdir(parents=True)
+    (bundle / "wheels" / "papermill-2.6.0-py3-none-any.whl").write_bytes(b"w")
+    (bundle / "source.json").write_text("{}")
+    (bundle / "chapters.txt").write_text("# profile ci: the chapters this bundle serves\n"
+                                         "aa\nbb\ncc\n")
+    (tmp_path / "data" / "results" / "aa" / "ci").mkdir(parents=True)
+    (tmp_path / "data" / "results" / "aa" / "ci" / "old.json").write_text("{}")  # stays as is
+    os.utime(tmp_path / "data" / "results" / "aa" / "ci" / "old.json", (1e9, 1e9))
+    stale = tmp_path / "data" / "checkpoints" / "bb" / "ci" / "sweep" / "k.pt"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"x")  # bb's run finishes its unit there: the checkpoint goes
+    (tmp_path / "build" / "executed").mkdir()
+    (tmp_path / "build" / "executed" / "cc.ipynb").write_text("{}")  # an old success of cc
+    (tmp_path / "build" / "time-budget.json").write_text('{"stale": true}')
+    log = tmp_path / "calls.txt"
+    py = tmp_path / "python"
+    # the stand-in runner: each chapter writes a result (mtime 4e9 + i), an executed notebook,
+    # a manifest line and a time-budget row; RCS (chapter=code,...) sets the group's exit code
+    py.write_text(f'''#!/usr/bin/env bash
+if [ "$1 $2" = "-m attnbook" ]; then
+    echo "run $PWD ${{PYTHONPATH%%:*}} $ATTNBOOK_THREADS $([ -e build ] && echo build) $*" \
+        >> "$CALLS"
+    echo "running $*"
+    date +%s.%N >> "$CALLS.start"
+    shift 3; chapters=(); while [ "$1" != --profile ]; do chapters+=("$1"); shift; done
+    mkdir -p build/executed build/failed; rows=(); rc=0; i=0
+    for c in "${{chapters[@]}}"; do
+        i=$((i + 1)); code=$(echo ",$RCS," | sed -n "s/.*,$c=\\([0-9]*\\),.*/\\1/p")
+        [ -n "$code" ] && [ "$rc" = 0 ] && rc=$code
+        case "$c" in aa) t=4000000001 ;; bb) t=4000000002 ;; *) t=4000000003 ;; esac
+        mkdir -p "data/results/$c/ci" "data/claims/results/ci"
+        r="data/results/$c/ci/r.json"; echo "{{\\"c\\": \\"$c\\"}}" > "$r"; touch -d "@$t" "$r"
+        echo "{{}}" > "data/claims/results/ci/$c.json"
+        [ "$c" = bb ] && rm -r data/checkpoints/bb
+        if [ -z "$code" ] || [ "$code" = 0 ]; then echo "{{}}" > "build/executed/$c.ipynb"; st=ok
+        else echo "{{}}" > "build/failed/$c.ipynb"; st=failed; fi
+        now="$(date -u +%FT%T)+00:00"
+        echo "{{\\"notebook\\": \\"$c\\", \\"start\\": \\"$now\\", \\"status\\": \\"$st\\"}}" \
+            >> build/manifest.jsonl
+        rows+=("{{\\"notebook\\": \\"$c\\", \\"profile\\": \\"ci\\", \\"status\\": \\"$st\\"}}")
+    done
+    (IFS=,; echo "{{\\"deadline\\": \\"2030-01-01T00:00:0${{#chapters[@]}}Z\\", " \
+        "\\"complete\\": true, \\"notebooks\\": [${{rows[*]}}]}}") > build/time-budget.json
+    sleep 1; date +%s.%N >> "$CALLS.end"; exit "$rc"
+fi
+if [ "$2" = check-source ]; then echo '{{"commit": "abc"}}'; exit 0; fi
+if [ "$1" = tools/device.py ]; then exec {sys.executable} "$@"; fi
+''')
+    py.chmod(0o755)
+    env = {**os.environ, "PYTHON": str(py), "CALLS": str(log), "OUT": str(tmp_path / "out")}
+    env.pop("ATTNBOOK_THREADS", None)
+
+    def run(*args, rcs=""):
+        log.write_text("")
+        r = subprocess.run(["bash", str(tmp_path / "tools" / "device-run.sh"), "--budget", "5",
+                            "--profile", "ci", *args], env={**env, "RCS": rcs},
+                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        return r.returncode, r.stdout + r.stderr, [c.split(" ", 5) for c in
+                                                  log.read_text().splitlines()]
+
+    rc, out, ran = run("--jobs", "2")
+    assert rc == 0, out
+    starts, ends = (sorted(float(x) for x in Path(f"{log}.{w}").read_text().split())
+                    for w in ("start", "end"))
+    assert starts[-1] < ends[0]  # at once: the second started before the first ended
+    threads = str(max(1, (os.cpu_count() or 1) // 2))
+    copies = sorted(c[1] for c in ran)
+    assert len(ran) == 2 and copies[0] != copies[1], ran
+    assert str(tmp_path) not in copies
+    for c in ran:  # each in its own copy (built without build/), its own src first
+        assert c[2] == c[1] + "/src" and c[3] == threads and c[4] != "build", c
+    assert sorted(c[5] for c in ran) == ["-m attnbook run aa cc --profile ci --time-budget 5",
+                                         "-m attnbook run bb --profile ci --time-budget 5"]
+    assert not list((tmp_path / "build").glob("device-jobs.*"))  # the copies are removed
+    for i, c in enumerate(("aa", "bb", "cc"), 1):
+        f = tmp_path / "data" / "results" / c / "ci" / "r.json"
+        assert json.loads(f.read_text()) == {"c": c} and f.stat().st_mtime == 4e9 + i
+        assert (tmp_path / "data" / "claims" / "results" / "ci" / f"{c}.json").exists()
+        assert (tmp_path / "build" / "executed" / f"{c}.ipynb").exists()
+    assert (tmp_path / "data" / "results" / "aa" / "ci" / "old.json").stat().st_mtime == 1e9
+    assert not (tmp_path / "data" / "checkpoints" / "bb" / "ci").exists()
+    manifest = (tmp_path / "build" / "manifest.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["notebook"] for x in manifest) == ["aa", "bb", "cc"]
+    budget = json.loads((tmp_path / "build" / "time-budget.json").read_text())
+    assert budget == {"deadline": "2030-01-01T00:00:02Z", "complete": True,
+                      "notebooks": [{"notebook": c, "profile": "ci", "status": "ok"}
+                                    for c in ("aa", "bb", "cc")]}
+    assert "[group 1/2] " in out and "[group 2/2] " in out  # each line says its group
+    text = (tmp_path / "out" / "log.txt").read_text()
+    assert "group 1/2: aa cc" in text and "group 2/2: bb" in text
+    status = json.loads((tmp_path / "out" / "status.json").read_text())
+    assert status["rc"] == 0 and status["results"] == 6 and status["runs"] == 3, status
+    with tarfile.open(tmp_path / "out" / "results.tar.gz") as tar:
+        assert "data/results/bb/ci/r.json" in tar.getnames()
+        assert "data/results/aa/ci/old.json" not in tar.getnames()
+
+    # one group failing: 1, and the failed chapter's old executed copy is gone
+    (tmp_path / "build" / "manifest.jsonl").unlink()
+    rc, out, ran = run("--jobs", "2", rcs="cc=1")
+    assert rc == 1, out
+    assert (tmp_path / "build" / "failed" / "cc.ipynb").exists()
+    assert not (tmp_path / "build" / "executed" / "cc.ipynb").exists()
+    assert len((tmp_path / "build" / "manifest.jsonl").read_text().splitlines()) == 3
+    budget = json.loads((tmp_path / "build" / "time-budget.json").read_text())
+    assert [r["notebook"] for r in budget["notebooks"]] == ["aa", "bb", "cc"]
+    assert json.loads((tmp_path / "out" / "status.json").read_text())["rc"] == 1
+    # the ranking: 1, then 130, then any other, then 75
+    assert run("--jobs", "2", rcs="aa=75,bb=130")[0] == 130
+    assert run("--jobs", "2", rcs="aa=130,bb=1")[0] == 1
+    assert run("--jobs", "2", rcs="bb=75")[0] == 75
+    assert run("--jobs", "2", rcs="aa=2,bb=75")[0] == 2
+    # more groups than chapters: one per chapter; a bad --jobs: 2
+    rc, out, ran = run("--jobs", "5")
+    assert rc == 0 and len(ran) == 3 and len({c[1] for c in ran}) == 3, out
+    assert run("--jobs", "0")[0] == 2 and run("--jobs", "x")[0] == 2

@@ -12,17 +12,19 @@ with it) together with one ignored folder, the bundle; files written under ``$OU
         what travels (a chapter whose data do not fit is left out, named in one line: it runs
         here; named, it stops the bundle with exit code 2), the chapters served
         (``chapters.txt``) and the commit and file hashes of the code (``make device-bundle``);
-    tools/device-run.sh [--budget SECONDS] [--profile full] [NB...]
+    tools/device-run.sh [--budget SECONDS] [--profile full] [--jobs N] [NB...]
         there: installs the wheels into a temporary folder, checks the code against the
         bundle, runs ``python -m attnbook run NB... --profile full --time-budget SECONDS``
         (no NB: the chapters the bundle serves)
         (cached results resumed) and packs what it computed into ``$OUT`` (it calls
-        ``check-source`` and ``pack`` below);
+        ``check-source`` and ``pack`` below); with ``--jobs N``, N groups of the chapters at
+        once, each in its own copy of the tree, brought back together by ``gather`` below;
     python tools/device.py unpack DIR
         here: puts the results, ledger entries and manifest lines from DIR into the checkout
         (``make device-unpack FROM=DIR``).
 
-Only the standard library is needed for ``check-source``, ``pack`` and ``unpack``.
+Only the standard library is needed for ``check-source``, ``pack``, ``gather`` and
+``unpack``.
 """
 
 import argparse
@@ -365,13 +367,14 @@ def cmd_check_source(args) -> int:
 
 
 # -- pack (there) ---------------------------------------------------------------------------
-def _written_since(since: float, profile: str) -> list[str]:
+def _written_since(since: float, profile: str, root: Path | None = None) -> list[str]:
+    root = ROOT if root is None else root
     out = []
-    for top in (ROOT / "data" / "results", ROOT / "data" / "claims" / "results"):
+    for top in (root / "data" / "results", root / "data" / "claims" / "results"):
         if not top.is_dir():
             continue
         for f in top.rglob("*"):
-            rel = str(f.relative_to(ROOT))
+            rel = str(f.relative_to(root))
             if f.is_file() and not f.name.startswith(".") and f.stat().st_mtime >= since \
                     and any((m := r.match(rel)) and m["p"] == profile for r in RESULT_DIRS):
                 out.append(rel)
@@ -476,6 +479,86 @@ def _status(src: Path) -> dict:
         raise Refused(f"{src / 'status.json'}: not what tools/device.py pack writes (a JSON "
                       "object with an integer rc and a profile name)")
     return status
+
+
+def cmd_gather(args) -> int:
+    """Bring into this tree what the groups of ``device-run.sh --jobs N`` computed, each in its
+    own copy of the tree (``--group COPY NB...``, the groups in order, each with its chapters):
+    the results and ledger entries of the profile written since ``--since`` and the figures
+    written since then (copied, modification times kept: ``pack --since`` selects by them),
+    each chapter's checkpoint folder data/checkpoints/<notebook>/<profile>/ (as the copy left
+    it: a finished unit's checkpoint is gone), build/executed/ and build/failed/ (a chapter
+    that failed there loses its stale executed copy here, as the runner does), the lines of
+    each copy's build/manifest.jsonl (appended to this tree's) and one build/time-budget.json
+    for them all: the groups' rows in the order the chapters were named (the groups took them
+    in turn), the latest deadline, ``complete`` only when every group's file says so (a group
+    that wrote none, interrupted, leaves it false; none at all: no file, as one run leaves)."""
+    since = float(args.since)
+    build = ROOT / "build"
+    groups = [(Path(g[0]), g[1:]) for g in args.group]
+    lines, rows, deadlines, complete, copied = [], {}, [], True, 0
+    for copy, chapters in groups:
+        written = _written_since(since, args.profile, root=copy)
+        figures = copy / "figures"
+        if figures.is_dir():
+            written += sorted(str(f.relative_to(copy)) for f in figures.rglob("*")
+                              if f.is_file() and f.stat().st_mtime >= since)
+        for rel in written:
+            (ROOT / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(copy / rel, ROOT / rel)
+        copied += len(written)
+        for nb in chapters:
+            src = copy / "data" / "checkpoints" / nb / args.profile
+            dest = ROOT / "data" / "checkpoints" / nb / args.profile
+            if dest.is_dir() and not dest.is_symlink():
+                shutil.rmtree(dest)
+            elif dest.exists() or dest.is_symlink():
+                dest.unlink()
+            if src.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(src), str(dest))
+        for sub in ("executed", "failed"):
+            for f in sorted((copy / "build" / sub).glob("*")):
+                if f.is_file():
+                    (build / sub).mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, build / sub / f.name)
+        for nb in chapters:
+            if (copy / "build" / "failed" / f"{nb}.ipynb").exists() and \
+                    not (copy / "build" / "executed" / f"{nb}.ipynb").exists():
+                (build / "executed" / f"{nb}.ipynb").unlink(missing_ok=True)
+        manifest = copy / "build" / "manifest.jsonl"
+        if manifest.exists():
+            lines += [x for x in manifest.read_text().splitlines() if x.strip()]
+        budget = copy / "build" / "time-budget.json"
+        try:
+            data = json.loads(budget.read_text())
+        except (OSError, ValueError):
+            data = None
+        if not isinstance(data, dict):
+            complete = False
+            continue
+        complete = complete and data.get("complete") is True
+        if isinstance(data.get("deadline"), str):
+            deadlines.append(data["deadline"])
+        for row in data.get("notebooks") or []:
+            if isinstance(row, dict):
+                rows.setdefault(str(row.get("notebook")), row)
+    build.mkdir(parents=True, exist_ok=True)
+    if lines:
+        with open(build / "manifest.jsonl", "a") as f:
+            f.write("".join(x + "\n" for x in lines))
+    budget = build / "time-budget.json"
+    budget.unlink(missing_ok=True)
+    if rows or deadlines:
+        turns = max((len(c) for _, c in groups), default=0)
+        named = [c[i] for i in range(turns) for _, c in groups if i < len(c)]
+        ordered = [rows.pop(nb) for nb in named if nb in rows] + list(rows.values())
+        budget.write_text(json.dumps({"deadline": max(deadlines) if deadlines else None,
+                                      "complete": complete, "notebooks": ordered},
+                                     indent=1, sort_keys=True) + "\n")
+    _say(f"gathered from {len(groups)} copies: {copied} result, ledger and figure files, "
+         f"{len(lines)} manifest entries" + (", time-budget.json" if budget.exists() else ""))
+    return 0
 
 
 def _manifest(src: Path) -> list[tuple[str, dict]]:
@@ -731,6 +814,12 @@ def main(argv=None) -> int:
     k.add_argument("--since", required=True, help="seconds since the epoch the run started")
     k.add_argument("--profile", default="full")
     k.add_argument("--rc", default="0")
+    g = sub.add_parser("gather", help="bring the groups of device-run.sh --jobs N together "
+                                      "(there)")
+    g.add_argument("--since", required=True, help="seconds since the epoch the run started")
+    g.add_argument("--profile", default="full")
+    g.add_argument("--group", action="append", nargs="+", required=True,
+                   metavar=("COPY", "NB"), help="a copy of the tree and the chapters run there")
     u = sub.add_parser("unpack", help="put what came back into this checkout (all or nothing)")
     u.add_argument("dir")
     u.add_argument("--replace", action="store_true",
@@ -738,7 +827,7 @@ def main(argv=None) -> int:
                         "came back (each is named)")
     args = p.parse_args(argv)
     return {"bundle": cmd_bundle, "check-source": cmd_check_source, "pack": cmd_pack,
-            "unpack": cmd_unpack}[args.command](args)
+            "gather": cmd_gather, "unpack": cmd_unpack}[args.command](args)
 
 
 if __name__ == "__main__":
