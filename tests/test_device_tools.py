@@ -537,6 +537,10 @@ def test_device_run_jobs_runs_groups_in_copies_and_brings_them_back(tmp_path):
     stale = tmp_path / "data" / "checkpoints" / "bb" / "ci" / "sweep" / "k.pt"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"x")  # bb's run finishes its unit there: the checkpoint goes
+    kept = tmp_path / "data" / "checkpoints" / "aa" / "ci" / "sweep" / "k.pt"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"y")  # aa's stays (a unit stopped mid-way)
+    os.utime(kept, (2e9, 2e9))
     (tmp_path / "build" / "executed").mkdir()
     (tmp_path / "build" / "executed" / "cc.ipynb").write_text("{}")  # an old success of cc
     (tmp_path / "build" / "time-budget.json").write_text('{"stale": true}')
@@ -550,6 +554,7 @@ if [ "$1 $2" = "-m attnbook" ]; then
         >> "$CALLS"
     echo "running $*"
     date +%s.%N >> "$CALLS.start"
+    echo "$(ls data/checkpoints | tr '\\n' ' ')" >> "$CALLS.checkpoints"
     shift 3; chapters=(); while [ "$1" != --profile ]; do chapters+=("$1"); shift; done
     mkdir -p build/executed build/failed; rows=(); rc=0; i=0
     for c in "${{chapters[@]}}"; do
@@ -607,6 +612,9 @@ if [ "$1" = tools/device.py ]; then exec {sys.executable} "$@"; fi
         assert (tmp_path / "build" / "executed" / f"{c}.ipynb").exists()
     assert (tmp_path / "data" / "results" / "aa" / "ci" / "old.json").stat().st_mtime == 1e9
     assert not (tmp_path / "data" / "checkpoints" / "bb" / "ci").exists()
+    assert kept.read_bytes() == b"y" and kept.stat().st_mtime == 2e9
+    # each copy holds only its own chapters' checkpoints
+    assert sorted(Path(f"{log}.checkpoints").read_text().split("\n")) == ["", "aa ", "bb "]
     manifest = (tmp_path / "build" / "manifest.jsonl").read_text().splitlines()
     assert sorted(json.loads(x)["notebook"] for x in manifest) == ["aa", "bb", "cc"]
     budget = json.loads((tmp_path / "build" / "time-budget.json").read_text())

@@ -15,12 +15,12 @@
 #    before a unit that would not finish in time (exit code 75: run again to resume); a hard
 #    limit 45 s after the budget interrupts whatever is still running;
 #    --jobs N (default 1: one run here): the chapters are dealt in turn into N groups, each
-#    run at once in its own copy of this tree (without build/, .git, .venv; under
-#    build/device-jobs.*, removed after) with the same budget and ATTNBOOK_THREADS = cores / N
-#    (at least 1; one set in the environment is kept); the log prefixes each line with its
-#    group ([group 2/3]); then `tools/device.py gather` brings back what each copy computed
-#    (results, ledger entries, figures, checkpoints and executed notebooks, times kept; the
-#    manifest lines; one time-budget.json for all);
+#    run at once in its own copy of this tree (without build/, .git, .venv and the other
+#    groups' checkpoints; under build/device-jobs.*, removed after) with the same budget and
+#    ATTNBOOK_THREADS = cores / N (at least 1; one set in the environment is kept); the log
+#    prefixes each line with its group ([group 2/3]); then `tools/device.py gather` brings
+#    back what each copy computed (results, ledger entries, figures, checkpoints and executed
+#    notebooks, times kept; the manifest lines; one time-budget.json for all);
 # 5. packs what the run computed into $OUT (default build/device-out): results.tar.gz,
 #    checkpoints.tar.gz (units stopped mid-way), manifest.jsonl, time-budget.json,
 #    executed.tar.gz, status.json, log.txt (7 files).
@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
         --budget) budget="$2"; shift 2 ;;
         --profile) profile="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
         *) notebooks+=("$1"); shift ;;
     esac
 done
@@ -117,9 +117,15 @@ for i in "${!notebooks[@]}"; do
 done
 echo "device-run: $(date -u +%FT%TZ) · profile $profile · budget ${budget} s · ${notebooks[*]} · commit $ATTNBOOK_SOURCE · $jobs groups at once, ATTNBOOK_THREADS=$threads each" | tee "$OUT/log.txt"
 for k in "${!groups[@]}"; do
+    own=()  # of the checkpoints, only the group's own chapters' travel
+    for nb in ${groups[k]}; do
+        [ -e "data/checkpoints/$nb" ] && own+=("./data/checkpoints/$nb")
+    done
     if ! { mkdir "$work/$((k + 1))" &&
-           tar -cf - --exclude=./build --exclude=./.git --exclude=./.venv . \
-               | tar -xf - -C "$work/$((k + 1))"; }; then
+           tar -cf - --exclude=./build --exclude=./.git --exclude=./.venv \
+               --exclude=./data/checkpoints . | tar -xf - -C "$work/$((k + 1))" &&
+           { [ ${#own[@]} -eq 0 ] || tar -cf - "${own[@]}" | tar -xf - -C "$work/$((k + 1))"; }; }
+    then
         echo "device-run: copying the tree for group $((k + 1)) failed" >&2
         exit 3
     fi
