@@ -1,14 +1,27 @@
 """Shared fixtures: an isolated project root (ledger copy, fixture notebooks, build folder)."""
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures drawn by tests never open a window
+
 from attnbook import paths
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Every test leaves no matplotlib figure open behind it."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
 
 
 @pytest.fixture

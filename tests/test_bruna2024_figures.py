@@ -1,29 +1,14 @@
 """attnbook.bruna2024.figures: the figures and tables of bruna2024's lower bound draw what the
 chapter computed, each point where its table puts it."""
 
-import doctest
 import math
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 
 from attnbook.book.plotting import overlapping_labels
 from attnbook.bruna2024 import figures as bf
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(bf).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _labels(ax):

@@ -1,11 +1,8 @@
 """attnbook.bruna2024.symmetric_figures: the figures and tables of bruna2024's symmetric functions
 draw what the chapter computed, each point where its table puts it."""
 
-import doctest
 import math
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,18 +10,6 @@ import pytest
 from attnbook.book.plotting import overlapping_labels
 from attnbook.bruna2024 import symmetric as sy
 from attnbook.bruna2024 import symmetric_figures as sf
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(sf).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _labels(ax):

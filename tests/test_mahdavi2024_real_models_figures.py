@@ -1,28 +1,13 @@
 """attnbook.mahdavi2024.real_models_figures: the Figure 1 panels draw each stage and estimate
 where the tables put them, and M-F1's counts and the verdict phrases say what the tables hold."""
 
-import doctest
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 
 from attnbook.book.plotting import overlapping_labels
 from attnbook.mahdavi2024 import real_models_figures as rf
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(rf).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _curves():

@@ -1,11 +1,8 @@
 """attnbook.mahdavi2024.theory_figures: the construction figure draws each setting where the
 table puts it, and the verdict phrases say what the tables hold."""
 
-import doctest
 import math
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,18 +10,6 @@ import pytest
 from attnbook.book.plotting import overlapping_labels
 from attnbook.mahdavi2024 import bounds
 from attnbook.mahdavi2024 import theory_figures as tf
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(tf).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _t1(H_values=(1, 2, 4), n_values=(4,), d_h_values=(2, 8), d_out_values=(1, 3)):

@@ -1,11 +1,8 @@
 """attnbook.wies2021.figures: the figures and tables of wies2021's trained language models
 draw what the chapters read, each point where its table puts it."""
 
-import doctest
 import math
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,18 +12,9 @@ from attnbook.wies2021 import attention_ratio as ar
 from attnbook.wies2021 import figures as wfig
 from attnbook.wies2021 import rank_bottleneck as rb
 
-matplotlib.use("Agg")
 PAPER = {4: 0.75, 16: 0.55}
 
 
-def test_doctests():
-    assert doctest.testmod(wfig).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _ratio_sweep():

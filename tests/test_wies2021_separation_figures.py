@@ -1,10 +1,7 @@
 """attnbook.wies2021.separation_figures: the rank figures draw each width, bound, spectrum
 and premise where the rank table puts it."""
 
-import doctest
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,18 +9,6 @@ import pytest
 from attnbook.book.plotting import overlapping_labels
 from attnbook.engines import separation_rank as sr
 from attnbook.wies2021 import separation_figures as sfig
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(sfig).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _lines(ax):

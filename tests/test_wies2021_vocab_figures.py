@@ -1,10 +1,7 @@
 """attnbook.wies2021.vocab_figures: Figures 3 and 5 draw each family, crossing and window
 where the sweep's tables put them."""
 
-import doctest
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,18 +9,6 @@ import pytest
 from attnbook.book.plotting import overlapping_labels
 from attnbook.engines import depth_sweep as ds
 from attnbook.wies2021 import vocab_figures as rfig
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(rfig).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _results(gap_of_width, V, r=None, base=None):
