@@ -1,10 +1,7 @@
 """attnbook.bruna2024.furthest_figures: the furthest-neighbour figures draw what the lines
 trained, each point where its table puts it, and the pilot's reading says what its trend says."""
 
-import doctest
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,19 +9,9 @@ import pytest
 from attnbook.book.plotting import overlapping_labels
 from attnbook.bruna2024 import furthest_figures as ff
 
-matplotlib.use("Agg")
-
 NN = {"rank_div": 2, "full_max": 0.1, "low_min": 0.5}
 
 
-def test_doctests():
-    assert doctest.testmod(ff).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _labels(ax):

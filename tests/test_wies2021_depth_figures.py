@@ -1,11 +1,8 @@
 """attnbook.wies2021.depth_figures: the depth-efficiency tables and figure arrange and draw what
 the sweep trained, each point where its table puts it."""
 
-import doctest
 from types import SimpleNamespace
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,18 +10,6 @@ import pytest
 from attnbook.book.plotting import overlapping_labels
 from attnbook.engines import depth_sweep as ds
 from attnbook.wies2021 import depth_figures as dfig
-
-matplotlib.use("Agg")
-
-
-def test_doctests():
-    assert doctest.testmod(dfig).failed == 0
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _labels(ax):
