@@ -121,7 +121,10 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert "Traceback" not in err, err
-    assert p.returncode in (0, 130) and len(err.strip().splitlines()) <= 1, (p.returncode, err)
+    # 130, or ended by the signal itself (a shell reads both as 128 + 2): under heavy load the
+    # interpreter has once ended so after the one line, which is what this test holds
+    ended = (0, 130, -signal.SIGINT)
+    assert p.returncode in ended and len(err.strip().splitlines()) <= 1, (p.returncode, err)
 
 
 def test_a_file_that_cannot_be_written_is_one_line(project, capsys, monkeypatch):
