@@ -481,6 +481,32 @@ def test_a_checkpoint_at_the_last_step_is_refused_by_its_trainer(tmp_path):
         fn.train_line_config(_LINE, settings, checkpoint=_as_checkpoint(state))
 
 
+def _lm_stack(checkpoint=None):
+    from attnbook.engines.lm import LMConfig
+    from attnbook.engines.training import TrainConfig, train_lm_stacked
+
+    cfg = LMConfig(V=LM_V, N=LM_N, L=1, d_x=8, H=2)
+    tc = TrainConfig(steps=20, batch=4, lr=3e-3, warmup=2, eval_every=5, eval_tokens=200,
+                     eval_batch=5)
+    return train_lm_stacked(cfg, LM_TRAIN, LM_TEST, tc, [0, 1], checkpoint=checkpoint)
+
+
+@pytest.mark.parametrize("forge", ["last step", "beyond", "curve added", "curve dropped"])
+def test_a_language_model_checkpoint_that_does_not_fit_its_step_is_refused(forge):
+    """The language-model trainer, as the others: no checkpoint at or after the last step
+    (its curves would become the result without a step computed), and the curves must hold
+    exactly the evaluations made before its step."""
+    state = _saved_state(_lm_stack, 12)  # evaluations at steps 5 and 10
+    if forge in ("last step", "beyond"):
+        state["step"] = 20 if forge == "last step" else 25
+    elif forge == "curve added":
+        state["curve_step"] = [*state["curve_step"], 15]
+    else:
+        state["curve_train"] = state["curve_train"][:1]
+    with pytest.raises(AttnbookError, match="a checkpoint at step"):
+        _lm_stack(_as_checkpoint(state))
+
+
 def test_a_forged_curve_in_a_furthest_neighbour_checkpoint_never_becomes_the_result():
     """The attack of B-NN: a checkpoint whose held-out curve (and lowest losses) say 0.00 for
     every model. The line's min_loss is what the kept best weights compute at the end."""

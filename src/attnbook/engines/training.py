@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import ParameterError
+from ..errors import AttnbookError, ParameterError
 from .lm import LMConfig, StackedLanguageModel, check_seeds, count_parameters
 from .schedules import warmup_cosine
 
@@ -363,6 +363,14 @@ def train_lm_stacked(cfg: LMConfig | Sequence[LMConfig], train_tokens: np.ndarra
         curve_step, curve_train, curve_test = (saved["curve_step"], saved["curve_train"],
                                                saved["curve_test"])
         done, before_s = saved["step"], saved["train_s"]
+        evals = done // train_cfg.eval_every if train_cfg.eval_every else 0
+        if not 0 < done < train_cfg.steps:  # a training is saved only before its last step
+            raise AttnbookError(f"a checkpoint at step {done} of {train_cfg.steps}: one is saved "
+                                "only between the first and the last step")
+        if not len(curve_step) == len(curve_train) == len(curve_test) == evals:
+            raise AttnbookError(f"a checkpoint at step {done} with {len(curve_step)}, "
+                                f"{len(curve_train)} and {len(curve_test)} curve points: "
+                                f"{evals} evaluations come before that step")
 
     def state() -> dict:
         return {"step": done, "net": net.state_dict(), "opt": opt.state_dict(),
