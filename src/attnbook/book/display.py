@@ -1,26 +1,12 @@
-"""How a chapter's results read in the book: tables as tables, verdicts as sentences.
+"""How a chapter's results read in the book: tables as tables, verdicts as sentences, never raw
+Python.
 
-A notebook's outputs are what a reader sees under each cell. This module keeps raw Python out
-of them:
-
-* :func:`table_markdown` writes a table (a DataFrame, a pandas ``Styler`` with its number
-  formats, a Series, or a dict of values or of rows) as a MyST Markdown table: named columns,
-  no pandas index column (a meaningful index, one with a name or labels of its own, becomes
-  the first columns), numbers to four significant digits, and a dash where a value does not
-  exist (NaN, None), explained in a note under the table. :class:`Table` (``ab.table(df,
-  units=...)``) is the same with units and notes chosen by the chapter;
-* :func:`install` registers that rendering with the notebook's IPython, so a DataFrame, a
-  Styler or a dict left as a cell's last expression shows as such a table (``ab.start`` calls
-  it): a chapter needs no change to leave its raw pandas output behind;
-* :func:`banner`: the note a chapter opens with on the profile it shows;
-* :func:`verdict_markdown` is a claim check's verdict as a coloured admonition: the verdict,
-  what was measured against what the paper says, and the criterion that decided it. ``run.
-  record`` collects the verdicts a cell records and shows them when the cell ends (one
-  admonition per claim, its parts listed with their values), their plain-text lines kept as
-  the output's ``text/plain`` (what nbval compares).
-
-The book renders ``text/markdown`` outputs as MyST (``nb_render_markdown_format: myst`` in
-``_config.yml``), so the roles of :mod:`attnbook.book.figures` work inside them.
+:func:`table_markdown` writes a table (a DataFrame, a ``Styler`` with its number formats, a
+Series, a dict) as a MyST Markdown table: named columns, a meaningful index as the first columns,
+numbers to four significant digits, a dash for a missing value; :func:`install_formatters` makes
+it what a cell's result shows (``ab.start`` calls it). :func:`verdict_markdown` is a claim
+check's verdict as a coloured admonition. The book renders ``text/markdown`` outputs as MyST
+(``_config.yml``), so the roles of :mod:`attnbook.book.figures` work inside them.
 """
 
 import math
@@ -46,9 +32,8 @@ def _header(name, units: dict | None = None) -> str:
     ``fitted_min`` -> ``fitted min``; ``units`` adds ``(unit)``."""
     if isinstance(name, tuple):
         name = " · ".join(str(n) for n in name if str(n))
-    name = str(name)
-    unit = (units or {}).get(name)
-    label = name
+    label = str(name)
+    unit = (units or {}).get(label)
     if unit is None:
         for suffix, u in _UNIT_SUFFIXES.items():
             if label.endswith(suffix) and len(label) > len(suffix):
@@ -67,8 +52,7 @@ def _missing(value) -> bool:
     """None, NaN, pd.NA or NaT (a list or an array is a value)."""
     if value is None:
         return True
-    if isinstance(value, (list, tuple, dict, set)) or hasattr(value, "shape") and \
-            getattr(value, "shape", ()) != ():
+    if isinstance(value, (list, tuple, dict, set)) or getattr(value, "shape", ()) != ():
         return False
     import pandas as pd
 
@@ -78,38 +62,39 @@ def _missing(value) -> bool:
         return False
 
 
+def _is_bool(value) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
 def fmt_number(value) -> str:
-    """A number as a reader reads it: integers whole, others to four significant digits.
+    """A number as a reader reads it: integers whole (in groups of three digits from 10,000
+    on), others to four significant digits.
 
     >>> [fmt_number(v) for v in (3, 50000.0, 0.98765, 1.5e-7, 1969, True)]
     ['3', '50,000', '0.9877', '1.5e-07', '1969', 'yes']
     """
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if _is_bool(value):
         return "yes" if value else "no"
-    if isinstance(value, numbers.Integral):
-        return _whole(int(value))
-    v = float(value)
-    if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    if v.is_integer() and abs(v) < 1e15:
-        return _whole(int(v))
-    return f"{v:.4g}"
-
-
-def _whole(n: int) -> str:
-    """An integer, in groups of three digits from 10,000 on."""
+    v = value
+    if not isinstance(value, numbers.Integral):
+        v = float(value)
+        if math.isinf(v):
+            return "∞" if v > 0 else "−∞"
+        if not (v.is_integer() and abs(v) < 1e15):
+            return f"{v:.4g}"
+    n = int(v)
     return f"{n:,}" if abs(n) >= 10_000 else str(n)
 
 
 def _cell(value, shown: str | None = None) -> tuple[str, bool]:
-    """(Markdown of one cell, whether it is a missing value)."""
+    """(Markdown of one cell, whether it is a missing value); ``shown``: the Styler's text."""
     if _missing(value):
         return DASH, True
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if _is_bool(value):
         return fmt_number(value), False  # yes / no, whatever format the column has
     if shown is not None:
         return escape(shown), False
-    if isinstance(value, numbers.Number) or type(value).__name__ in ("bool_",):
+    if isinstance(value, numbers.Number):
         return fmt_number(value), False
     if isinstance(value, (list, tuple)):
         return escape(", ".join(fmt_number(v) if isinstance(v, numbers.Number) else str(v)
@@ -118,18 +103,16 @@ def _cell(value, shown: str | None = None) -> tuple[str, bool]:
 
 
 def _index_columns(df):
-    """The frame with a meaningful index moved into columns, and a default one dropped."""
+    """(the frame with a meaningful index moved into columns and a default one dropped, how
+    many columns the index became)."""
     import pandas as pd
 
     index = df.index
-    default = (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
-               and index.name is None)
-    if default:
-        return df.reset_index(drop=True), 0
     names = [n if n is not None else "" for n in index.names]
-    if all(n == "" for n in names) and index.nlevels == 1 and \
-            list(index) == list(range(len(index))):
-        return df.reset_index(drop=True), 0  # 0..N-1 in another guise
+    if (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+            and index.name is None) or (all(n == "" for n in names) and index.nlevels == 1
+                                        and list(index) == list(range(len(index)))):
+        return df.reset_index(drop=True), 0  # 0..N-1
     flat = df.copy()
     flat.index = index.set_names([n or f"level_{i}" for i, n in enumerate(names)])
     return flat.reset_index(), index.nlevels
@@ -137,12 +120,8 @@ def _index_columns(df):
 
 def _frame_rows(df, formats=None, units=None):
     """(headers, rows, any missing) of a DataFrame; ``formats``: (row, col) -> formatter."""
-    headers = []
-    for c in df.columns:
-        label = str(c) if not isinstance(c, tuple) else c
-        if isinstance(label, str) and re.fullmatch(r"level_\d+", label):
-            label = ""
-        headers.append(_header(label, units) if label != "" else "")
+    headers = ["" if not isinstance(c, tuple) and re.fullmatch(r"level_\d+|", str(c))
+               else _header(c, units) for c in df.columns]
     rows, missing = [], False
     values = df.to_numpy(dtype=object)
     for i in range(values.shape[0]):
@@ -174,24 +153,15 @@ def _styler_default(value, shown: str) -> bool:
 
 
 def _styler_rows(styler, units=None):
-    import pandas as pd
-
-    data = styler.data
-    hidden_cols = set(getattr(styler, "hidden_columns", []) or [])
-    keep = [j for j in range(data.shape[1]) if j not in hidden_cols]
-    formats = {}
-    for (i, j), f in getattr(styler, "_display_funcs", {}).items():
-        if int(j) in keep:
-            formats[int(i), keep.index(int(j))] = f
-    frame = data.iloc[:, keep]
-    hide_index = all(getattr(styler, "hide_index_", [False]) or [False])
-    if hide_index:
-        frame = frame.reset_index(drop=True)
-        return _frame_rows(frame, formats, units)
+    hidden = set(getattr(styler, "hidden_columns", []) or [])
+    keep = [j for j in range(styler.data.shape[1]) if j not in hidden]
+    formats = {(int(i), keep.index(int(j))): f
+               for (i, j), f in getattr(styler, "_display_funcs", {}).items() if int(j) in keep}
+    frame = styler.data.iloc[:, keep]
+    if all(getattr(styler, "hide_index_", [False]) or [False]):
+        return _frame_rows(frame.reset_index(drop=True), formats, units)
     flat, levels = _index_columns(frame)
-    shifted = {(i, j + levels): f for (i, j), f in formats.items()}
-    del pd
-    return _frame_rows(flat, shifted, units)
+    return _frame_rows(flat, {(i, j + levels): f for (i, j), f in formats.items()}, units)
 
 
 def _as_frame(obj):
@@ -199,8 +169,7 @@ def _as_frame(obj):
     import pandas as pd
 
     if isinstance(obj, pd.Series):
-        name = obj.name if obj.name is not None else "value"
-        return obj.to_frame(name=name)
+        return obj.to_frame(name=obj.name if obj.name is not None else "value")
     if isinstance(obj, (list, tuple)) and obj and all(isinstance(r, dict) for r in obj):
         return pd.DataFrame(list(obj))  # rows
     if isinstance(obj, dict) and obj:
@@ -209,22 +178,25 @@ def _as_frame(obj):
             frame = pd.DataFrame.from_dict(obj, orient="index")
             frame.index.name = frame.index.name or ""
             return frame
-        frame = pd.DataFrame({"quantity": [str(k) for k in obj], "value": [
+        return pd.DataFrame({"quantity": [str(k) for k in obj], "value": [
             ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v for v in values]})
-        return frame
     return None
+
+
+def _is_numeric(column) -> bool:
+    import pandas as pd
+
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
 
 
 def table_markdown(obj, *, units: dict | None = None, missing: str | None = None,
                    note: str | None = None, max_rows: int = 200) -> str:
-    """A DataFrame, Styler, Series, dict or list of row dicts as a MyST Markdown table (see the
-    module).
+    """A DataFrame, Styler, Series, dict or list of row dicts as a MyST Markdown table.
 
     ``units``: column name -> unit, shown as ``name (unit)``; ``missing``: what a dash means
     in this table (default :data:`MISSING_NOTE`); ``note``: a line under the table. A table of
-    more than :data:`FOLD_ROWS` rows (one per seed, say) is folded in a dropdown under a line
-    that says how many rows and which columns it holds, so that it does not push the page's
-    argument out of view.
+    more than :data:`FOLD_ROWS` rows is folded in a dropdown under a line naming its rows and
+    columns, so that it does not push the page's argument out of view.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"d_h": [1, 2], "wall_s": [0.5, float("nan")]})
@@ -242,33 +214,27 @@ def table_markdown(obj, *, units: dict | None = None, missing: str | None = None
 
     if isinstance(obj, Styler):
         headers, rows, gap = _styler_rows(obj, units)
-        numeric = obj.data
+        columns = None  # aligned by the text shown
     else:
         frame = obj if isinstance(obj, pd.DataFrame) else _as_frame(obj)
         if frame is None:
             raise TypeError(f"not a table: {type(obj).__name__}")
         frame, _ = _index_columns(frame)
         headers, rows, gap = _frame_rows(frame, None, units)
-        numeric = frame
+        columns = [frame[c] for c in frame.columns]
     shown = rows[:max_rows]
-    cols = list(numeric.columns) if not isinstance(obj, Styler) else None
     align = []
     for j in range(len(headers)):
-        is_num = False
-        if cols is not None and j < len(cols):
-            is_num = pd.api.types.is_numeric_dtype(numeric[cols[j]]) and \
-                not pd.api.types.is_bool_dtype(numeric[cols[j]])
+        if columns is not None and j < len(columns):
+            is_num = _is_numeric(columns[j])
         else:
             texts = [r[j] for r in shown if r[j] != DASH]
             is_num = bool(texts) and all(re.fullmatch(r"[−+-]?[\d.,]+(e[+-]?\d+)?%?|∞|−∞", t)
                                          for t in texts)
         align.append("---:" if is_num else "---")
-    lines = ["| " + " | ".join(h or " " for h in headers) + " |",
-             "|" + "|".join(align) + "|"]
+    lines = ["| " + " | ".join(h or " " for h in headers) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in shown]
-    notes = []
-    if len(rows) > len(shown):
-        notes.append(f"the first {len(shown)} of {len(rows)} rows")
+    notes = [f"the first {len(shown)} of {len(rows)} rows"] if len(rows) > len(shown) else []
     if gap:
         notes.append(f"{DASH} {missing or MISSING_NOTE}")
     if note:
@@ -292,12 +258,10 @@ class Table:
         self.data, self.units, self.missing, self.note = data, units, missing, note
 
     def _repr_markdown_(self) -> str:
-        return table_markdown(self.data, units=self.units, missing=self.missing,
-                              note=self.note)
+        return table_markdown(self.data, units=self.units, missing=self.missing, note=self.note)
 
     def __repr__(self) -> str:
-        data = getattr(self.data, "data", self.data)  # a Styler's frame
-        return repr(data)
+        return repr(getattr(self.data, "data", self.data))  # a Styler's frame
 
 
 def install_formatters(shell=None) -> bool:
@@ -325,9 +289,8 @@ def install_formatters(shell=None) -> bool:
             return None
 
     def dict_table(obj):
-        if not obj or not all(isinstance(k, (str, int, float, tuple)) for k in obj):
-            return None
-        return as_table(obj)
+        return as_table(obj) if obj and all(isinstance(k, (str, int, float, tuple))
+                                            for k in obj) else None
 
     for kind in (pd.DataFrame, Styler, pd.Series):
         md.for_type(kind, as_table)
@@ -351,12 +314,10 @@ _WHY = {"reproduced": "holds",
 
 def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: str = "",
                      criterion: str = "", source: str = "", note: str = "") -> str:
-    """One claim's verdict as a MyST admonition coloured by its verdict.
-
-    ``parts``: ``{"part", "status", "measured"}`` for each part recorded (``part`` None for a
-    claim of one part). The title gives the claim, profile and verdict; the body what was
-    measured (each part with its verdict and value), what the paper says, and the criterion
-    with whether it holds.
+    """One claim's verdict as a MyST admonition coloured by its verdict: what was measured
+    (each part with its verdict and value), what the paper says, and the criterion with
+    whether it holds. ``parts``: ``{"part", "status", "measured"}`` for each part recorded
+    (``part`` None for a claim of one part).
 
     >>> print(verdict_markdown("X-1", "cpu", [{"part": None, "status": "reproduced",
     ...                                        "measured": "rank 5"}], paper="rank 5",
@@ -398,10 +359,8 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
             other = sorted((p for p in parts if p["status"] != "reproduced"),
                            key=lambda p: order.get(p["status"], 3))
             body += [f"**Measured**: {len(parts) - len(other)} parts reproduced"
-                     + (", and these not:" if other else ".")]
-            if other:
-                body.append(items(other))
-            body.append(f":::{{dropdown}} All {len(parts)} parts\n{items(parts)}\n:::")
+                     + (", and these not:" if other else "."), *([items(other)] if other else []),
+                     f":::{{dropdown}} All {len(parts)} parts\n{items(parts)}\n:::"]
         if paper_text:
             body.append(paper_text)
     if criterion:
@@ -456,9 +415,7 @@ def ledger_markdown(table, claim_ids, profiles=None) -> str:
             parts = at[at["part"].notna()]
             item = f"- `{p}`: {_verdict_roles(w)}"
             if parts.empty:
-                if w["measured"]:
-                    item += f" {escape(w['measured'])}"
-                lines.append(item)
+                lines.append(item + (f" {escape(w['measured'])}" if w["measured"] else ""))
                 continue
             lines.append(item + f" ({escape(w['measured'])})")
             shown = parts
@@ -468,9 +425,8 @@ def ledger_markdown(table, claim_ids, profiles=None) -> str:
                     .fillna(2), kind="stable")
                 lines[-1] += (f"; {len(parts) - len(shown)} parts reproduced"
                               + (", and these not:" if len(shown) else ""))
-            for _, r in shown.iterrows():
-                lines.append(f"  - {_verdict_roles(r)} **{escape(r['part'])}**: "
-                             f"{escape(r['measured'])}")
+            lines += [f"  - {_verdict_roles(r)} **{escape(r['part'])}**: {escape(r['measured'])}"
+                      for _, r in shown.iterrows()]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
@@ -479,8 +435,7 @@ class LedgerView:
     """``run.ledger(...)`` as a cell's result: :func:`ledger_markdown`; ``.frame``: the rows."""
 
     def __init__(self, frame, claim_ids, profiles=None):
-        self.frame, self.claim_ids = frame, list(claim_ids)
-        self.profiles = profiles
+        self.frame, self.claim_ids, self.profiles = frame, list(claim_ids), profiles
 
     def _repr_markdown_(self) -> str:
         return ledger_markdown(self.frame, self.claim_ids, self.profiles)

@@ -1,42 +1,23 @@
 """Sphinx extension: each saved figure becomes a numbered, captioned figure with its provenance,
 and each claim check links to the claim's row of the reproduction status page.
 
-``run.savefig(fig, name, ...)`` shows the saved PNG as a cell output whose metadata carries the
-figure's name, caption, claims and provenance (:data:`~attnbook.book.plotting.FIGURE_KEY`).
-When the book reads an executed chapter (Sphinx's ``source-read``), :func:`rewrite_notebook`
-turns each such output into a MyST-NB glue output (hidden where it stands) and adds a
-Markdown cell after its code cell::
-
-    :::{glue:figure} fig-<name>
-    :name: fig-<name>
-    <caption>
-
-    notebook · profile (and what it changes) · commit · device · wall time · claim badges · data
-    :::
-
-so the figure is numbered, captioned and labelled ``fig-<name>`` (``{numref}`fig-<name>```
-in prose), with its provenance as the figure's legend. A figure whose smallest text would be
-under 9 CSS px on a 390 px phone (``phone_text_px``, measured by ``run.savefig``) gets the class
-``attnbook-small-text``, a link in its legend to its full-size PNG, and its image becomes a
-link to that PNG (a tap opens it, to zoom). Before each code cell that records a
-claim (``run.record("ID", ...)``) it adds the label ``check-<notebook>-<id>`` (the status
-page links there) and a badge per claim linking back to its status row. It folds the code of
-every cell a reader does not learn from under its outputs (:func:`fold_input`: jupyter-book's
-``hide-input``; a cell that computes and draws shows only its computing lines open,
-:func:`split_computing`), and every figure's image takes its caption as alt text.
-
-Roles, usable in any page:
+``run.savefig`` shows the saved PNG as a cell output whose metadata carries the figure's name,
+caption, claims and provenance (:data:`~attnbook.book.plotting.FIGURE_KEY`). When the book reads
+an executed chapter, :func:`rewrite_notebook` turns each such output into a MyST-NB glue output
+and adds a ``{glue:figure}`` cell labelled ``fig-<name>`` with its caption and provenance, a
+label ``check-<notebook>-<id>`` and badges before each claim check, and folds the code a reader
+does not learn from (CONTRIBUTING.md, *Writing a chapter*). Roles, usable in any page:
 
 - ``{claim}`ID``` or ``{claim}`ID@profile```: a badge with the claim's verdict at that profile
-  (``reproduced``, ``partly reproduced``, ``not reproduced``, ``partly run``, ``not run``,
-  ``stale``; without a
-  profile, the best-established one), read from the ledger when the page is written, linking
-  to the claim's row ``#claim-<id>`` of ``status/reproduction_status``;
+  (without one, the best-established), read from the ledger when the page is written, linking
+  to the claim's row ``#claim-<id>`` of the status page;
 - ``{verdict}`STATUS```: a coloured badge for a verdict, no link; ``{verdict}`STATUS <ID>```:
-  the same badge linked to claim ID's row of the status page (a part's or a profile's verdict);
+  the same badge linked to claim ID's row;
 - ``{claim-row}`ID```: the claim id in bold, with the anchor ``claim-<id>`` (the status page).
 """
 
+import ast
+import hashlib
 import json
 import re
 
@@ -51,9 +32,8 @@ from .readers import loads
 
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
            "strip_harness", "effective_parameters", "literal_assignments", "parameter_differences",
-           "same_value",
-           "badge_status",
-           "provenance_markdown", "STATUS_DOC", "setup"]
+           "same_value", "badge_status", "seconds_text", "provenance_markdown", "STATUS_DOC",
+           "setup"]
 
 STATUS_DOC = "status/reproduction_status"
 GLUE_PREFIX = "application/papermill.record/"  # MyST-NB's: a glued output hidden where it stands
@@ -81,9 +61,8 @@ def badge_status(row) -> str:
     """A ledger row's badge: its status, or ``stale`` when a result that ran is stale or its
     ledger entry is damaged (its verdict unknown)."""
     status = row["status"]
-    if str(row.get("damaged") or ""):
-        return "stale"
-    if status not in ("not run", "no chapter yet") and str(row.get("stale") or ""):
+    if str(row.get("damaged") or "") or (status not in ("not run", "no chapter yet")
+                                         and str(row.get("stale") or "")):
         return "stale"
     return status
 
@@ -92,50 +71,52 @@ def _fmt(value) -> str:
     return json.dumps(value) if isinstance(value, (list, dict, str)) else repr(value)
 
 
-def _short_device(device: str) -> str:
-    return short_device(device)
+def seconds_text(s) -> str:
+    """A wall time in seconds, minutes or hours.
 
-
-def _seconds(s) -> str:
+    >>> seconds_text(9.14), seconds_text(600), seconds_text(36000)
+    ('9.1 s', '10.0 min', '10.0 h')
+    """
     s = float(s)
     return f"{s:.1f} s" if s < 100 else f"{s / 60:.1f} min" if s < 6000 else f"{s / 3600:.1f} h"
 
 
-def _one_line(text: str) -> str:
-    """A caption as one paragraph (MyST Markdown kept: math, roles)."""
-    return " ".join(str(text).split())
-
-
 def small_on_phone(info: dict) -> bool:
     """Whether a figure's smallest text is under 9 CSS px on a 390 px phone (its
-    ``phone_text_px``, measured by ``run.savefig``; a figure saved before it was measured
-    is not)."""
+    ``phone_text_px``; a figure saved before it was measured is not)."""
     px = info.get("phone_text_px")
     return isinstance(px, (int, float)) and px < MIN_PHONE_TEXT_PX
 
 
+def _assigned(code: str, names=None):
+    """(name, node) of each top-level ``name = ...`` of ``code`` (in ``names``, if given);
+    None when the code does not parse."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    return [(n.targets[0].id, n) for n in tree.body
+            if isinstance(n, ast.Assign) and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name) and (names is None or n.targets[0].id in names)]
+
+
 def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True,
                         png_exists: bool = False) -> str:
-    """The provenance paragraph under a figure (MyST Markdown). A figure whose text is under
-    9 px on a phone (:func:`small_on_phone`) links to its full-size PNG (``png_exists``: the
-    file is in the build): a phone reader opens it and zooms."""
+    """The provenance paragraph under a figure (MyST Markdown). A figure small on a phone
+    (:func:`small_on_phone`) links to its full-size PNG (``png_exists``: it is in the build)."""
     parts = [f"notebook `{info.get('notebook', '')}`"]
     profile = info.get("profile", "")
     changes = info.get("profile_changes") or {}
     if changes:
-        parts.append(f"profile `{profile}`, which changes "
-                     + ", ".join(f"`{k} = {_fmt(v)}`" for k, v in sorted(changes.items())))
+        parts.append(f"profile `{profile}`, which changes " + _assignments(changes))
     else:
         parts.append(f"profile `{profile}` (the parameters cell as shown)")
     if info.get("overrides"):
-        parts.append("changed by hand: " + ", ".join(
-            f"`{k} = {_fmt(v)}`" for k, v in sorted(info["overrides"].items())))
-    commit = f"commit `{info.get('commit', '') or 'unknown'}`"
-    if info.get("dirty"):
-        commit += " (with uncommitted changes)"
-    parts.append(commit)
-    drawn = _short_device(info.get("device", ""))
-    computed = sorted({_short_device(d) for d in info.get("computed_by") or []} - {""})
+        parts.append("changed by hand: " + _assignments(info["overrides"]))
+    parts.append(f"commit `{info.get('commit', '') or 'unknown'}`"
+                 + (" (with uncommitted changes)" if info.get("dirty") else ""))
+    drawn = short_device(info.get("device", ""))
+    computed = sorted({short_device(d) for d in info.get("computed_by") or []} - {""})
     if computed and computed != [drawn]:
         parts.append(f"numbers computed on {', '.join(computed)}, drawn on {drawn}")
     elif drawn:
@@ -143,30 +124,28 @@ def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True
     at = [c for c in info.get("computed_at") or [] if c and c != info.get("commit")]
     if at:
         parts.append("cached numbers from commit " + ", ".join(f"`{c}`" for c in at))
-    wall = []
-    if info.get("elapsed_s") is not None:
-        wall.append(f"drawn {_seconds(info['elapsed_s'])} into the run")
+    wall = ([f"drawn {seconds_text(info['elapsed_s'])} into the run"]
+            if info.get("elapsed_s") is not None else [])
     if run_wall_s is not None:
-        wall.append(f"the whole run {_seconds(run_wall_s)}")
+        wall.append(f"the whole run {seconds_text(run_wall_s)}")
     if wall:
         parts.append("wall time: " + ", ".join(wall))
-    claims = info.get("claims") or []
-    if claims:
-        parts.append("supports " + " ".join(f"{{claim}}`{c}@{profile}`" for c in claims))
+    if info.get("claims"):
+        parts.append("supports " + " ".join(f"{{claim}}`{c}@{profile}`" for c in info["claims"]))
     if info.get("data"):
-        if data_exists:
-            parts.append(f"{{download}}`data </figures/{info['data']}>` (CSV)")
-        else:
-            parts.append(f"data: `figures/{info['data']}` is not in this build")
+        parts.append(f"{{download}}`data </figures/{info['data']}>` (CSV)" if data_exists
+                     else f"data: `figures/{info['data']}` is not in this build")
     if small_on_phone(info) and png_exists and info.get("png"):
         parts.append(f"its smallest text is {info['phone_text_px']:g} px on a phone: "
                      f"{{download}}`open it full size </figures/{info['png']}>` (or tap it)")
     return " · ".join(parts)
 
 
-def _md_cell(source: str) -> dict:
-    import hashlib
+def _assignments(values: dict) -> str:
+    return ", ".join(f"`{k} = {_fmt(v)}`" for k, v in sorted(values.items()))
 
+
+def _md_cell(source: str) -> dict:
     cell_id = "attnbook-" + hashlib.sha256(source.encode()).hexdigest()[:12]
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": source}
 
@@ -175,7 +154,8 @@ SMALL_TEXT_CLASS = "attnbook-small-text"  # a figure whose text is under 9 px on
 
 
 def _figure_cell(info: dict, key: str, provenance: str) -> dict:
-    caption = _one_line(info.get("caption") or info.get("source") or info.get("name", ""))
+    caption = " ".join(str(info.get("caption") or info.get("source") or info.get("name", ""))
+                       .split())  # one paragraph, MyST kept (math, roles)
     figclass = "attnbook-figure" + (" " + SMALL_TEXT_CLASS if small_on_phone(info) else "")
     return _md_cell(f":::{{glue:figure}} {key}\n:name: {key}\n:figclass: {figclass}\n\n"
                     f"{caption}\n\n{provenance}\n:::\n")
@@ -202,14 +182,9 @@ _FOLD_TAGS = {"hide-input", "remove-input", "hide-cell", "remove-cell", "hide-ou
 
 def fold_input(cell: dict) -> bool:
     """Whether the book folds this code cell's code under its outputs (jupyter-book's
-    ``hide-input``: a "Show code cell source" toggle; the outputs stay in view).
-
-    Open: the parameters cell (and a cell tagged ``show-input``), a cell that computes through
-    the library (``run.cached``, ``run.sweep``, ``run.stored_sweep``) and a claim check (a
-    cell that calls ``run.record``). Folded: the rest (imports and start, plotting, tables,
-    glue). A cell that computes and also draws is split on the page (:func:`split_computing`):
-    only its computing lines stay open. A cell that already carries a tag of its own
-    (hide-input, remove-cell, ...) is left as it is.
+    ``hide-input``): all but the parameters cell, a cell that computes through the library
+    and a claim check; a cell with a tag of its own (hide-input, show-input, ...) is left as
+    it is.
 
     >>> fold_input({"cell_type": "code", "source": "fig, ax = plt.subplots()"})
     True
@@ -218,29 +193,23 @@ def fold_input(cell: dict) -> bool:
     """
     if cell.get("cell_type") != "code":
         return False
-    tags = set(cell.get("metadata", {}).get("tags", []))
-    if tags & (_SHOWN_TAGS | _FOLD_TAGS):
+    if set(cell.get("metadata", {}).get("tags", [])) & (_SHOWN_TAGS | _FOLD_TAGS):
         return False
     code = "".join(cell.get("source", ""))
     return not (_COMPUTES.search(code) or recorded_ids(code))
 
 
 def split_computing(code: str) -> tuple[str, str] | None:
-    r"""A cell that computes through the library *and* draws, as the page shows it: its
-    computing statements (the top-level statements that call ``run.cached``, ``run.sweep``,
-    ``run.stored_sweep``, or a pilot's ``ap.units`` or ``ap.across`` (:mod:`attnbook.book.pilot`
-    as ``ap``) and draw nothing, a function that trains included),
-    shown open, and the rest (the plotting, the tables, the glue), folded with the cell's
-    outputs. None for any other cell (or one that does not parse). The statements keep their
-    order within each part, and the comments above a statement go with it.
+    r"""A cell that computes through the library *and* draws, as (its top-level statements that
+    compute and draw nothing, shown open; the rest, folded with the outputs), each in its
+    order, the comments above a statement going with it. None for any other cell (or one that
+    does not parse).
 
     >>> split_computing("t = run.cached('t', {}, f)\nfig, ax = plt.subplots()\nax.plot(t)")
     ("t = run.cached('t', {}, f)", 'fig, ax = plt.subplots()\nax.plot(t)')
     >>> split_computing("fig, ax = plt.subplots()") is None
     True
     """
-    import ast
-
     if not (_COMPUTES.search(code) and _DRAWS.search(code)):
         return None
     try:
@@ -259,43 +228,27 @@ def split_computing(code: str) -> tuple[str, str] | None:
     return "\n".join(computes).strip("\n"), "\n".join(rest).strip("\n")
 
 
-_HARNESS = re.compile(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", flags=re.M)
-
-
 def strip_harness(code: str) -> str:
-    r"""A code cell's source without the lines that only steer the test harness
-    (``# NBVAL_CHECK_OUTPUT``, ``# NBVAL_SKIP``, ...): the notebook keeps them for nbval, the
-    page leaves them out.
+    r"""A code cell's source without the lines that only steer nbval (``# NBVAL_...``).
 
     >>> strip_harness("# NBVAL_CHECK_OUTPUT\nrun.record('X', True, 'ok')")
     "run.record('X', True, 'ok')"
     >>> strip_harness("x = 1  # NBVAL_ in a comment stays")
     'x = 1  # NBVAL_ in a comment stays'
     """
-    return _HARNESS.sub("", code)
+    return re.sub(r"^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", "", code, flags=re.M)
 
 
 def effective_parameters(source: str, params: dict, profile: str) -> str:
     """The parameters cell as the run had it: each value the profile (or the runner) changed
-    put in place of the notebook's default, and marked at the end of its line with the
-    default it replaced; lines papermill did not change stay as they are.
+    in place of the notebook's default, marked at the end of its line with that default.
 
     >>> print(effective_parameters("d = 16  # width\\nH = 4  # heads", {"d": 64, "H": 4}, "long"))
     d = 64  # width [long; the notebook's default: 16]
     H = 4  # heads
     """
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source
     lines = source.split("\n")
-    for node in reversed(tree.body):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)) or node.targets[0].id not in params:
-            continue
-        name = node.targets[0].id
+    for name, node in reversed(_assigned(source, params) or []):
         try:
             default = ast.literal_eval(node.value)
         except ValueError:
@@ -303,8 +256,7 @@ def effective_parameters(source: str, params: dict, profile: str) -> str:
         value = params[name]
         if value == default and type(value) is type(default):
             continue
-        last = lines[node.end_lineno - 1]
-        comment = last[node.end_col_offset:].strip()
+        comment = lines[node.end_lineno - 1][node.end_col_offset:].strip()
         comment = comment[1:].strip() if comment.startswith("#") else comment
         mark = f"[{profile}; the notebook's default: {ast.get_source_segment(source, node.value)}]"
         lines[node.lineno - 1:node.end_lineno] = [
@@ -312,28 +264,22 @@ def effective_parameters(source: str, params: dict, profile: str) -> str:
     return "\n".join(lines)
 
 
-def literal_assignments(code: str) -> dict:
-    """name -> value of each top-level ``name = <literal>`` of a cell's code (a parameters
-    cell as a page shows it); None when the code does not parse. Other statements are left
-    out.
+def literal_assignments(code: str) -> dict | None:
+    """name -> value of each top-level ``name = <literal>`` of a cell's code; None when the
+    code does not parse.
 
     >>> literal_assignments("d = 64  # width [long; the notebook's default: 16]\\nH = [2, 4]")
     {'d': 64, 'H': [2, 4]}
     """
-    import ast
-
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    assigned = _assigned(code)
+    if assigned is None:
         return None
     out = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue
+    for name, node in assigned:
+        try:
+            out[name] = ast.literal_eval(node.value)
+        except ValueError:
+            continue
     return out
 
 
@@ -351,10 +297,8 @@ def same_value(a, b) -> bool:
 
 
 def parameter_differences(code: str, expected: dict) -> list[str]:
-    """How a parameters cell as the page shows it (``code``) differs from the values the run
-    had (``expected``: :meth:`~attnbook.book.profiles.NotebookSpec.effective`), one line per
-    parameter shown with another value, not shown, or shown but not a parameter; [] when the
-    cell shows exactly those values.
+    """How a parameters cell as the page shows it differs from the values the run had
+    (``expected``), one line per parameter; [] when it shows exactly those values.
 
     >>> parameter_differences("profile = 'ci'\\nd = 16", {"profile": "ci", "d": 8, "H": 2})
     ['d = 16 is shown; the run had d = 8', 'H is not shown (the run had H = 2)']
@@ -368,26 +312,26 @@ def parameter_differences(code: str, expected: dict) -> list[str]:
             out.append(f"{name} is not shown (the run had {name} = {value!r})")
         elif not same_value(shown[name], value):
             out.append(f"{name} = {shown[name]!r} is shown; the run had {name} = {value!r}")
-    out += [f"{name} = {shown[name]!r} is shown but is not a parameter of the run"
-            for name in shown if name not in expected]
-    return out
+    return out + [f"{name} = {shown[name]!r} is shown but is not a parameter of the run"
+                  for name in shown if name not in expected]
+
+
+def _hide_input(cell: dict, tags: list, **changes) -> dict:
+    return {**cell, **changes, "metadata": {**cell.get("metadata", {}),
+                                            "tags": [*tags, "hide-input"]}}
 
 
 def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = None,
                      root=None) -> tuple[dict, bool]:
-    """The notebook as the book shows it: each figure output a captioned, labelled figure
-    with its provenance, each claim check preceded by its label and badges.
-
-    ``notebook`` is its stem (default: papermill's input path). Returns the notebook and
-    whether it changed. ``run_walls`` maps run ids to the wall time of
-    their run (the manifest); ``root`` is where ``figures/`` is (the book's source folder).
-    """
+    """The notebook as the book shows it, and whether that changed it. ``notebook``: its stem
+    (default: papermill's input path); ``run_walls``: run id -> its run's wall time (the
+    manifest); ``root``: where ``figures/`` is."""
     root = root or paths.ROOT
     run_walls = run_walls or {}
-    params = (nb.get("metadata", {}).get("papermill") or {}).get("parameters") or {}
+    papermill = nb.get("metadata", {}).get("papermill") or {}
+    params = papermill.get("parameters") or {}
     if not notebook:
-        notebook = ((nb.get("metadata", {}).get("papermill") or {}).get("input_path") or "")
-        notebook = notebook.rsplit("/", 1)[-1].removesuffix(".ipynb")
+        notebook = (papermill.get("input_path") or "").rsplit("/", 1)[-1].removesuffix(".ipynb")
     profile = params.get("profile", "")
     cells, changed, labelled = [], False, set()
     for cell in nb.get("cells", []):
@@ -399,24 +343,17 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
         shown = strip_harness(code)
         if "parameters" in tags and params:  # the values this run had, not the defaults
             shown = effective_parameters(shown, params, profile)
-        if shown != code:  # the page leaves out the test harness's comments (kept for nbval)
-            cell = {**cell, "source": shown}
-            changed = True
-        split = (None if set(tags) & (_SHOWN_TAGS | _FOLD_TAGS)
-                 else split_computing("".join(cell.get("source", ""))))
+        if shown != code:
+            cell, changed = {**cell, "source": shown}, True
+        split = None if set(tags) & (_SHOWN_TAGS | _FOLD_TAGS) else split_computing(shown)
         if split:  # its computing lines open, the plotting folded with the outputs
-            computes, rest = split
-            cells.append({**cell, "id": f"{cell.get('id', 'cell')}-computes", "source": computes,
-                          "outputs": []})
-            cell = {**cell, "source": rest, "metadata": {**cell.get("metadata", {}),
-                                                        "tags": [*tags, "hide-input"]}}
-            changed = True
+            cells.append({**cell, "id": f"{cell.get('id', 'cell')}-computes",
+                          "source": split[0], "outputs": []})
+            cell, changed = _hide_input(cell, tags, source=split[1]), True
         elif fold_input(cell):
-            cell = {**cell, "metadata": {**cell.get("metadata", {}),
-                                         "tags": [*tags, "hide-input"]}}
-            changed = True
-        ids = [] if "remove-cell" in tags else recorded_ids(code)
-        ids = [c for c in ids if c not in labelled]
+            cell, changed = _hide_input(cell, tags), True
+        ids = [c for c in ([] if "remove-cell" in tags else recorded_ids(code))
+               if c not in labelled]
         added = []
         for output in cell.get("outputs", []):
             info = (output.get("metadata") or {}).get(FIGURE_KEY)
@@ -425,11 +362,11 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
             key = f"fig-{info['name']}"
             output["data"] = {GLUE_PREFIX + k: v for k, v in output.get("data", {}).items()}
             output["metadata"]["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
-            data_exists = bool(info.get("data")) and (root / "figures" / info["data"]).exists()
-            png_exists = bool(info.get("png")) and (root / "figures" / info["png"]).exists()
+            exists = {k: bool(info.get(k)) and (root / "figures" / info[k]).exists()
+                      for k in ("data", "png")}
             added.append(_figure_cell(info, key, provenance_markdown(
-                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=data_exists,
-                png_exists=png_exists)))
+                info, run_wall_s=run_walls.get(info.get("run_id")), data_exists=exists["data"],
+                png_exists=exists["png"])))
         if ids and notebook:
             labelled.update(ids)
             cells.append(_check_cell(notebook, ids, profile))
@@ -437,9 +374,7 @@ def rewrite_notebook(nb: dict, notebook: str = "", *, run_walls: dict | None = N
         cells.append(cell)
         cells.extend(added)
         changed = changed or bool(added)
-    if changed:
-        nb = {**nb, "cells": cells}
-    return nb, changed
+    return ({**nb, "cells": cells} if changed else nb), changed
 
 
 # -- Sphinx ------------------------------------------------------------------------------------
@@ -447,16 +382,12 @@ class claim_badge(nodes.Inline, nodes.Element):
     """A claim badge, resolved into a link when the page is written (the ledger as it is)."""
 
 
-def _ledger():
-    return status_table()
-
-
-_STATE: dict = {}
+_STATE: dict = {}  # the ledger and the runs' wall times, read once per build
 
 
 def _table():
     if "table" not in _STATE:
-        _STATE["table"] = _ledger()
+        _STATE["table"] = status_table()
     return _STATE["table"]
 
 
@@ -494,8 +425,7 @@ def _badge_text(claim_id: str, profile: str | None):
 
 def _claim_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     claim_id, _, profile = text.strip().partition("@")
-    node = claim_badge(rawtext, claim_id=claim_id.strip(), profile=profile.strip() or None)
-    return [node], []
+    return [claim_badge(rawtext, claim_id=claim_id.strip(), profile=profile.strip() or None)], []
 
 
 def _verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
@@ -503,9 +433,8 @@ def _verdict_role(name, rawtext, text, lineno, inliner, options=None, content=No
     linked to claim ID's row of the status page: a part's verdict, a profile's)."""
     m = re.fullmatch(r"\s*(.*?)\s*<([^<>]+)>\s*", text)
     if m:
-        node = claim_badge(rawtext, claim_id=m.group(2).strip(), profile=None,
-                           status=m.group(1).strip())
-        return [node], []
+        return [claim_badge(rawtext, claim_id=m.group(2).strip(), profile=None,
+                            status=m.group(1).strip())], []
     status = text.strip()
     return [nodes.inline(rawtext, status, classes=["attnbook-badge", "attnbook-plain",
                                                    verdict_class(status)])], []

@@ -1,30 +1,14 @@
-"""Generated book pages: the reproduction status (from the ledger), the execution report
-(from the stored results' provenance and the manifest) and the home page's summary. Written to
-``status/`` (git-ignored, at the repository root) before the book is built, so they are
-published as ``status/reproduction_status.html`` and ``status/execution_report.html``, next to
-the ``chapters/`` they link to; ``book/intro.md`` includes ``status/summary.md``.
+"""Generated book pages: the reproduction status (from the ledger), the execution report (from
+the stored results' provenance and the manifest) and the home page's summary.
 
-The status page opens with an overview figure (``status/overview.png``: claims per profile,
-coloured by verdict, effects above consistency checks), then gives per work one table row per
-claim: its anchor ``#claim-<id>`` (chapters' badges link there), a link to each chapter cell
-that checks it (:func:`claim_checks`), the paper's value with its formulas as math
-(:func:`attnbook.book.text.paper_math`), and a verdict badge per profile (the ``{verdict}``
-and ``{claim-row}`` roles of :mod:`attnbook.book.figures`), a claim of several parts with
-each part's verdict and value. The ``ci`` column shows only where some claim has a ``ci``
-result (never in a book built from committed results). On a phone the table is stacked,
-each verdict under its profile's name (``_static/custom.css``).
-
-The execution report gives, per chapter and profile, where and how long its stored results
-were computed (commit, device, compute time: :func:`stored_provenance`) beside this build's
-run of it (redrawn from the cache, or what it computed), then this build's runs.
-
-Both mark what no longer stands for the code as it is: a ledger entry or stored result whose
-library modules changed since it was computed is **stale** (with the modules), never shown
-as current; one computed from a tree with uncommitted changes says ``dirty`` (with the hash
-of its diff).
+Written to ``status/`` (git-ignored) before the book is built, next to the ``chapters/`` they
+link to; ``book/intro.md`` includes ``status/summary.md``. What each page shows: CONTRIBUTING.md
+(*The checks*, *Where things go*). Both pages mark a ledger entry or stored result whose library
+modules changed since it was computed **stale**, one computed from uncommitted changes ``dirty``.
 """
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -40,7 +24,7 @@ from .claims import (
     shown_profiles,
     status_table,
 )
-from .figures import badge_status, check_label
+from .figures import badge_status, check_label, seconds_text
 from .profiles import load_spec
 from .provenance import short_device
 from .publish import chapter_doc
@@ -51,8 +35,7 @@ from .text import escape, paper_math
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
            "stored_provenance", "work_text", "overview_figure", "chapter_plans", "profile_sites",
-           "grouped_parts",
-           "claim_checks", "short_device", "pilot_only_chapters"]
+           "grouped_parts", "claim_checks", "pilot_only_chapters"]
 
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
@@ -67,12 +50,7 @@ COLOURS = {"reproduced": "#2e7d32", "fragile": "#827717", "not reproduced": "#c6
            "partly reproduced": "#00838f",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
-
-
-def _cell(text) -> str:
-    """Text from data (the ledger, a result, the manifest) in a table cell: escaped, so it
-    renders as the same text and never as HTML, a link, a role or math."""
-    return escape(text)
+UNRUN = ("not run", "no chapter yet")  # statuses of a claim with no verdict
 
 
 def _name(text) -> str:
@@ -93,12 +71,6 @@ def _code(text) -> str:
     return " ".join(str(text).replace("`", "'").split()) or "-"
 
 
-def _link(notebook: str, executed: Path) -> str:
-    if notebook and (executed / f"{notebook}.ipynb").exists():
-        return f"[{notebook}](../{chapter_doc(notebook)}.ipynb)"  # status/ -> chapters/
-    return _name(notebook)
-
-
 # -- where each claim is checked ---------------------------------------------------------------
 def _plain(title: str) -> str:
     """A heading as plain text (a reference's words): math delimiters and TeX commands out."""
@@ -108,7 +80,7 @@ def _plain(title: str) -> str:
 
 def claim_checks(notebooks: Path | None = None) -> dict:
     """claim id -> [(notebook, section title)] of the code cells that record it, in book order
-    (the section: the last heading before the cell)."""
+    (the section: the last heading before the cell; one per notebook)."""
     out: dict = {}
     for nb in sorted(Path(notebooks or paths.NOTEBOOKS).glob("*.ipynb")):
         section = nb.stem
@@ -120,24 +92,14 @@ def claim_checks(notebooks: Path | None = None) -> dict:
                     section = _plain(heads[-1])
             elif cell.get("cell_type") == "code":
                 for cid in recorded_ids(text):
-                    if (nb.stem, section) not in out.setdefault(cid, []) and \
-                            all(n != nb.stem for n, _ in out[cid]):
+                    if all(n != nb.stem for n, _ in out.setdefault(cid, [])):
                         out[cid].append((nb.stem, section))
     return out
 
 
-def _verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """(profile, type) x (status, stale) counts: ``stale`` True for a result that ran but whose
-    code has changed since."""
-    stale = table.apply(badge_status, axis=1) == "stale"
-    return (table.assign(is_stale=stale).groupby(["profile", "type", "status", "is_stale"])
-            .size().unstack(["status", "is_stale"], fill_value=0))
-
-
 def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     """The status page's overview: claims per profile as bars coloured by verdict (hatched
-    where stale), effects above consistency checks, so that it reads on a phone's width too;
-    the profiles of :func:`~attnbook.book.claims.shown_profiles`."""
+    where stale), effects above consistency checks, so that it reads on a phone's width too."""
     import matplotlib.pyplot as plt  # matplotlib only where a figure is drawn
     from matplotlib.patches import Patch
 
@@ -146,13 +108,8 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
     style()
     table = _whole(table)
     profiles = shown_profiles(table)
-    counts = _verdict_counts(table)
-
-    def count(p, kind, status, stale):
-        key = (status, stale)
-        return int(counts.loc[(p, kind), key]) if (p, kind) in counts.index \
-            and key in counts.columns else 0
-
+    stale = (table.apply(badge_status, axis=1) == "stale").tolist()
+    count = Counter(zip(table["profile"], table["type"], table["status"], stale, strict=True))
     fig, axes = plt.subplots(2, 1, figsize=(6.4, 1.2 + 0.95 * len(profiles) * 2))
     for ax, kind, label in zip(axes, ("effect", "consistency"),
                                ("effects (the papers' findings)",
@@ -160,7 +117,7 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
         left = [0] * len(profiles)
         for status in STATUSES:
             for stale in (False, True):
-                n = [count(p, kind, status, stale) for p in profiles]
+                n = [count[p, kind, status, stale] for p in profiles]
                 bars = ax.barh(list(profiles), n, left=left, color=COLOURS[status],
                                edgecolor="white", linewidth=0.8, hatch="///" if stale else None,
                                alpha=0.55 if stale else 1.0)
@@ -193,9 +150,12 @@ def overview_figure(table: pd.DataFrame, path: Path) -> Path:
 
 def _whole(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of whole claims (a table from ``status_table(parts=True)`` also has parts)."""
-    if "part" not in table:
-        return table
-    return table[table["part"].isna()]
+    return table[table["part"].isna()] if "part" in table else table
+
+
+def _parts(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the parts of claims (none in a table without parts)."""
+    return table[table["part"].notna()] if "part" in table else table.iloc[0:0]
 
 
 def _profile_label(profile: str, kind: str = "profile") -> str:
@@ -207,12 +167,12 @@ def _profile_label(profile: str, kind: str = "profile") -> str:
 def pilot_only_chapters(notebooks_dir: Path | None = None) -> set:
     """(notebook, profile) where the chapter runs only its pilot (``run_main: false`` in its
     .yml): its stored results are the pilot's, and no sweep follows at that profile."""
-    out = set()
-    for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb")):
-        for profile, values in load_spec(nb).profiles.items():
-            if (values or {}).get("run_main") is False:
-                out.add((nb.stem, profile))
-    return out
+    return {(nb.stem, p) for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb"))
+            for p in _pilots(load_spec(nb))}
+
+
+def _pilots(spec) -> set:
+    return {p for p, values in spec.profiles.items() if (values or {}).get("run_main") is False}
 
 
 def grouped_parts(parts: pd.DataFrame) -> list[tuple]:
@@ -227,8 +187,7 @@ def grouped_parts(parts: pd.DataFrame) -> list[tuple]:
     """
     out: dict = {}
     for _, q in parts.iterrows():
-        stability = str(q.get("stability") or "")
-        key = (q["status"], str(q["measured"]), stability)
+        key = (q["status"], str(q["measured"]), str(q.get("stability") or ""))
         out.setdefault(key, []).append(str(q["part"]))
     return [(status, names, measured, stability)
             for (status, measured, stability), names in out.items()]
@@ -243,26 +202,23 @@ def chapter_plans(notebooks_dir: Path | None = None) -> dict:
         spec = load_spec(nb)
         out[nb.stem] = {"claims": notebook_claims(nb),
                         "profiles": {p for p in PROFILES if spec.has_profile(p)},
-                        "cost": dict(spec.cost or {}),
-                        "pilots": {p for p, v in spec.profiles.items()
-                                   if (v or {}).get("run_main") is False}}
+                        "cost": dict(spec.cost or {}), "pilots": _pilots(spec)}
     return out
 
 
 def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, str]:
     """profile -> where its results were computed (the ledger entries' devices, claims counted
     per machine) and, for each chapter none of whose claims has a verdict there, why: what the
-    profile would take from the chapter's ``cost`` entry (:func:`.sites.not_run_text`), or that
-    it runs only its pilot there. ``plans``: :func:`chapter_plans`. MyST Markdown."""
-    verdicts = [s for s in STATUSES if s not in ("not run", "no chapter yet")]
-
+    profile would take (:func:`.sites.not_run_text`), or that it runs only its pilot there.
+    ``plans``: :func:`chapter_plans`. MyST Markdown."""
+    verdicts = [s for s in STATUSES if s not in UNRUN]
     plans = chapter_plans() if plans is None else plans
     whole = _whole(table)
     out = {}
     for p in shown_profiles(whole):
         at = whole[(whole["profile"] == p) & whole["status"].isin(verdicts)]
         text = (f"{counted(len(at), 'claim')} with a verdict, computed on "
-                f"{_cell(sites_text(list(at['device'])) or 'an unrecorded device')}"
+                f"{escape(sites_text(list(at['device'])) or 'an unrecorded device')}"
                 if len(at) else "no claim has a verdict")
         ran = set(at["id"])
         unrun, pilots = [], []
@@ -273,7 +229,7 @@ def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, s
                 pilots.append(_chapter_link(stem))
             else:
                 why = not_run_text(plan["cost"].get(p)).removeprefix("not run: ")
-                unrun.append(f"{_chapter_link(stem)}: {_cell(why)}")
+                unrun.append(f"{_chapter_link(stem)}: {escape(why)}")
         if unrun:
             text += f"; not run by {counted(len(unrun), 'chapter')}: " + "; ".join(unrun)
         if pilots:
@@ -285,11 +241,17 @@ def profile_sites(table: pd.DataFrame, plans: dict | None = None) -> dict[str, s
 
 def _sites_lines(table: pd.DataFrame, plans: dict | None) -> list[str]:
     """The paragraph on where each profile ran (:func:`profile_sites`), one item per profile."""
-    sites = profile_sites(table, plans)
     return (["**Where each profile ran**, from the ledger's provenance (the device recorded "
              "with each verdict) and, for a chapter that has not run a profile, its `.yml` "
              "cost entry:", ""]
-            + [f"- `{p}`: {text}." for p, text in sites.items()] + [""])
+            + [f"- `{p}`: {text}." for p, text in profile_sites(table, plans).items()] + [""])
+
+
+def _works(whole: pd.DataFrame):
+    """(title, rows) of each work with claims in ``whole``, in the book's order."""
+    for work, title in _WORK_TITLES.items():
+        if (whole["work"] == work).any():
+            yield title, whole[whole["work"] == work]
 
 
 def _tally_lines(whole: pd.DataFrame, profiles: list, status_page: bool = True) -> list[str]:
@@ -307,15 +269,12 @@ def _tally_lines(whole: pd.DataFrame, profiles: list, status_page: bool = True) 
     lines += ["", "Per paper (claims per verdict at each profile):", "",
               "| paper | claims | " + " | ".join(f"`{p}`" for p in profiles) + " |",
               "|---|---|" + "---|" * len(profiles)]
-    for work, title in _WORK_TITLES.items():
-        sub = whole[whole["work"] == work]
-        if sub.empty:
-            continue
+    for title, sub in _works(whole):
         ids = sub.drop_duplicates("id")
-        n_eff, n_con = (int((ids["type"] == t).sum()) for t in ("effect", "consistency"))
-        claims = ", ".join(x for x in (
-            f"{n_eff} effect{'s' if n_eff != 1 else ''}" if n_eff else "",
-            f"{n_con} consistency check{'s' if n_con != 1 else ''}" if n_con else "") if x)
+        claims = ", ".join(counted(n, what) for what, n in (
+            (w, int((ids["type"] == t).sum())) for t, w in (("effect", "effect"),
+                                                           ("consistency", "consistency check")))
+            if n)
         cells = []
         for p in profiles:
             at = sub[sub["profile"] == p]
@@ -324,7 +283,7 @@ def _tally_lines(whole: pd.DataFrame, profiles: list, status_page: bool = True) 
                                        for t, kind in (("effect", "effects"),
                                                        ("consistency", "checks"))
                                        if (at["type"] == t).any()))
-        lines.append(f"| {_cell(title)} | {claims} | " + " | ".join(cells) + " |")
+        lines.append(f"| {escape(title)} | {claims} | " + " | ".join(cells) + " |")
     return lines + [""]
 
 
@@ -332,52 +291,45 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
                   profile: str = "", pilots: set | None = None, said: dict | None = None) -> str:
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
     it and have current results of that profile stored (said where the claim is not run);
-    ``pilots``: the (notebook, profile) that run only their pilot (:func:`pilot_only_chapters`);
-    ``parts``: the rows of its parts at that profile, each listed with its verdict and value,
-    parts that share both in one line; ``said``: such groups already listed at a smaller
-    profile of the same claim (filled here), which this one refers to instead of repeating."""
+    ``pilots``: :func:`pilot_only_chapters`; ``parts``: the rows of its parts at that profile,
+    parts that share verdict and value in one line; ``said``: such groups already listed at a
+    smaller profile of the same claim (filled here), which this one refers to instead."""
     txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
-    pilots = pilots or set()
     if r["status"] == "not run" and unfinished:
-        said = []
-        for nb, n in unfinished:
-            if (nb, profile) in pilots:
-                said.append(f"`{nb}` runs only its pilot here ({n} results stored), and its "
-                            "chapter says what the pilot measured and why no sweep follows")
-            else:
-                said.append(f"{n} results of `{nb}` stored by a run that recorded no verdict, "
-                            "such as one stopped by its time budget; the next run resumes "
-                            "from them")
-        txt += " (" + "; ".join(said) + ")"
-    if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
+        txt += " (" + "; ".join(
+            f"`{nb}` runs only its pilot here ({n} results stored), and its chapter says what "
+            "the pilot measured and why no sweep follows" if (nb, profile) in (pilots or ())
+            else f"{n} results of `{nb}` stored by a run that recorded no verdict, such as one "
+            "stopped by its time budget; the next run resumes from them"
+            for nb, n in unfinished) + ")"
+    stale = r.get("stale") and r["status"] not in UNRUN
+    if stale:
         txt += " {verdict}`stale`"
     if parts is not None and len(parts):
-        txt += f" {_cell(r['measured'])}:"
+        txt += f" {escape(r['measured'])}:"
         said = {} if said is None else said
         for status, names, measured, stability in grouped_parts(parts):
-            if len(names) == 1:
-                txt += (f"<br>{{verdict}}`{status}` **{_cell(names[0])}**: {_cell(measured)}"
-                        + (f" (stability {_cell(stability)})" if stability else ""))
-                continue
+            txt += f"<br>{{verdict}}`{status}` "
             key = (status, tuple(names), measured)
-            if key in said:  # the same parts for the same reason at a smaller profile
-                txt += (f"<br>{{verdict}}`{status}` **{len(names)} parts**: as at "
-                        f"`{_code(said[key])}`")
-                continue
-            said[key] = profile
-            txt += (f"<br>{{verdict}}`{status}` **{len(names)} parts** "
-                    f"({_cell(', '.join(names))}): {_cell(measured)}")
+            if len(names) == 1:
+                txt += (f"**{escape(names[0])}**: {escape(measured)}"
+                        + (f" (stability {escape(stability)})" if stability else ""))
+            elif key in said:  # the same parts for the same reason at a smaller profile
+                txt += f"**{len(names)} parts**: as at `{_code(said[key])}`"
+            else:
+                said[key] = profile
+                txt += f"**{len(names)} parts** ({escape(', '.join(names))}): {escape(measured)}"
     elif r["measured"]:
-        txt += f" {_cell(r['measured'])}"
+        txt += f" {escape(r['measured'])}"
     if r.get("stability") and parts is None:
-        txt += f" (stability {_cell(r['stability'])})"
+        txt += f" (stability {escape(r['stability'])})"
     if r["notebook"]:
         dirty = f" {r['dirty']}" if r.get("dirty") else ""  # 'dirty (diff <hash>)'
-        txt += f" <br>`{_code(r['commit'])}`{_cell(dirty)}, {_cell(short_device(r['device']))}"
-    if r.get("stale") and r["status"] not in ("not run", "no chapter yet"):
-        txt += f"; changed since: {_cell(r['stale'])}"
+        txt += f" <br>`{_code(r['commit'])}`{escape(dirty)}, {escape(short_device(r['device']))}"
+    if stale:
+        txt += f"; changed since: {escape(r['stale'])}"
     if r.get("damaged"):  # its verdict is not used: python -m attnbook stale lists the file
-        txt += f" {{verdict}}`stale` {_cell(r['damaged'])}"
+        txt += f" {{verdict}}`stale` {escape(r['damaged'])}"
     return txt
 
 
@@ -387,21 +339,23 @@ def _count_cell(sub: pd.DataFrame) -> str:
     return " · ".join(f"{{verdict}}`{s}` {int(n[s])}" for s in STATUSES if n.get(s, 0)) or "none"
 
 
+def _figure_lines(path: str, name: str, caption: str) -> list[str]:
+    """An overview figure of a generated page, its caption as alt text."""
+    alt = " ".join(re.sub(r"[*`$]", "", caption).split())  # no emphasis marks, no math signs
+    return [f":::{{figure}} {path}", f":name: {name}", f":alt: {alt}", ":width: 100%",
+            ":class: attnbook-overview", "", caption, ":::", ""]
+
+
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
                     checks: dict | None = None, stored: dict | None = None,
                     pilots: set | None = None, plans: dict | None = None) -> str:
-    """The reproduction status page: the overview figure, then per work each claim's paper
-    value beside its verdict at every profile shown (:func:`~attnbook.book.claims.
-    shown_profiles`: ``ci`` only where it has results), each claim linked to where a chapter
-    checks it, a claim of several parts with each part's verdict and value.
+    """The reproduction status page: the overview figure, the verdicts counted, then per work
+    each claim's paper value beside its verdict at every profile shown, linked to where a
+    chapter checks it.
 
-    ``table``: :func:`~attnbook.book.claims.status_table`, with its parts (``parts=True``) or
-    without. ``stored``: (notebook, profile) -> current results stored
-    (:func:`.store.stored_counts`); a claim not run at a profile says what an unfinished run
-    of its chapter has stored, or, where the chapter runs only its pilot there (``pilots``:
-    :func:`pilot_only_chapters`), that it does. ``plans``: :func:`chapter_plans`, for where
-    each profile ran and what a profile a chapter has not run would take
-    (:func:`profile_sites`).
+    ``table``: :func:`~attnbook.book.claims.status_table`, with its parts or without;
+    ``stored``: :func:`.store.stored_counts`, for what an unfinished run has stored;
+    ``pilots``: :func:`pilot_only_chapters`; ``plans``: :func:`chapter_plans`.
     """
     checks = claim_checks() if checks is None else checks
     stored = stored or {}
@@ -409,25 +363,22 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     profiles = shown_profiles(whole)
     lines = ["# Reproduction status", ""]
     if overview:
-        caption = ("Claims per profile, coloured by verdict: the papers' findings (*effects*, "
-                   "top) and the proven bounds checked as *consistency checks* (bottom). "
-                   "Hatched: *stale*, computed by code that has changed since.")
-        lines += [f":::{{figure}} {overview}", ":name: status-overview",
-                  f":alt: {_alt(caption)}", ":width: 100%", ":class: attnbook-overview", "",
-                  caption, ":::", ""]
+        lines += _figure_lines(overview, "status-overview", (
+            "Claims per profile, coloured by verdict: the papers' findings (*effects*, top) and "
+            "the proven bounds checked as *consistency checks* (bottom). Hatched: *stale*, "
+            "computed by code that has changed since."))
     lines += ["Each claim is an *effect* (the paper's finding, which could be false at this "
               "book's scale) or a *consistency* check (a proven bound: a correct computation "
               "cannot violate it, so it tests the code more than the paper). They are counted "
               "apart, each badge followed by the number of claims with that verdict.", ""]
     lines += _tally_lines(whole, profiles)
     if "stale" in whole:
-        stale = whole[(whole["stale"].fillna("") != "")
-                      & ~whole["status"].isin(["not run", "no chapter yet"])]
-        if len(stale):
-            per = stale.groupby("profile").size()
+        per = whole[(whole["stale"].fillna("") != "") & ~whole["status"].isin(UNRUN)][
+            "profile"].value_counts()
+        if len(per):
             lines += ["**Stale** (code changed since): " + ", ".join(
-                f"{int(per[p])} claim{'s' if int(per[p]) != 1 else ''} at `{p}`"
-                for p in PROFILES if p in per.index) + ".", ""]
+                f"{counted(int(per[p]), 'claim')} at `{p}`" for p in PROFILES if p in per.index)
+                + ".", ""]
     lines += _sites_lines(table, plans)
     words = {"ci": "`ci`: seconds, a smoke test", "cpu": "`cpu`: minutes per chapter",
              "long": "`long`: hours per chapter, in the paper's regime",
@@ -464,11 +415,8 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     if "ci" not in profiles:
         lines += ["The `ci` profile (a smoke test run by `make test`) is left out: its results "
                   "are never committed, and this book has none.", ""]
-    part_rows = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
-    for work, title in _WORK_TITLES.items():
-        sub = whole[whole["work"] == work]
-        if sub.empty:
-            continue
+    part_rows = _parts(table)
+    for title, sub in _works(whole):
         share = 66 // len(profiles)  # the profiles' columns share what claim and paper leave
         lines += ["", f"## {title}", "",
                   # column widths (a LaTeX table of long cells; the PDF): a longtable, which
@@ -484,8 +432,8 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                      f"<{check_label(nb, cid)}>`"
                      for nb, sec in checks.get(cid, [])
                      if (executed / f"{nb}.ipynb").exists()]
-            claim = (f"{{claim-row}}`{_code(cid)}` *{_cell(first['type'])}* "
-                     f"({_cell(first['source'])})"
+            claim = (f"{{claim-row}}`{_code(cid)}` *{escape(first['type'])}* "
+                     f"({escape(first['source'])})"
                      + (" <br>checked in " + ", ".join(where) if where else ""))
             cells, said = [], {}
             for p in profiles:
@@ -496,14 +444,9 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
                     parts, profile=p, pilots=pilots, said=said))
             lines.append(f"| {claim} | {_md_cell(paper_math(first['paper_value']))} | "
                          + " | ".join(cells) + " |")
-            criteria.append(f"**{_cell(cid)}**: {_cell(first['criterion'])}")
+            criteria.append(f"**{escape(cid)}**: {escape(first['criterion'])}")
         lines += ["::::", "", "Criteria:", ""] + [f"- {c}" for c in criteria]
     return "\n".join(lines) + "\n"
-
-
-def _alt(caption: str) -> str:
-    """A caption as plain text for an image's alt text (no emphasis marks, no math signs)."""
-    return " ".join(re.sub(r"[*`$]", "", caption).split())
 
 
 def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
@@ -524,12 +467,6 @@ def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
     return out
 
 
-def _seconds(s: float) -> str:
-    s = float(s)
-    return (f"{s:.1f} s" if s < 100 else f"{s / 60:.1f} min" if s < 6000
-            else f"{s / 3600:.1f} h")
-
-
 def _device_name(device: str) -> str:
     """'cpu: AMD EPYC (2 cores, 1 threads)' -> 'CPU AMD EPYC (2 cores)'; a GPU by its name."""
     out = []
@@ -540,13 +477,17 @@ def _device_name(device: str) -> str:
     return ", ".join(dict.fromkeys(out))
 
 
+def _add(items: list, item: str) -> None:
+    if item and item not in items:
+        items.append(item)
+
+
 def stored_provenance(results: Path | None = None) -> dict:
-    """(notebook, profile) -> where and how long its stored results were computed, from each
-    record's provenance: ``results`` (count), ``devices``, ``commits`` (with ``dirty``),
-    ``compute_s`` (the wall times of its units, each unit once: the configurations of a group
-    and the tables of one computation share theirs), ``first`` and ``last`` (dates),
-    ``stale`` and ``damaged`` (counts), and ``damaged_files`` (their paths under the
-    notebook's profile folder)."""
+    """(notebook, profile) -> where and how long its stored results were computed: ``results``
+    (count), ``devices``, ``commits`` (with ``dirty``), ``compute_s`` (each unit's wall time
+    once: the configurations of a group and the tables of one computation share theirs),
+    ``first`` and ``last`` (dates), ``stale`` and ``damaged`` (counts) and ``damaged_files``
+    (paths under the notebook's profile folder)."""
     root = Path(results or paths.COMMITTED_RESULTS)
     out: dict = {}
     if not root.exists():
@@ -557,25 +498,21 @@ def stored_provenance(results: Path | None = None) -> dict:
                     "first": "", "last": "", "stale": 0, "damaged": 0, "damaged_files": []}
             units = set()
             for f in sorted(prof_dir.rglob("*.json")):
-                if any(part.startswith(".") for part in f.relative_to(prof_dir).parts):
+                name = f.relative_to(prof_dir)
+                if any(part.startswith(".") for part in name.parts):
                     continue  # checkpoints and scratch files
                 record, problem, changed = check_record(f)
                 info["results"] += 1
                 if problem or record is None:
                     info["damaged"] += 1
-                    info["damaged_files"].append(f.relative_to(prof_dir).as_posix())
+                    info["damaged_files"].append(name.as_posix())
                     continue
                 info["stale"] += bool(changed)
-                devices = [record.get("device", "")] + [
-                    s.get("device", "") for s in record.get("earlier_sittings") or []]
-                for d in devices:
-                    name = _device_name(d)
-                    if name and name not in info["devices"]:
-                        info["devices"].append(name)
-                commit = str(record.get("commit", "") or "unknown") + (
-                    " dirty" if record.get("dirty") else "")
-                if commit not in info["commits"]:
-                    info["commits"].append(commit)
+                for d in [record.get("device", "")] + [
+                        s.get("device", "") for s in record.get("earlier_sittings") or []]:
+                    _add(info["devices"], _device_name(d))
+                _add(info["commits"], str(record.get("commit", "") or "unknown")
+                     + (" dirty" if record.get("dirty") else ""))
                 wall = record.get("wall_s")
                 if isinstance(wall, (int, float)) and (record.get("run_id"), wall) not in units:
                     units.add((record.get("run_id"), wall))
@@ -603,30 +540,27 @@ def work_text(work: dict | None) -> str:
     return f"computed {work['computed']} of {work['total']} units"
 
 
-def _work_text(entry: dict) -> str:
-    return work_text(entry.get("work"))
-
-
 def _read_manifest(manifest: Path) -> tuple[list, int]:
-    entries, damaged = [], 0
+    """(the runs' entries, how many lines are no run's entry: cut short, or not a run's)."""
     if not manifest.exists():
-        return entries, damaged
+        return [], 0
     try:
         text = manifest.read_text(errors="replace")
     except OSError:
-        return entries, 1
+        return [], 1
+    entries, damaged = [], 0
     for line in text.splitlines():
         try:
             entry = loads(line) if line.strip() else None
-        except ValueError:  # a line cut short by a killed run: counted, not fatal
+        except ValueError:
             entry, damaged = None, damaged + 1
         if not isinstance(entry, dict):
             continue
+        wall = entry.get("wall_s", 0)
         if all(isinstance(entry.get(k), str) for k in ("notebook", "profile", "status")) \
-                and isinstance(entry.get("wall_s", 0), (int, float)) \
-                and not isinstance(entry.get("wall_s", 0), bool):
+                and isinstance(wall, (int, float)) and not isinstance(wall, bool):
             entries.append(entry)
-        else:  # not a run's entry: counted, not fatal
+        else:
             damaged += 1
     return entries, damaged
 
@@ -634,14 +568,12 @@ def _read_manifest(manifest: Path) -> tuple[list, int]:
 def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
                        results: Path | None = None) -> str:
     """The execution report: per chapter and profile, where and how long its stored results
-    were computed (their provenance) beside this build's run of it, then the latest run of
-    each notebook at each profile in this build's manifest."""
+    were computed beside this build's run of it, then the latest run of each notebook at each
+    profile in this build's manifest."""
     lines = ["# Execution report", ""]
     entries, damaged = _read_manifest(manifest)
-    latest = {}
-    for e in entries:
-        if not e.get("overrides"):  # exploratory runs stand for no profile
-            latest[(e["notebook"], e["profile"])] = e
+    latest = {(e["notebook"], e["profile"]): e for e in entries
+              if not e.get("overrides")}  # exploratory runs stand for no profile
     stored = stored_provenance(results) if results is not None else {}
     if stored:
         lines += ["## Where the results were computed", "",
@@ -658,12 +590,11 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
                 _toc_rank(kv[0][0]), PROFILES.index(kv[0][1]) if kv[0][1] in PROFILES else 9)):
             when = info["first"] + ("" if info["last"] == info["first"] else
                                     f" to {info['last']}")
-            n = info["results"]
-            what = (f"{n} result{'s' if n != 1 else ''}, computed on "
-                    f"{_cell(', '.join(info['devices']))}"
+            what = (f"{counted(info['results'], 'result')}, computed on "
+                    f"{escape(', '.join(info['devices']))}"
                     f" at commit " + ", ".join(f"`{_code(c)}`" for c in info["commits"])
-                    + (f", {_cell(when)}" if when else "")
-                    + f"; compute time {_seconds(info['compute_s'])}")
+                    + (f", {escape(when)}" if when else "")
+                    + f"; compute time {seconds_text(info['compute_s'])}")
             if info["stale"]:
                 what += f"; **{info['stale']} stale** (code changed since)"
             if info["damaged"]:
@@ -673,12 +604,11 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
                          + (", ..." if len(named) > 3 else "")
                          + "; never used: `python -m attnbook stale` lists them)")
             e = latest.get((nb, prof))
-            if e is None:
-                build = "not run in this build"
-            else:
-                build = f"{_cell(e['status'])} in {_cell(_seconds(e['wall_s']))}"
-                work = _work_text(e)
-                build += f", {_cell(work)}" if work else ""
+            build = "not run in this build"
+            if e is not None:
+                work = work_text(e.get("work"))
+                build = (f"{escape(e['status'])} in {escape(seconds_text(e['wall_s']))}"
+                         + (f", {escape(work)}" if work else ""))
             lines.append(f"| {_chapter_link(nb)} | `{_code(prof)}` | {what} | {build} |")
         lines.append("")
     lines += ["## This build's runs", "",
@@ -692,22 +622,22 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
     lines += ["| notebook | profile | status | wall time (s) | device | commit | started |",
               "|---|---|---|---|---|---|---|"]
     for (nb, prof), e in sorted(latest.items()):
-        status = _cell(e["status"]) + (f": {_cell(e['error'])}" if e.get("error") else "")
-        work = _work_text(e)
+        status = escape(e["status"]) + (f": {escape(e['error'])}" if e.get("error") else "")
+        work = work_text(e.get("work"))
         if work:
-            status += f" ({_cell(work)})"
+            status += f" ({escape(work)})"
         if (nb, prof) in stale:
-            status += f"; results **stale** (changed: {_cell(', '.join(sorted(stale[nb, prof])))})"
+            status += f"; results **stale** (changed: {escape(', '.join(sorted(stale[nb, prof])))})"
         commit = str(e.get("commit", "")) + (" dirty" + (f" (diff {e['diff_sha256']})"
                                             if e.get("diff_sha256") else "")
                                 if e.get("dirty") else "")
-        lines.append(f"| {_name(nb)} | `{_code(prof)}` | {status} | {_cell(e['wall_s'])} | "
-                     f"{_cell(e.get('device', ''))} | {_cell(commit)} | "
-                     f"{_cell(e.get('start', ''))} |")
+        lines.append(f"| {_name(nb)} | `{_code(prof)}` | {status} | {escape(e['wall_s'])} | "
+                     f"{escape(e.get('device', ''))} | {escape(commit)} | "
+                     f"{escape(e.get('start', ''))} |")
     versions = entries[-1].get("versions", {})
     versions = versions if isinstance(versions, dict) else {}
     lines += ["", "Library versions of the latest run: "
-              + ", ".join(f"{_cell(k)} {_cell(v)}" for k, v in versions.items()) + ".",
+              + ", ".join(f"{escape(k)} {escape(v)}" for k, v in versions.items()) + ".",
               "", f"{len(entries)} runs recorded in all"
               + (f"; {damaged} unreadable lines of {manifest.name} skipped." if damaged else ".")]
     return "\n".join(lines) + "\n"
@@ -727,88 +657,83 @@ def _chapter_link(notebook: str) -> str:
 
 
 # -- the home page's summary ------------------------------------------------------------------
+def _claim_lines(rows) -> list[str]:
+    """One line per claim of ``rows``: a badge per profile, then where the claim comes from."""
+    by_id: dict = {}
+    for r in rows:
+        by_id.setdefault(r["id"], []).append(r)
+    return ["- " + " ".join(f"{{claim}}`{_code(r['id'])}@{_code(r['profile'])}`" for r in rs)
+            + f" {escape(rs[0]['source'])}" for rs in by_id.values()]
+
+
 def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OVERVIEW}",
                      pdf: str | None = None, plans: dict | None = None) -> str:
-    """What the book found, for its home page (``book/intro.md`` includes it): the overview
-    figure, the verdicts counted per profile and per paper, where each profile ran
-    (:func:`profile_sites`; ``plans``: :func:`chapter_plans`), the effects that reproduced at
-    the largest scale run, those that reproduced in part (with the parts that did), and every
-    effect that did not reproduce or could not be tested, each a badge linking to its row of
-    the status page; ``pdf``: the book as one PDF, offered for download (built by ``make pdf``
-    before the HTML). Links are relative to ``book/``."""
+    """What the book found, for its home page: the overview figure, the verdicts counted, where
+    each profile ran (``plans``: :func:`chapter_plans`), the effects that reproduced at the
+    largest scale run, in part (with the parts that did), did not or could not be tested, each
+    a badge linking to its row of the status page; ``pdf``: the book as one PDF (``make pdf``).
+    Links are relative to ``book/``."""
     whole = _whole(table)
-    profiles = shown_profiles(whole)
     lines = []
     if overview:
-        caption = ("What this book found: the claims of the four works per profile, coloured "
-                   "by verdict, the papers' findings (effects, top) apart from the proven "
-                   "bounds checked as consistency checks (bottom).")
-        lines += [f":::{{figure}} {overview}", ":name: home-overview", f":alt: {_alt(caption)}",
-                  ":width: 100%", ":class: attnbook-overview", "", caption, ":::", ""]
-    lines += _tally_lines(whole, profiles, status_page=False)
+        lines += _figure_lines(overview, "home-overview", (
+            "What this book found: the claims of the four works per profile, coloured by "
+            "verdict, the papers' findings (effects, top) apart from the proven bounds checked "
+            "as consistency checks (bottom)."))
+    lines += _tally_lines(whole, shown_profiles(whole), status_page=False)
     lines += _sites_lines(table, plans)
     if pdf:
         lines += [f"The whole book is also one PDF: {{download}}`attnbook.pdf <{pdf}>` (from "
                   "jupyter-book's LaTeX builder).", ""]
     effects = whole[whole["type"] == "effect"]
-    ran = effects[~effects["status"].isin(["not run", "no chapter yet"])]
+    ran = [r for _, r in effects[~effects["status"].isin(UNRUN)].iterrows()]
     order = {p: i for i, p in enumerate(PROFILES)}
     best = {}  # the largest profile at which each effect has a verdict
-    for _, r in ran.iterrows():
+    for r in ran:
         if r["id"] not in best or order[r["profile"]] > order[best[r["id"]]["profile"]]:
             best[r["id"]] = r
-
-    def grouped(rows) -> str:
-        """One line per claim: a badge per profile, then where the claim comes from."""
-        by_id: dict = {}
-        for r in rows:
-            by_id.setdefault(r["id"], []).append(r)
-        return "\n".join("- " + " ".join(f"{{claim}}`{_code(r['id'])}@{_code(r['profile'])}`"
-                                          for r in rs)
-                         + f" {_cell(rs[0]['source'])}" for rs in by_id.values())
-
-    strongest = [r for r in best.values() if r["status"] == "reproduced"]
-    strongest.sort(key=lambda r: (-order[r["profile"]], r["id"]))
+    strongest = sorted((r for r in best.values() if r["status"] == "reproduced"),
+                       key=lambda r: (-order[r["profile"]], r["id"]))
     if strongest:
         lines += ["**The papers' findings that reproduced**, each at the largest scale this "
                   "book ran it (a badge links to the claim's row of the status page, with the "
-                  "value measured and the chapter that checks it):", "", grouped(strongest), ""]
+                  "value measured and the chapter that checks it):", "",
+                  *_claim_lines(strongest), ""]
+
+    def at(status):
+        return sorted((r for r in ran if r["status"] == status),
+                      key=lambda r: (r["id"], order[r["profile"]]))
+
     # a claim some of whose parts reproduced and others not: at each profile where it did, and
     # the parts that reproduced at the largest of them (the values of a parameter, not the
     # many cells of a table, which are counted)
-    partial = [r for _, r in ran.iterrows() if r["status"] == PARTLY_REPRODUCED]
-    partial.sort(key=lambda r: (r["id"], order[r["profile"]]))
+    partial = at(PARTLY_REPRODUCED)
     if partial:
-        parts = table[table["part"].notna()] if "part" in table else table.iloc[0:0]
+        parts = _parts(table)
         lines += ["**What reproduced in part**: claims of several parts some of which "
                   "reproduced and others did not, at each profile where they did; the parts "
                   "that reproduced at the largest of them:", ""]
-        by_id: dict = {}
-        for r in partial:
-            by_id.setdefault(r["id"], []).append(r)
-        for cid, rs in by_id.items():
-            top = rs[-1]
+        for line, cid in zip(_claim_lines(partial), dict.fromkeys(r["id"] for r in partial),
+                             strict=True):
+            top = [r for r in partial if r["id"] == cid][-1]
             mine = parts[(parts["id"] == cid) & (parts["profile"] == top["profile"])]
             good = mine[mine["status"] == "reproduced"]
-            line = ("- " + " ".join(f"{{claim}}`{_code(cid)}@{_code(r['profile'])}`"
-                                    for r in rs) + f" {_cell(rs[0]['source'])}")
             if len(mine) > 4 or good.empty:
-                line += f"; at `{_code(top['profile'])}`: {_cell(top['measured'])}"
+                line += f"; at `{_code(top['profile'])}`: {escape(top['measured'])}"
             else:
-                line += "".join(f"; at `{_code(top['profile'])}` part {_cell(q['part'])} "
-                                f"reproduced: {_cell(q['measured'])}"
+                line += "".join(f"; at `{_code(top['profile'])}` part {escape(q['part'])} "
+                                f"reproduced: {escape(q['measured'])}"
                                 for _, q in good.iterrows())
             lines.append(line)
         lines.append("")
-    failed = [r for _, r in ran.iterrows() if r["status"] == "not reproduced"]
-    failed.sort(key=lambda r: (r["id"], order[r["profile"]]))
+    failed = at("not reproduced")
     if failed:
         lines += ["**What did not reproduce**, at each profile where it did not:", "",
-                  grouped(failed), ""]
-    untestable = [r for _, r in ran.iterrows() if r["status"] == "not testable"]
+                  *_claim_lines(failed), ""]
+    untestable = [r for r in ran if r["status"] == "not testable"]
     if untestable:
         lines += ["**What this book's runs could not test** (the measurement does not meet the "
-                  "premise of the claim's criterion):", "", grouped(untestable), ""]
+                  "premise of the claim's criterion):", "", *_claim_lines(untestable), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -817,8 +742,7 @@ SUMMARY = "summary.md"  # the home page's generated part (status/summary.md)
 
 
 def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list[Path]:
-    """Write status/reproduction_status.md, status/execution_report.md and status/summary.md
-    (the home page's summary, included by book/intro.md)."""
+    """Write status/reproduction_status.md, status/execution_report.md and status/summary.md."""
     build = Path(build_dir or paths.BUILD)
     pages = Path(root or paths.ROOT) / STATUS
     pages.mkdir(parents=True, exist_ok=True)
