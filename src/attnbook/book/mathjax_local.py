@@ -1,12 +1,8 @@
 """Sphinx extension: the HTML book carries its own MathJax, so its formulas render offline.
 
-Sphinx loads MathJax 3 from a CDN by default, and a reader on an offline machine then sees raw
-TeX. This extension (listed in ``_config.yml``) takes the pinned npm package mathjax@3.2.2
-(Apache-2.0; tarball checked by sha256, see :mod:`attnbook.registry`), unpacks its ``es5``
-build once under ``build/static/mathjax/``, adds that folder to the book's static files and
-points ``mathjax_path`` at the local ``tex-mml-chtml.js`` (the same component as Sphinx's CDN
-default). Where the package cannot be had (no npm, registry unreachable), the build goes on
-with the CDN and says so in its log.
+It unpacks the pinned npm package mathjax@3.2.2 (checked by sha256: :mod:`attnbook.registry`)
+once under ``build/static/mathjax/`` and points ``mathjax_path`` at its ``tex-mml-chtml.js``
+(Sphinx's CDN default). Where the package cannot be had, the build says so and uses the CDN.
 """
 
 import shutil
@@ -28,10 +24,7 @@ _SKIP = {"tex-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js", "tex-s
 
 def install(static: Path | None = None, vendor: Path | None = None, fetch: bool = True) -> Path:
     """Unpack the pinned MathJax ``es5`` build into ``static/mathjax`` (once); return that folder.
-
-    Other combined components than :data:`ENTRY` and the Node entry point are left out; the
-    extensions, fonts, menu and speech parts that ``ENTRY`` loads on demand are kept.
-    """
+    The combined components other than :data:`ENTRY` are left out (it loads its parts itself)."""
     static = Path(static or paths.BUILD / "static")
     target = static / "mathjax"
     stamp = target / ".source"

@@ -1,11 +1,8 @@
 """Sphinx extension: each inline script appears once per page.
 
-Sphinx 7.4 can register an extension's inline script (``app.add_js_file(None, body=...)``)
-twice, once under the file name ``None`` and once under ``''``, so the two copies are not seen
-as the same script. sphinx-thebe's ``const THEBE_JS_URL = ...`` then runs twice and every page
-logs ``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared`` (the browser test,
-tests/test_browser.py, fails on it). This extension keeps the first of any scripts with the
-same file and attributes.
+Sphinx 7.4 can register an extension's inline script twice (file name ``None`` and ``''``), so
+sphinx-thebe's ``const THEBE_JS_URL`` runs twice and every page logs a SyntaxError (the browser
+test fails on it). This keeps the first of any scripts with the same file and attributes.
 """
 
 __all__ = ["unique_scripts", "setup"]

@@ -2,6 +2,7 @@
 
 import os
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -20,27 +21,18 @@ __all__ = ["save_figure", "add_footer", "paper_trend", "figure_output", "figure_
 
 FIGURE_KEY = "attnbook_figure"  # the output metadata the book turns into a captioned figure
 
-PHONE_CONTENT_PX = 342  # the width a figure is shown at on a 390 px phone (CSS px; the browser test
-#                        measures it in chromium)
+PHONE_CONTENT_PX = 342  # a figure's width on a 390 px phone (CSS px; measured in chromium)
 MIN_PHONE_TEXT_PX = 9.0  # smaller text on that phone: the figure links to its full-size PNG
 # a PNG's text chunk: the height of its smallest text in the PNG's own pixels (a page's figure
 # that is no chapter's, such as the overview: what the browser test scales to the shown width)
 TEXT_PX_KEY = "attnbook smallest text px"
 
-STYLE = {
-    "figure.dpi": 110,
-    "savefig.dpi": 150,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "font.size": 10,
-    "legend.frameon": False,
-}
+STYLE = {"figure.dpi": 110, "savefig.dpi": 150, "axes.grid": True, "grid.alpha": 0.3,
+         "axes.spines.top": False, "axes.spines.right": False, "font.size": 10,
+         "legend.frameon": False}
 
 
 def style() -> None:
-    """Apply the book's matplotlib style."""
     plt.rcParams.update(STYLE)
 
 
@@ -60,8 +52,8 @@ def figure_table(data):
 
 
 def save_figure(fig, name: str, footer: str = "", data=None):
-    """Write figures/<name>.png and figures/<name>.pdf (and figures/<name>.csv, the plotted
-    numbers, when ``data`` is given: see :func:`figure_table`); return the PNG path."""
+    """Write figures/<name>.png and .pdf (and .csv, :func:`figure_table` of ``data``); return
+    the PNG path."""
     table = figure_table(data) if data is not None else None
     if footer:
         add_footer(fig, footer)
@@ -75,10 +67,9 @@ def save_figure(fig, name: str, footer: str = "", data=None):
 
 
 def paper_trend(ax, text: str, direction: str = "up", span=(0.08, 0.62)) -> None:
-    """Draw the paper's finding on a redrawn figure as its shape: a grey dashed arrow across
-    the panel, rising (``"up"``), falling (``"down"``) or level (``"flat"``), with ``text``
-    ("paper: linear in H until saturation") beside it, in axes coordinates (``span``: where the
-    arrow starts and ends along x), over the data."""
+    """Draw the paper's finding as its shape: a grey dashed arrow across the panel, ``"up"``,
+    ``"down"`` or ``"flat"``, with ``text`` beside it (``span``: its x extent, in axes
+    coordinates), over the data."""
     x0, x1 = span
     y0, y1 = {"up": (0.18, 0.62), "down": (0.62, 0.18), "flat": (0.5, 0.5)}[direction]
     ax.annotate("", xy=(x1, y1), xytext=(x0, y0), xycoords="axes fraction",
@@ -88,8 +79,8 @@ def paper_trend(ax, text: str, direction: str = "up", span=(0.08, 0.62)) -> None
 
 
 def add_footer(fig, text: str) -> None:
-    """Write ``text`` small under everything the figure draws (its axes' labels and tick
-    labels, a legend below them), right-aligned, so that it never overlaps an axis label."""
+    """Write ``text`` small and right-aligned under everything the figure draws (axis labels,
+    a legend below them), so that it never overlaps an axis label."""
     fig.canvas.draw()  # the layout as it will be saved
     box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
     width, height = fig.get_size_inches()
@@ -98,9 +89,8 @@ def add_footer(fig, text: str) -> None:
 
 
 def smallest_text_pt(fig) -> float | None:
-    """The smallest font size (points) of the text ``fig`` draws: every visible, non-empty
-    Text artist (tick labels, axis labels, legend entries, titles, annotations, ``fig.text``).
-    None when it draws no text."""
+    """The smallest font size (points) of the visible, non-empty texts ``fig`` draws; None when
+    it draws none."""
     from matplotlib.text import Text
 
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
@@ -109,10 +99,9 @@ def smallest_text_pt(fig) -> float | None:
 
 
 def _drawn_texts(fig) -> list:
-    """The Text artists ``fig`` draws, each with its box on the canvas as last drawn (the
-    text's own box: an annotation's arrow left out): visible and non-empty, in a visible
-    axes, a tick label only where its tick lies within the axis' view (matplotlib keeps the
-    others but does not draw them), an annotation only where it is drawn (its point in view)."""
+    """(text, its own box on the canvas as last drawn) of each Text artist ``fig`` draws: a tick
+    label only where its tick is in the axis' view (matplotlib keeps the others, undrawn), an
+    annotation only where its point is in view, without its arrow."""
     from matplotlib.text import Annotation, Text
 
     renderer = fig.canvas.get_renderer()
@@ -138,12 +127,9 @@ def _drawn_texts(fig) -> list:
 
 
 def overlapping_labels(fig, tol_pt: float = 0.5) -> list[tuple[str, str]]:
-    """The pairs of texts of ``fig`` that print over each other: every visible text it draws
-    (tick labels, axis labels, titles, legend entries, ``ax.text``, annotations,
-    ``fig.text``) whose box on the canvas overlaps another's by more than ``tol_pt`` points
-    both across and up, each pair as its two strings. The same text twice in the same place
-    (two curves' points that coincide, each named) prints as one and is no pair. Draws the
-    figure (its layout as it will be saved).
+    """The pairs of strings of ``fig`` whose boxes overlap by more than ``tol_pt`` points both
+    across and up (the same text twice in the same place prints as one: no pair). Draws the
+    figure.
 
     >>> fig, ax = plt.subplots()
     >>> _ = ax.text(0.5, 0.5, "r=16"), ax.text(0.51, 0.5, "r=96"), ax.text(0.5, 0.2, "r=32")
@@ -167,19 +153,13 @@ def overlapping_labels(fig, tol_pt: float = 0.5) -> list[tuple[str, str]]:
 def spread_labels(ax, points, labels, *, offset=(10.0, 0.0), gap_pt: float = 1.0,
                   fontsize: float = 8, colors=None, leader: bool = True,
                   column: bool = False) -> list:
-    """Label each of ``points`` (``(x, y)`` in data coordinates) with its text in ``labels``
-    (coloured by ``colors``, one per label; black by default), ``offset`` points from it (to
-    its right by default), left-aligned and centred on its height; then move labels up or
-    down, each as little as it can, so that none overlaps another (``gap_pt`` apart at
-    least) where they share a stretch of x, in the order of their points' heights. With
-    ``column``, labels that share a stretch of x line up instead, ``offset`` points right of
-    the rightmost of their points, so that none sits over another's marker. With ``leader``,
-    a thin grey line joins each label to its point. The one way a chapter names the ends of
-    curves, or points, that lie close together.
-
-    Call it once the figure's layout is set (after ``fig.tight_layout()``): the labels are
-    spread on the canvas, and a later change of the axes' size moves their points, not their
-    offsets. Returns the annotations.
+    """Label each of ``points`` (data coordinates) with its text in ``labels``, ``offset``
+    points from it, then move labels up or down, each as little as it can, so that none
+    overlaps another (``gap_pt`` apart) where they share a stretch of x, in the order of their
+    points' heights; with ``column``, such labels also line up right of the rightmost of their
+    points; with ``leader``, a thin grey line joins each to its point. The one way a chapter
+    names points that lie close together. Call it once the layout is set (after
+    ``tight_layout``): the labels are spread on the canvas. Returns the annotations.
     """
     from matplotlib.text import Text
 
@@ -243,10 +223,8 @@ def spread_labels(ax, points, labels, *, offset=(10.0, 0.0), gap_pt: float = 1.0
 
 def phone_text_px(points: float, width_in: float, dpi: float = STYLE["figure.dpi"],
                   content_px: float = PHONE_CONTENT_PX) -> float:
-    """How tall (CSS px) text of ``points`` is on a phone, in a figure ``width_in`` inches
-    wide: the page shows the figure at ``width_in * dpi`` CSS px, narrowed to the content
-    width (``content_px``, 342 px on a 390 px screen), so ``points * shown / (72 *
-    width_in)``.
+    """How tall (CSS px) text of ``points`` is on a phone, in a figure ``width_in`` inches wide
+    that the page shows at ``width_in * dpi`` CSS px narrowed to ``content_px``.
 
     >>> round(phone_text_px(8, 4), 1)  # a 4-inch figure with 8 pt text
     9.5
@@ -258,8 +236,8 @@ def phone_text_px(points: float, width_in: float, dpi: float = STYLE["figure.dpi
 
 
 def png_text_px(png) -> float | None:
-    """The height of a PNG's smallest text in its own pixels, as recorded under
-    :data:`TEXT_PX_KEY` in its text chunk (None when it records none)."""
+    """The height of a PNG's smallest text in its own pixels, as its text chunk records under
+    :data:`TEXT_PX_KEY` (None when it records none)."""
     from PIL import Image
 
     with Image.open(png) as im:
@@ -271,14 +249,15 @@ def png_text_px(png) -> float | None:
 
 
 def png_width_in(png) -> float:
-    """The width in inches of a PNG saved at the style's ``savefig.dpi`` (its header's
-    width in pixels over that dpi): the width the page shows it at, at ``figure.dpi``."""
-    from pathlib import Path
-
-    raw = Path(png).read_bytes()[:24]
+    """The width in inches of a PNG saved at the style's ``savefig.dpi``: the width the page
+    shows it at, at ``figure.dpi``."""
     dpi = plt.rcParams["savefig.dpi"]
-    dpi = STYLE["savefig.dpi"] if dpi == "figure" else float(dpi)
-    return int.from_bytes(raw[16:20], "big") / dpi
+    return _png_px(Path(png).read_bytes()) / (STYLE["savefig.dpi"] if dpi == "figure"
+                                               else float(dpi))
+
+
+def _png_px(raw: bytes) -> int:
+    return int.from_bytes(raw[16:20], "big")  # the width in the PNG header's IHDR chunk
 
 
 def in_kernel() -> bool:
@@ -292,11 +271,9 @@ def in_kernel() -> bool:
 
 
 def figure_output(fig, png, info: dict) -> bool:
-    """In a Jupyter kernel: show the saved PNG as the cell's output, carrying ``info`` (name,
-    caption, claims, provenance) in its metadata under :data:`FIGURE_KEY`, and close ``fig`` so
-    that the inline backend does not show it a second time. The book
-    (:mod:`attnbook.book.figures`) turns that output into a numbered, captioned figure with its
-    provenance. Outside a kernel it does nothing and returns False."""
+    """In a Jupyter kernel: show the saved PNG as the cell's output, ``info`` in its metadata
+    under :data:`FIGURE_KEY` (:mod:`attnbook.book.figures` reads it), and close ``fig`` so the
+    inline backend does not show it again. Outside a kernel: False, nothing done."""
     if not in_kernel():
         return False
     import base64
@@ -305,8 +282,7 @@ def figure_output(fig, png, info: dict) -> bool:
 
     raw = png.read_bytes()
     saved_dpi = plt.rcParams["savefig.dpi"]
-    saved_dpi = fig.dpi if saved_dpi == "figure" else float(saved_dpi)
-    width = round(int.from_bytes(raw[16:20], "big") * fig.dpi / saved_dpi)  # PNG header: IHDR
+    width = round(_png_px(raw) * fig.dpi / (fig.dpi if saved_dpi == "figure" else float(saved_dpi)))
     bundle = {"image/png": base64.b64encode(raw).decode("ascii"),
               "text/plain": f"<figure {info.get('name', '')}: {info.get('caption', '')}>"}
     display(bundle, raw=True, metadata={FIGURE_KEY: info, "image/png": {"width": width}})

@@ -1,28 +1,20 @@
-"""Where a profile's results were computed, and what a profile not run would cost: the words
-the home page, the status page and each chapter's profile note use, read from the ledger's
-provenance (each entry's ``device``) and from the ``cost`` entries of the chapters' ``.yml``
-files, never typed in prose.
-
-* :func:`device_sites`: a recorded device string as the machines it names (``CPU (AMD EPYC, 2
-  cores)``, ``GPU (NVIDIA H200)``);
-* :func:`sites_text`: claims counted per machine (``CPU (AMD EPYC, 2 cores) for 17 claims``);
-* :func:`cost_text`: a ``cost`` entry in words (``about 2 hours on one GPU (estimated)``);
-* :func:`not_run_text`: why a chapter's profile has no results: its cost, and that no machine
-  of that kind has run it.
-"""
+"""Where a profile's results were computed (the ledger's devices) and what a profile not run
+would cost (the ``cost`` entries of the chapters' ``.yml``): the words the generated pages and
+each chapter's profile note use, never typed in prose."""
 
 import re
+from collections import Counter
 
-__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "counted", "site_kinds"]
+__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "counted"]
 
 
-def counted(n: int, what: str, plural: str | None = None) -> str:
+def counted(n: int, what: str) -> str:
     """``n`` and what it counts.
 
     >>> counted(1, "claim"), counted(3, "claim"), counted(2, "chapter")
     ('1 claim', '3 claims', '2 chapters')
     """
-    return f"{n} {what if n == 1 else plural or what + 's'}"
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def device_sites(device) -> list[str]:
@@ -52,22 +44,19 @@ def device_sites(device) -> list[str]:
     return out
 
 
-def sites_text(devices, what: str = "claim") -> str:
-    """Each machine with the number of ``what`` it computed; ``devices``: one recorded device
-    string per item (an empty one is left out).
+def sites_text(devices) -> str:
+    """Each machine with the number of claims it computed; ``devices``: one recorded device
+    string per claim (an empty one is left out).
 
     >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2 + ["cuda: NVIDIA H200"])
     'CPU (AMD EPYC, 2 cores) for 2 claims, GPU (NVIDIA H200) for 1 claim'
-    >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2, what="claim")
+    >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2)
     'CPU (AMD EPYC, 2 cores)'
     """
-    n: dict = {}
-    for d in devices:
-        for site in device_sites(d):
-            n[site] = n.get(site, 0) + 1
+    n = Counter(site for d in devices for site in device_sites(d))
     if len(n) == 1:
         return next(iter(n))
-    return ", ".join(f"{site} for {counted(k, what)}" for site, k in n.items())
+    return ", ".join(f"{site} for {counted(k, 'claim')}" for site, k in n.items())
 
 
 def _amount(minutes: float) -> str:
@@ -119,12 +108,3 @@ def not_run_text(cost: dict | None) -> str:
         text += ", no GPU used"
     return f"not run: {text}"
 
-
-def site_kinds(devices) -> set:
-    """``{"cpu", "gpu"}``: the kinds of machine the recorded device strings name.
-
-    >>> sorted(site_kinds(["cpu: AMD EPYC (2 cores, 1 threads); cuda: NVIDIA H200"]))
-    ['cpu', 'gpu']
-    """
-    return {"gpu" if s.startswith("GPU") else "cpu" if s.startswith("CPU") else s
-            for d in devices for s in device_sites(d)}
