@@ -183,12 +183,6 @@ def _as_frame(obj):
     return None
 
 
-def _is_numeric(column) -> bool:
-    import pandas as pd
-
-    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
-
-
 def table_markdown(obj, *, units: dict | None = None, missing: str | None = None,
                    note: str | None = None, max_rows: int = 200) -> str:
     """A DataFrame, Styler, Series, dict or list of row dicts as a MyST Markdown table.
@@ -226,7 +220,8 @@ def table_markdown(obj, *, units: dict | None = None, missing: str | None = None
     align = []
     for j in range(len(headers)):
         if columns is not None and j < len(columns):
-            is_num = _is_numeric(columns[j])
+            is_num = (pd.api.types.is_numeric_dtype(columns[j])
+                      and not pd.api.types.is_bool_dtype(columns[j]))
         else:
             texts = [r[j] for r in shown if r[j] != DASH]
             is_num = bool(texts) and all(re.fullmatch(r"[−+-]?[\d.,]+(e[+-]?\d+)?%?|∞|−∞", t)

@@ -67,10 +67,6 @@ def badge_status(row) -> str:
     return status
 
 
-def _fmt(value) -> str:
-    return json.dumps(value) if isinstance(value, (list, dict, str)) else repr(value)
-
-
 def seconds_text(s) -> str:
     """A wall time in seconds, minutes or hours.
 
@@ -142,7 +138,9 @@ def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True
 
 
 def _assignments(values: dict) -> str:
-    return ", ".join(f"`{k} = {_fmt(v)}`" for k, v in sorted(values.items()))
+    """``name = value`` code spans, a string, list or dict written as JSON."""
+    return ", ".join(f"`{k} = {json.dumps(v) if isinstance(v, (list, dict, str)) else repr(v)}`"
+                     for k, v in sorted(values.items()))
 
 
 def _md_cell(source: str) -> dict:
