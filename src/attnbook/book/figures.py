@@ -457,7 +457,7 @@ def _source_read(app, docname, source):
                                    root=paths.ROOT)
     if changed:
         source[0] = json.dumps(nb)
-        app.env.attnbook_badge_docs = getattr(app.env, "attnbook_badge_docs", set()) | {docname}
+        app.env.attnbook_badge_docs = _docs(app.env) | {docname}
 
 
 def _alt_from_caption(app, doctree, fromdocname):
@@ -520,45 +520,44 @@ def _resolve(app, doctree, fromdocname):
         node.replace_self(ref)
 
 
+def _docs(env) -> set:  # the pages with badges or rewritten figures: written on every build
+    return getattr(env, "attnbook_badge_docs", set())
+
+
 def _badge_docs(app, doctree):
     if doctree.next_node(claim_badge) is not None:
-        app.env.attnbook_badge_docs = (getattr(app.env, "attnbook_badge_docs", set())
-                                       | {app.env.docname})
+        app.env.attnbook_badge_docs = _docs(app.env) | {app.env.docname}
 
 
 def _outdated(app, env, added, changed, removed):
     """Pages with badges are written again on every build: the ledger may have changed."""
     _STATE.clear()
-    return sorted(d for d in getattr(env, "attnbook_badge_docs", set())
-                  if d in env.found_docs and d not in added | changed)
+    return sorted(d for d in _docs(env) if d in env.found_docs and d not in added | changed)
 
 
 def _purge(app, env, docname):
-    if hasattr(env, "attnbook_badge_docs"):
-        env.attnbook_badge_docs.discard(docname)
+    _docs(env).discard(docname)
 
 
 def _merge(app, env, docnames, other):
-    env.attnbook_badge_docs = (getattr(env, "attnbook_badge_docs", set())
-                               | (getattr(other, "attnbook_badge_docs", set()) & set(docnames)))
+    env.attnbook_badge_docs = _docs(env) | (_docs(other) & set(docnames))
 
 
 def _visit_badge(self, node):  # an unresolved badge (never reached after doctree-resolved)
     raise nodes.SkipNode
 
 
+_ROLES = {"claim": _claim_role, "verdict": _verdict_role, "claim-row": _claim_row_role}
+_EVENTS = [("source-read", _source_read), ("doctree-read", _badge_docs),
+           ("doctree-resolved", _resolve), ("doctree-resolved", _alt_from_caption),
+           ("doctree-resolved", _link_small_figures), ("env-get-outdated", _outdated),
+           ("env-purge-doc", _purge), ("env-merge-info", _merge)]
+
+
 def setup(app):
-    app.add_node(claim_badge, html=(_visit_badge, None), latex=(_visit_badge, None),
-                 text=(_visit_badge, None))
-    app.add_role("claim", _claim_role)
-    app.add_role("verdict", _verdict_role)
-    app.add_role("claim-row", _claim_row_role)
-    app.connect("source-read", _source_read)
-    app.connect("doctree-read", _badge_docs)
-    app.connect("doctree-resolved", _resolve)
-    app.connect("doctree-resolved", _alt_from_caption)
-    app.connect("doctree-resolved", _link_small_figures)
-    app.connect("env-get-outdated", _outdated)
-    app.connect("env-purge-doc", _purge)
-    app.connect("env-merge-info", _merge)
+    app.add_node(claim_badge, **{b: (_visit_badge, None) for b in ("html", "latex", "text")})
+    for name, role in _ROLES.items():
+        app.add_role(name, role)
+    for event, handler in _EVENTS:
+        app.connect(event, handler)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

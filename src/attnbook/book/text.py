@@ -1,7 +1,5 @@
-"""Text from data (the ledger, a stored result, the manifest) as Markdown: :func:`escape`, as
-the same text (never as HTML, a link, a role, emphasis or math), and :func:`paper_math`, a
-paper's value with its formulas as inline math. The chapters' verdicts and the generated pages
-use them alike."""
+"""Text from data as Markdown: :func:`escape` (the same text, never HTML, a link, a role,
+emphasis or math) and :func:`paper_math` (a paper's value with its formulas as inline math)."""
 
 import re
 
