@@ -32,8 +32,8 @@ from .readers import loads
 
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
            "strip_harness", "effective_parameters", "literal_assignments", "parameter_differences",
-           "same_value", "badge_status", "seconds_text", "provenance_markdown", "STATUS_DOC",
-           "setup"]
+           "same_value", "badge_status", "seconds_text", "read_manifest", "provenance_markdown",
+           "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
 GLUE_PREFIX = "application/papermill.record/"  # MyST-NB's: a glued output hidden where it stands
@@ -389,18 +389,30 @@ def _table():
     return _STATE["table"]
 
 
-def _run_walls() -> dict:
-    walls = {}
-    manifest = paths.BUILD / "manifest.jsonl"
-    if manifest.exists():
-        for line in manifest.read_text().splitlines():
-            try:
-                e = loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict) and e.get("run_id") and e.get("wall_s") is not None:
-                walls[e["run_id"]] = e["wall_s"]
-    return walls
+def read_manifest(manifest) -> tuple[list, int]:
+    """(the entries of the runs in ``build/manifest.jsonl``, how many lines are no run's entry:
+    cut short by a killed run, or not a run's)."""
+    if not manifest.exists():
+        return [], 0
+    try:
+        text = manifest.read_text(errors="replace")
+    except OSError:
+        return [], 1
+    entries, damaged = [], 0
+    for line in text.splitlines():
+        try:
+            entry = loads(line) if line.strip() else None
+        except ValueError:
+            entry, damaged = None, damaged + 1
+        if not isinstance(entry, dict):
+            continue
+        wall = entry.get("wall_s", 0)
+        if all(isinstance(entry.get(k), str) for k in ("notebook", "profile", "status")) \
+                and isinstance(wall, (int, float)) and not isinstance(wall, bool):
+            entries.append(entry)
+        else:
+            damaged += 1
+    return entries, damaged
 
 
 def _badge_text(claim_id: str, profile: str | None):
@@ -452,7 +464,8 @@ def _source_read(app, docname, source):
     except ValueError:
         return
     if "walls" not in _STATE:
-        _STATE["walls"] = _run_walls()
+        _STATE["walls"] = {e["run_id"]: e["wall_s"] for e in read_manifest(
+            paths.BUILD / "manifest.jsonl")[0] if e.get("run_id") and e.get("wall_s") is not None}
     nb, changed = rewrite_notebook(nb, docname.rsplit("/", 1)[-1], run_walls=_STATE["walls"],
                                    root=paths.ROOT)
     if changed:

@@ -24,11 +24,11 @@ from .claims import (
     shown_profiles,
     status_table,
 )
-from .figures import badge_status, check_label, seconds_text
+from .figures import badge_status, check_label, read_manifest, seconds_text
 from .profiles import load_spec
 from .provenance import short_device
 from .publish import chapter_doc
-from .readers import loads, notebook_cells
+from .readers import notebook_cells
 from .sites import counted, not_run_text, sites_text
 from .store import check_record, stored_counts
 from .text import escape, paper_math
@@ -540,38 +540,13 @@ def work_text(work: dict | None) -> str:
     return f"computed {work['computed']} of {work['total']} units"
 
 
-def _read_manifest(manifest: Path) -> tuple[list, int]:
-    """(the runs' entries, how many lines are no run's entry: cut short, or not a run's)."""
-    if not manifest.exists():
-        return [], 0
-    try:
-        text = manifest.read_text(errors="replace")
-    except OSError:
-        return [], 1
-    entries, damaged = [], 0
-    for line in text.splitlines():
-        try:
-            entry = loads(line) if line.strip() else None
-        except ValueError:
-            entry, damaged = None, damaged + 1
-        if not isinstance(entry, dict):
-            continue
-        wall = entry.get("wall_s", 0)
-        if all(isinstance(entry.get(k), str) for k in ("notebook", "profile", "status")) \
-                and isinstance(wall, (int, float)) and not isinstance(wall, bool):
-            entries.append(entry)
-        else:
-            damaged += 1
-    return entries, damaged
-
-
 def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
                        results: Path | None = None) -> str:
     """The execution report: per chapter and profile, where and how long its stored results
     were computed beside this build's run of it, then the latest run of each notebook at each
     profile in this build's manifest."""
     lines = ["# Execution report", ""]
-    entries, damaged = _read_manifest(manifest)
+    entries, damaged = read_manifest(manifest)
     latest = {(e["notebook"], e["profile"]): e for e in entries
               if not e.get("overrides")}  # exploratory runs stand for no profile
     stored = stored_provenance(results) if results is not None else {}
