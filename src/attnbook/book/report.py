@@ -167,12 +167,8 @@ def _profile_label(profile: str, kind: str = "profile") -> str:
 def pilot_only_chapters(notebooks_dir: Path | None = None) -> set:
     """(notebook, profile) where the chapter runs only its pilot (``run_main: false`` in its
     .yml): its stored results are the pilot's, and no sweep follows at that profile."""
-    return {(nb.stem, p) for nb in sorted(Path(notebooks_dir or paths.NOTEBOOKS).glob("*.ipynb"))
-            for p in _pilots(load_spec(nb))}
-
-
-def _pilots(spec) -> set:
-    return {p for p, values in spec.profiles.items() if (values or {}).get("run_main") is False}
+    return {(stem, p) for stem, plan in chapter_plans(notebooks_dir).items()
+            for p in plan["pilots"]}
 
 
 def grouped_parts(parts: pd.DataFrame) -> list[tuple]:
@@ -202,7 +198,9 @@ def chapter_plans(notebooks_dir: Path | None = None) -> dict:
         spec = load_spec(nb)
         out[nb.stem] = {"claims": notebook_claims(nb),
                         "profiles": {p for p in PROFILES if spec.has_profile(p)},
-                        "cost": dict(spec.cost or {}), "pilots": _pilots(spec)}
+                        "cost": dict(spec.cost or {}),
+                        "pilots": {p for p, v in spec.profiles.items()
+                                   if (v or {}).get("run_main") is False}}
     return out
 
 
