@@ -33,6 +33,7 @@ STYLE = {"figure.dpi": 110, "savefig.dpi": 150, "axes.grid": True, "grid.alpha":
 
 
 def style() -> None:
+    """Apply the book's matplotlib style."""
     plt.rcParams.update(STYLE)
 
 
