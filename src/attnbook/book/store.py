@@ -315,6 +315,7 @@ class ResultStore:
         self.served_stale: dict[str, list[str]] = {}  # the same, of stale results served as
         # they are (cache_only: nothing is recomputed)
         self.migrating, self._sample, self._asked_log = _migration()
+        self.budget_stop: str | None = None  # why a time budget stopped the run (notebook.py)
 
     def refuse_to_compute(self, what: str) -> None:
         """Raise :class:`CacheMiss` if this store may not compute ``what`` (``cache_only``)."""
