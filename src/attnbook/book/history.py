@@ -23,27 +23,14 @@ NO_HISTORY = "the date of its last change is not known here (no git history in t
 _PROFILES = ("cpu", "long", "full")  # profiles whose ledger entries are committed
 
 
-class _NoGit(Exception):
-    pass
-
-
-def _git(root: Path, *args: str) -> str:
+def _git(root: Path, *args: str) -> str | None:
+    """git's output, or None where it fails (no git, no history, no such file)."""
     try:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
                              timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
-        raise _NoGit(str(e)) from None
-    if out.returncode != 0:
-        raise _NoGit(out.stderr.strip())
-    return out.stdout
-
-
-def _show(root: Path, commit: str, path: str) -> str | None:
-    """The text of ``path`` at ``commit``, or None."""
-    try:
-        return _git(root, "show", f"{commit}:{path}")
-    except _NoGit:
+    except (OSError, subprocess.SubprocessError):
         return None
+    return out.stdout if out.returncode == 0 else None
 
 
 def _row(text: str | None, claim_id: str) -> str | None:
@@ -117,17 +104,17 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     if where is None:
         return None
     csv_path, module_path = where
-    try:
-        log = _git(root, "log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--",
-                   csv_path, module_path)
-    except _NoGit:
+    log = _git(root, "log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--",
+               csv_path, module_path)
+    if log is None:
         return None
     cache: dict[str, str | None] = {}
 
     def state(commit: str) -> str | None:
         if commit not in cache:
-            cache[commit] = criterion_state(_show(root, commit, csv_path),
-                                            _show(root, commit, module_path), claim_id)
+            cache[commit] = criterion_state(_git(root, "show", f"{commit}:{csv_path}"),
+                                            _git(root, "show", f"{commit}:{module_path}"),
+                                            claim_id)
         return cache[commit]
 
     found = None
@@ -143,10 +130,7 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     if found is None:
         return None
     here = criterion_state(_read(root / csv_path), _read(root / module_path), claim_id)
-    try:
-        head = _git(root, "rev-parse", "HEAD").strip()
-    except _NoGit:
-        head = None
+    head = (_git(root, "rev-parse", "HEAD") or "").strip()
     if head and here != state(head):
         found["uncommitted"] = True
     return found

@@ -359,15 +359,7 @@ class Run:
         and plotted ``data`` (figures/<name>.csv), as CONTRIBUTING.md's "Writing a chapter"
         says; its metadata records ``phone_text_px`` and ``overlapping_labels``. Returns None.
         """
-        from .plotting import (
-            PHONE_CONTENT_PX,
-            figure_output,
-            overlapping_labels,
-            phone_text_px,
-            png_width_in,
-            save_figure,
-            smallest_text_pt,
-        )
+        from . import plotting
 
         claims = [claims] if isinstance(claims, str) else list(claims or ())
         for cid in claims:
@@ -375,13 +367,13 @@ class Run:
         footer = f"{source} · profile {self.profile}".strip(" ·")
         if self.overrides:
             footer += f" (changed: {self.changed()})"
-        points = smallest_text_pt(fig)  # the figure's own text, not the footer added below
-        overlaps = [list(pair) for pair in overlapping_labels(fig)]
-        png = save_figure(fig, name, footer=footer, data=data)
-        phone_px = (None if points is None
-                    else round(phone_text_px(points, png_width_in(png), fig.dpi), 1))
+        points = plotting.smallest_text_pt(fig)  # the figure's own text, not the footer
+        overlaps = [list(pair) for pair in plotting.overlapping_labels(fig)]
+        png = plotting.save_figure(fig, name, footer=footer, data=data)
+        phone_px = (None if points is None else round(
+            plotting.phone_text_px(points, plotting.png_width_in(png), fig.dpi), 1))
         sources = self.store.sources
-        figure_output(fig, png, {
+        plotting.figure_output(fig, png, {
             "name": name, "caption": caption or source or name, "source": source,
             "claims": claims, "notebook": self.notebook, "profile": self.profile,
             "profile_changes": _profile_changes(self.notebook, self.profile),
@@ -392,7 +384,7 @@ class Run:
             "computed_at": sorted({s.get("commit") or "" for s in sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
             "data": f"{name}.csv" if data is not None else "", "png": f"{name}.png",
-            "phone_text_px": phone_px, "phone_content_px": PHONE_CONTENT_PX,
+            "phone_text_px": phone_px, "phone_content_px": plotting.PHONE_CONTENT_PX,
             "overlapping_labels": overlaps})
 
 
