@@ -9,7 +9,6 @@ not parse or match its hash (reported for its own claim alone). The stability ru
 """
 
 import hashlib
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +19,7 @@ from .. import criteria, paths
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
-from .store import atomic_write, dumps, finite_json, jsonable
+from .store import atomic_write, canonical_sha256, dumps, finite_json, hash_matches, jsonable
 
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", "STATUSES",
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
@@ -280,9 +279,7 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
 
 def entry_sha(entry: dict) -> str:
     """sha256 of a ledger entry's content: its canonical JSON without the ``sha256`` key."""
-    body = {k: v for k, v in entry.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(finite_json(body), sort_keys=True, separators=(",", ":"),
-                                     allow_nan=False).encode()).hexdigest()
+    return canonical_sha256(finite_json({k: v for k, v in entry.items() if k != "sha256"}))
 
 
 def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | None, str | None]:
@@ -298,11 +295,7 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
         return None, f"cannot be read as a ledger entry ({type(e).__name__}: {_short(e)})"
     if "sha256" not in entry:
         return None, "has no sha256 (damaged or edited: an entry without its hash is never used)"
-    try:
-        ok = entry_sha(entry) == entry["sha256"]
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
+    if not hash_matches(lambda: entry_sha(entry), entry["sha256"]):
         return None, "content does not match its recorded sha256 (damaged or edited)"
     return entry, None
 

@@ -26,6 +26,7 @@ __all__ = ["git_state", "now_iso", "provenance", "code_fingerprint",
 
 NO_FINGERPRINT = "(no code fingerprint: recorded before fingerprints)"
 _PACKAGE = "attnbook"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # src/attnbook
 _SKIP = ("attnbook.book", "attnbook.paths", "attnbook.progress", "attnbook.registry",
          "attnbook.criteria")  # criteria judge numbers: see claims.criterion_sha
 
@@ -58,19 +59,13 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _package_dir() -> Path:
-    import attnbook
-
-    return Path(attnbook.__file__).resolve().parent
-
-
 def _source_path(module: str) -> Path | None:
     """Where ``module``'s source is now, or None (gone, or not a dotted name of this package: a
     fingerprint read from a file is never followed to a path elsewhere)."""
     if not isinstance(module, str) or not _MODULE.fullmatch(module):
         return None
     parts = module.split(".")[1:]
-    base = _package_dir().joinpath(*parts) if parts else _package_dir() / "__init__"
+    base = _PACKAGE_DIR.joinpath(*parts) if parts else _PACKAGE_DIR / "__init__"
     for p in (base.with_suffix(".py"), base / "__init__.py"):
         if p.is_file():
             return p

@@ -86,11 +86,24 @@ def config_key(config: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def canonical_sha256(value) -> str:
+    """sha256 of ``value`` as canonical strict JSON (a string: of its text)."""
+    if not isinstance(value, str):
+        value = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def hash_matches(compute, expected) -> bool:
+    """Whether ``compute()`` equals ``expected`` (a record it cannot hash does not)."""
+    try:
+        return compute() == expected
+    except (TypeError, ValueError):
+        return False
+
+
 def payload_hash(payload) -> str:
     """sha256 of a CSV text, or of the canonical JSON of a sweep record's config and result."""
-    if not isinstance(payload, str):
-        payload = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return canonical_sha256(payload)
 
 
 def record_hash(record: dict, payload) -> str:
@@ -104,9 +117,7 @@ def record_hash(record: dict, payload) -> str:
     False
     """
     body = {k: v for k, v in record.items() if k != "sha256"}
-    blob = json.dumps({"payload": payload_hash(payload), "record": finite_json(body)},
-                      sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return canonical_sha256({"payload": payload_hash(payload), "record": finite_json(body)})
 
 
 def record_payload(record: dict, path: Path | None, csv_text: str | None = None):
@@ -184,11 +195,7 @@ def check_record(path: Path, text: str | bytes | None = None, csv_text: str | No
                       f"fingerprint and provenance (hash_version {record.get('hash_version')!r},"
                       f" not {HASH_VERSION}): damaged unless converted by "
                       "tools/rehash_results.py"), []
-    try:
-        ok = record_hash(record, payload) == record["sha256"]
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
+    if not hash_matches(lambda: record_hash(record, payload), record["sha256"]):
         if "result" in record:
             return None, (f"{path}: content does not match its recorded sha256 (damaged or "
                           "edited)"), []
