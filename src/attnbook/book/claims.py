@@ -408,20 +408,17 @@ def status_table(profile: str | None = None, *, parts: bool = False,
     for _, c in ledger.iterrows():
         for p in profiles:
             mine = [r for r in results if r["id"] == c["id"] and r["profile"] == p]
-            bad = "; ".join(f"{d['path'].name}: {d['problem']}" for d in damaged
-                            if d["id"] == c["id"] and d["profile"] == p)
-            base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "type": c["type"],
-                    "source": c["source"],
-                    "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"],
-                    "damaged": bad}
+            broken = [d for d in damaged if d["id"] == c["id"] and d["profile"] == p]
+            bad = "; ".join(f"{d['path'].name}: {d['problem']}" for d in broken)
+            base = {**{k: c[k] for k in ("id", "work", "kind", "type", "source")}, "profile": p,
+                    "paper_value": c["paper_value"], "criterion": c["criterion"], "damaged": bad}
             if not mine:
                 rows.append({**base, "part": None,
                              "status": "not run" if c["id"] in checked else "no chapter yet",
-                             "measured": "damaged ledger entry" if bad else "", "stability": "",
-                             "notebook": "", "commit": "", "device": "", "time": "",
-                             "stale": "", "dirty": ""})
+                             "measured": "damaged ledger entry" if bad else "",
+                             **dict.fromkeys(_ENTRY_COLUMNS, "")})
                 continue
-            n_bad = sum(d["id"] == c["id"] and d["profile"] == p for d in damaged)
+            n_bad = len(broken)
             statuses = [r["status"] for r in mine] + ["not run"] * n_bad  # damaged: unknown
             status = combined_status(statuses)
             whole = [r for r in mine if r["part"] is None]
@@ -440,6 +437,9 @@ def status_table(profile: str | None = None, *, parts: bool = False,
                       **_entry_columns([r], r, stale_modules(r, claims_dir), _dirty(r["run"])),
                       "damaged": ""} for r in mine if parts and r["part"] is not None]
     return pd.DataFrame(rows)
+
+
+_ENTRY_COLUMNS = ("stability", "notebook", "commit", "device", "time", "stale", "dirty")
 
 
 def _entry_columns(entries, last, stale, dirty) -> dict:

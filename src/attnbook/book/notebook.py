@@ -571,12 +571,9 @@ class _SweepBudget:
         self.longest = 0.0
         if self.deadline is not None:  # what earlier runs of this sweep took per unit
             todo_keys = {config_key(c) for c in todo}
-            for c in configs:
-                if config_key(c) not in todo_keys:
-                    record = sweep.store._usable(sweep.store._path(sweep.name, c)) or {}
-                    wall = record.get("wall_s")
-                    if isinstance(wall, (int, float)):
-                        self.longest = max(self.longest, float(wall))
+            walls = [(sweep.store._usable(sweep.store._path(sweep.name, c)) or {}).get("wall_s")
+                     for c in configs if config_key(c) not in todo_keys]
+            self.longest = max([0.0] + [float(w) for w in walls if isinstance(w, (int, float))])
 
     def finished(self, unit: list, wall_s: float) -> None:
         """One unit (its configurations) is stored; check before the next one."""

@@ -291,9 +291,8 @@ class ResultStore:
 
     def _note(self, record: dict) -> None:
         src = {k: record.get(k) for k in ("commit", "dirty", "diff_sha256", "device", "time",
-                                          "run_id", "fingerprint")}
-        src = {k: v for k, v in src.items() if v is not None or k in ("commit", "device",
-                                                                      "time", "run_id")}
+                                          "run_id", "fingerprint")
+               if record.get(k) is not None or k in ("commit", "device", "time", "run_id")}
         if src not in self.sources:
             self.sources.append(src)
 
