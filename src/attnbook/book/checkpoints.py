@@ -1,58 +1,20 @@
 """Checkpoints of long units of work: a training stopped mid-way resumes where it stopped.
 
-A sweep stores each unit (a configuration, or a stacked group) when it finishes; a unit longer
-than one sitting (a 300,000-step stacked group on a GPU lent for 10-minute commands, a job
-preempted on a cluster) would otherwise start over every time. A trainer that accepts a
-checkpoint calls, with the state it would need to go on (weights, optimizer, step, random
-streams, what it has measured so far):
-
-* ``checkpoint.load(device)``: the state saved by an earlier sitting, or None, its tensors on
-  the CPU whatever the device: the trainer places each one (``load_state_dict`` copies weights
-  and optimizer state onto the parameters' device, the rest is moved with ``.to(device)``), so
-  what a trainer keeps on the CPU, such as a GPU run's list of evaluations, stays there when
-  it resumes;
-* ``checkpoint.tick(step, state)`` after every step, ``state`` a function returning that state
-  (called only when a save is due): the state is saved every ``every_s`` seconds, and, when
-  the run has a time budget (``attnbook run --time-budget``), saved once more and
-  :class:`BudgetExhausted` raised when the next steps might not fit
-  before the deadline;
-* nothing at the end: the sweep (or cached table) deletes the file once the unit's result is
-  stored.
-
-Files live under ``data/checkpoints/<notebook>/<profile>/<name>/<key>.pt`` (git-ignored), one
-per unit, ``key`` the hash of the unit's configurations. They also travel between machines
-(``make device-unpack``), so a file is read as data, never as code: :func:`load_state` is
-``torch.load(weights_only=True)`` with nothing allowed beyond tensors, containers, numbers,
-strings and numeric numpy arrays and scalars (what the trainers save). A checkpoint holding
-anything else (a pickle that would call a function, an object array) is refused before any of
-it is unpickled, discarded with one warning line, and its unit starts over.
-
-Each file carries the code fingerprint of the unit it belongs to: for a unit of a sweep, the
-modules its function can run (``modules``, the same fingerprint its stored result gets), else
-every module loaded. A checkpoint whose code has changed since is set aside (renamed
-``<key>.pt.set-aside-<time>`` beside it, with one warning line naming it), never resumed; so is
-an unreadable one, a folder at its path, and one its trainer cannot take (tensors of other
-shapes, a key missing: :meth:`Checkpoint.run` sees the trainer fail after loading it and before
-its first step, and runs the unit again from the start). A change elsewhere (the book's
-machinery, a chapter's analysis module) keeps it, as it keeps the unit's stored results
-current. Saving is atomic (a killed process leaves the previous checkpoint). A resumed
-training is the uninterrupted one, step for step: the trainers' tests stop and resume them and
-compare every number.
-
-Each file also lists the sittings that led to it (device, seconds, step reached), so the stored
-result of a resumed unit says how it was computed: its ``wall_s`` is the whole computation
-(every earlier sitting up to its last save, plus the last sitting), and ``earlier_sittings``
-lists the earlier ones. A checkpoint written on another kind of device (a GPU's, resumed on a
-CPU) is resumed with a warning: the result is then equal to neither uninterrupted run to the
-bit, and its record shows both devices.
-
-:class:`Checkpoint` holds no handle on the run, so it pickles (a Slurm job gets its own and
-saves on the shared filesystem: a job killed at its time limit resumes when the sweep is run
-again). A read-only run (the nbval re-execution) saves nothing.
+A trainer that accepts a :class:`Checkpoint` calls ``checkpoint.load(device)`` (the state of an
+earlier sitting or None, its tensors on the CPU: the trainer places them) and, after every step,
+``checkpoint.tick(step, state)`` (``state()`` is called only when a save is due: every
+``every_s`` seconds, and once more before the run's deadline, where :class:`BudgetExhausted` is
+raised); the sweep deletes the file once the unit's result is stored. Files live under
+``data/checkpoints/<notebook>/<profile>/<name>/<key>.pt`` and travel between machines, so they
+are read as data only (:func:`load_state`). One written by code that has changed since,
+unreadable, or that its trainer cannot take is set aside (CONTRIBUTING.md, "A GPU machine
+without network"); each lists its sittings (device, seconds, step), which the stored result
+keeps. A :class:`Checkpoint` pickles (a Slurm job saves its own); a read-only run saves nothing.
 """
 
 import os
 import pickle
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -73,9 +35,8 @@ MIN_SLICE_S = 60.0  # a budgeted run starts a checkpointed unit if at least this
 
 
 class BudgetExhausted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt
-    """The run's time budget ends before the next unit of a sweep would: the finished units
-    are stored, the rest of the notebook does not run, and no verdict is recorded (see
-    :mod:`attnbook.book.notebook`, which exports it)."""
+    """The run's time budget ends here: the finished units are stored, the rest of the
+    notebook does not run, and no verdict is recorded (:mod:`attnbook.book.notebook`)."""
 
 
 class UnsafeCheckpoint(Exception):
@@ -83,8 +44,8 @@ class UnsafeCheckpoint(Exception):
 
 
 def _safe_globals() -> list:
-    """What a checkpoint may hold beyond torch's own weights-only types: numeric numpy arrays
-    and scalars (a trainer's measured curves). Object arrays stay refused."""
+    """What a checkpoint may hold beyond torch's weights-only types: numeric numpy arrays and
+    scalars (a trainer's measured curves), not object arrays."""
     import numpy as np
 
     try:
@@ -97,10 +58,13 @@ def _safe_globals() -> list:
     return [_reconstruct, scalar, np.ndarray, np.dtype, *dtypes]
 
 
+_REFUSED = (", which a checkpoint may not (tensors, numbers, strings, lists, dicts and numeric "
+            "numpy arrays only)")
+
+
 def load_state(f, map_location=None):
-    """``torch.load`` of a checkpoint (a path or a binary file) as data only: with
-    ``weights_only=True`` and :func:`_safe_globals` allowed. Raises :class:`UnsafeCheckpoint`
-    (one line naming what the file holds) before unpickling anything else."""
+    """``torch.load`` of a checkpoint (a path or a binary file) as data only, raising
+    :class:`UnsafeCheckpoint` (naming what it holds) before unpickling anything else."""
     with torch.serialization.safe_globals(_safe_globals()):
         try:
             unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(f)
@@ -111,25 +75,19 @@ def load_state(f, map_location=None):
         if unsafe:
             raise UnsafeCheckpoint(f"holds {', '.join(sorted(unsafe)[:5])}"
                                    + (f" and {len(unsafe) - 5} more" if len(unsafe) > 5 else "")
-                                   + ", which a checkpoint may not (tensors, numbers, strings, "
-                                   "lists, dicts and numeric numpy arrays only)")
+                                   + _REFUSED)
         try:
             return torch.load(f, map_location=map_location, weights_only=True)
         except pickle.UnpicklingError as e:  # a type built inside the pickle (an object array)
-            import re
-
             found = re.findall(r"(?:GLOBAL|but got) <?(?:class )?'?([\w.]+)", str(e))
             if not found:
                 raise  # not a refusal: a damaged file
-            raise UnsafeCheckpoint(f"holds {found[0]}, which a checkpoint may not (tensors, "
-                                   "numbers, strings, lists, dicts and numeric numpy arrays "
-                                   "only)") from None
+            raise UnsafeCheckpoint(f"holds {found[0]}{_REFUSED}") from None
 
 
 def checkpoint_dir(results_dir: Path, name: str) -> Path:
-    """``data/checkpoints/<notebook>/<profile>/<name>`` for a store at
-    ``data/results/<notebook>/<profile>``; a store under another root (an exploratory run, a
-    test) keeps them in that root's ``.checkpoints``."""
+    """``data/checkpoints/<notebook>/<profile>/<name>`` for a store under ``data/results``;
+    under another root (an exploratory run, a test), that root's ``.checkpoints``."""
     results_dir = Path(results_dir)
     root, notebook, profile = results_dir.parent.parent, results_dir.parent.name, results_dir.name
     base = paths.DATA / "checkpoints"
@@ -146,10 +104,8 @@ def unit_key(unit) -> str:
 
 
 def _current(saved, modules) -> bool:
-    """Whether a checkpoint's fingerprint ``saved`` matches the code now: over ``modules`` (a
-    unit's code; a checkpoint that recorded every module loaded is judged by those alone), or
-    over every module it recorded when ``modules`` is None. A module gone, or missing from
-    ``saved``, counts as changed."""
+    """Whether fingerprint ``saved`` matches the code now, over ``modules`` (None: every module
+    it recorded); a module gone or missing from ``saved`` counts as changed."""
     if not isinstance(saved, dict):
         return False
     names = sorted(set(modules) if modules is not None
@@ -180,11 +136,13 @@ class Checkpoint:
     _resumed: bool = field(default=False, init=False, repr=False)  # load returned a state
     _ticked: bool = field(default=False, init=False, repr=False)  # a step ran this sitting
 
+    def _present(self) -> bool:
+        return self.path is not None and (self.path.exists() or self.path.is_symlink())
+
     def set_aside(self, why: str) -> Path | None:
-        """Move the file (or whatever is at its path) aside, next to it as
-        ``<key>.pt.set-aside-<time>``, with one warning line naming it and ``why``; the unit
-        starts over. Returns where it went (None: nothing was there)."""
-        if self.path is None or not (self.path.exists() or self.path.is_symlink()):
+        """Move whatever is at the path aside as ``<key>.pt.set-aside-<time>``, with one warning
+        naming it and ``why``; where it went (None: nothing was there)."""
+        if not self._present():
             return None
         dest = self.path.with_name(f"{self.path.name}.set-aside-"
                                    f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
@@ -199,10 +157,8 @@ class Checkpoint:
         return dest
 
     def run(self, fn, *args):
-        """``fn(*args, self)``, the unit's computation; a checkpoint its trainer cannot take
-        (tensors of other shapes, a key missing: the trainer fails after :meth:`load` and
-        before its first step) is set aside with one line naming it, and the unit runs again
-        from the start, once. The trainers need not check what they load."""
+        """``fn(*args, self)``; a checkpoint its trainer cannot take (it fails after
+        :meth:`load` and before its first step) is set aside and the unit runs again, once."""
         try:
             return fn(*args, self)
         except Exception as e:
@@ -214,11 +170,10 @@ class Checkpoint:
             return fn(*args, self)
 
     def load(self, device=None) -> dict | None:
-        """The state of an earlier sitting of this unit, or None: its tensors on the CPU (the
-        trainer places them; see the module), ``device`` the device this sitting runs on."""
+        """The state of an earlier sitting, or None; ``device``: where this sitting runs."""
         self.device = describe_device(torch.device(device) if device is not None else
                                       torch.device("cpu"))
-        if self.path is None or not (self.path.exists() or self.path.is_symlink()):
+        if not self._present():
             return None
         if not self.path.is_file():
             self.set_aside("is not a file")
@@ -296,8 +251,7 @@ class Checkpoint:
 
 @dataclass
 class Finished:
-    """A checkpointed unit's result with the sittings before the one that finished it, as it
-    travels back from wherever the unit ran (this process, a Slurm job)."""
+    """A checkpointed unit's result with its earlier sittings, as it travels back."""
 
     value: object
     earlier: list  # [{"device", "s", "step"}] of the earlier sittings; [] if not resumed

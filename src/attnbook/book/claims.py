@@ -1,35 +1,14 @@
 """The claims ledger: each paper's claims beside what this book measured, per profile.
 
-The paper side is ``data/claims/<work>.csv`` (one row per claim id: kind, source, statement,
-the paper's value and the criterion that decides reproduction). The measured side is one
-JSON file per claim (and part) and profile under ``data/claims/results/<profile>/``, written
-by :func:`record` from a notebook, carrying the run that produced it. A claim no run has
-touched is ``not run``; there is no default pass.
-
-Each entry's ``run`` carries the code fingerprint of the kernel that recorded it and, under
-``computed_by``, the fingerprints of the cached results behind it: :func:`stale_modules` lists
-the modules changed since, and :func:`status_table` marks such an entry stale. It also
-carries ``criterion``, the fingerprint of the criterion that decided it (:func:`criterion_sha`:
-the row's criterion and thresholds, and the code of its function in ``attnbook.criteria``); an entry
-decided by a criterion that has changed since is stale too.
-
-Each entry carries the sha256 of its content (:func:`entry_sha`, over everything but the hash
-itself: its verdict, measured value and details, and its run's fingerprint and provenance),
-checked on every read like a stored result's: an entry that does not parse, has no hash or whose
-content does not match its hash (edited by hand, cut short) is **damaged**. Its verdict is not
-used: :func:`status_table` reports it for its own claim and profile alone (column ``damaged``),
-every other claim goes on, and ``python -m attnbook stale`` lists the file; its chapter's next
-run records it anew.
-
-**Stability.** A verdict decided from trained models carries the verdicts of the same
-criterion on resamples of its evidence (:func:`stability`): each seed left out in turn, or
-bootstrap resamples of random draws. The entry stores how many agree. A ``reproduced`` that
-any resample overturns is :data:`FRAGILE`, and counts as no reproduction; an effect decided
-from fewer than :data:`MIN_SEEDS` seeds is ``not testable`` (:func:`seed_rule`).
+The paper side is ``data/claims/<work>.csv``; the measured side one JSON per claim (and part)
+and profile under ``data/claims/results/<profile>/``, written by :func:`record` with the run
+that produced it and sealed by :func:`entry_sha`. An entry is stale when its code or the
+criterion that decided it (:func:`criterion_sha`) has changed since, and damaged when it does
+not parse or match its hash (reported for its own claim alone). The stability rule
+(:func:`stability`, :data:`MIN_SEEDS`, :data:`FRAGILE`) is as CONTRIBUTING.md says.
 """
 
 import hashlib
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +19,7 @@ from .. import criteria, paths
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
-from .store import atomic_write, dumps, finite_json, jsonable
+from .store import atomic_write, canonical_sha256, dumps, finite_json, hash_matches, jsonable
 
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", "STATUSES",
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
@@ -51,25 +30,16 @@ __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", 
 PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
             "partly reproduced", "not run", "no chapter yet")
-# a claim of several parts some of which reproduced and some of which did not (or could not be
-# tested): neither a reproduction nor a failure as a whole
-PARTLY_REPRODUCED = "partly reproduced"
+PARTLY_REPRODUCED = "partly reproduced"  # some parts reproduced, others not (or not testable)
 NOT_TESTABLE = "not testable"  # a verdict: the measurement does not meet the criterion's premise
-# the stability rule: a verdict from trained models needs at least MIN_SEEDS seeds, and a
-# "reproduced" that one resample of its evidence (a seed left out) overturns is FRAGILE
-FRAGILE = "fragile"
-MIN_SEEDS = 3
+FRAGILE = "fragile"  # a "reproduced" that a resample of its evidence overturns
+MIN_SEEDS = 3  # a verdict from trained models needs at least this many seeds
 LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
                   "thresholds", "evidence"]
-# what a claim is decided from: the stability rule applies to trained models (seeds left out)
-# and to random draws (resampled); a computation is exact or deterministic
+# what a claim is decided from: the stability rule applies to the first two
 EVIDENCE = ("trained models", "random draws", "computation")
 CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
-
-
-def _claims_dir() -> Path:
-    return paths.CLAIMS
 
 
 def _stamp(claims_dir: Path) -> tuple:
@@ -79,8 +49,7 @@ def _stamp(claims_dir: Path) -> tuple:
 
 
 def _check_csv(path: Path) -> None:
-    """Raise one line naming the file and line of the first malformed record of a ledger CSV
-    (a quote never closed, a field too many or too few), before pandas reads it."""
+    """Raise one line naming the file and line of a ledger CSV's first malformed record."""
     import csv
 
     try:
@@ -119,13 +88,11 @@ def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
     if not frames:
         raise AttnbookError(f"no ledger files (*.csv) in {claims_dir}")
     ledger = pd.concat(frames, ignore_index=True)
-    bad = ledger.loc[~ledger["type"].isin(TYPES), "id"].tolist()
-    if bad:
-        raise AttnbookError(f"claims {bad}: column 'type' must be one of {', '.join(TYPES)}")
-    bad = ledger.loc[~ledger["evidence"].isin(EVIDENCE), "id"].tolist()
-    if bad:
-        raise AttnbookError(f"claims {bad}: column 'evidence' must be one of "
-                            f"{', '.join(EVIDENCE)}")
+    for column, allowed in (("type", TYPES), ("evidence", EVIDENCE)):
+        bad = ledger.loc[~ledger[column].isin(allowed), "id"].tolist()
+        if bad:
+            raise AttnbookError(f"claims {bad}: column '{column}' must be one of "
+                                f"{', '.join(allowed)}")
     dup = ledger["id"][ledger["id"].duplicated()].tolist()
     if dup:
         raise AttnbookError(f"claim ids listed twice in the ledger: {dup}")
@@ -133,13 +100,8 @@ def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
 
 
 def load_ledger(claims_dir: Path | None = None) -> pd.DataFrame:
-    """All claims of all works: id, kind, type, source, statement, paper_value, criterion,
-    thresholds, evidence (:data:`EVIDENCE`), work.
-
-    ``type`` is ``effect`` (the paper's finding, which could be false at this scale) or
-    ``consistency`` (a proven bound, which a correct computation cannot violate).
-    """
-    claims_dir = Path(claims_dir or _claims_dir())
+    """All claims of all works: the :data:`LEDGER_COLUMNS` and ``work``."""
+    claims_dir = Path(claims_dir or paths.CLAIMS)
     return _load_ledger(claims_dir, _stamp(claims_dir)).copy()
 
 
@@ -149,7 +111,7 @@ def _slug(part: str) -> str:
 
 def status_word(reproduced, stable: dict | None = None) -> str:
     """The ledger's word for a criterion's answer, :data:`FRAGILE` for a True that
-    ``stable`` (:func:`stability`) does not back on every resample.
+    ``stable`` does not back on every resample.
 
     >>> status_word(True), status_word(None), status_word(True, {"agree": 2, "of": 3})
     ('reproduced', 'not run', 'fragile')
@@ -162,10 +124,7 @@ def status_word(reproduced, stable: dict | None = None) -> str:
 
 
 def combined_status(statuses: list[str]) -> str:
-    """The verdict of a claim from those of its parts: some parts reproduced and some not
-    reproduced or not testable: :data:`PARTLY_REPRODUCED`; else any part not reproduced
-    decides; then any not testable; then any fragile; every part that ran reproduced but some
-    did not run: ``partly run``.
+    """The verdict of a claim from those of its parts.
 
     >>> combined_status(["reproduced", "not reproduced"])
     'partly reproduced'
@@ -201,8 +160,7 @@ def parts_count(statuses: list[str]) -> str:
 
 
 def seed_rule(seeds) -> str | None:
-    """Why a verdict from trained models on these seeds is not testable (fewer than
-    :data:`MIN_SEEDS` distinct seeds), or None.
+    """Why a verdict from trained models on these seeds is not testable, or None.
 
     >>> seed_rule([0, 1])
     '2 seeds at this profile, at least 3 needed for a verdict from trained models'
@@ -217,9 +175,8 @@ def seed_rule(seeds) -> str | None:
 
 
 def stability(reproduced, resamples: dict, kind: str) -> dict:
-    """How many verdicts of the same criterion on resamples of the evidence agree with
-    ``reproduced``: ``{"kind", "agree", "of", "share", "overturned_by"}`` (the labels of those
-    that differ). ``resamples`` maps a label ("without seed 2") to that verdict.
+    """How many verdicts on resamples of the evidence (``resamples``: label -> verdict) agree
+    with ``reproduced``: ``{"kind", "agree", "of", "share", "overturned_by"}``.
 
     >>> s = stability(True, {"without seed 0": True, "without seed 1": False}, "leave one out")
     >>> s["agree"], s["of"], s["share"], s["overturned_by"]
@@ -265,8 +222,8 @@ def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured:
 
 
 def criterion_sha(claim_id: str, claims_dir: Path | None = None) -> str:
-    """sha256[:12] of what decides ``claim_id``: its ledger row's criterion and thresholds and
-    the code of the function registered for it in :mod:`attnbook.criteria` (if any)."""
+    """sha256[:12] of what decides ``claim_id``: its row's criterion and thresholds and the
+    code of its function in :mod:`attnbook.criteria` (if any)."""
     ledger = load_ledger(claims_dir)
     row = ledger.loc[ledger["id"] == claim_id].iloc[0]
     text = "\n".join([row["criterion"], row["thresholds"], criteria.code_sha(claim_id) or ""])
@@ -285,14 +242,10 @@ def check_claim_id(claim_id: str, claims_dir: Path | None = None) -> None:
 def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: str,
            notebook: str, run: dict, part: str | None = None, details: dict | None = None,
            stable: dict | None = None, claims_dir: Path | None = None) -> dict:
-    """Store the measured side of one claim (or one part of it, e.g. a table cell).
-
-    ``reproduced`` is the verdict of the ledger's criterion on the measured value; ``None``
-    means the check could not run at this profile (the reason goes in ``measured``).
-    ``stable`` (:func:`stability`) is stored with it; a ``reproduced`` it does not back
-    entirely is recorded :data:`FRAGILE`.
+    """Store the measured side of one claim (or part): ``reproduced`` None means the check
+    could not run here (why: ``measured``); a True ``stable`` does not back is :data:`FRAGILE`.
     """
-    claims_dir = Path(claims_dir or _claims_dir())
+    claims_dir = Path(claims_dir or paths.CLAIMS)
     check_claim_id(claim_id, claims_dir)
     if profile not in PROFILES:
         raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
@@ -326,16 +279,12 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
 
 def entry_sha(entry: dict) -> str:
     """sha256 of a ledger entry's content: its canonical JSON without the ``sha256`` key."""
-    body = {k: v for k, v in entry.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(finite_json(body), sort_keys=True, separators=(",", ":"),
-                                     allow_nan=False).encode()).hexdigest()
+    return canonical_sha256(finite_json({k: v for k, v in entry.items() if k != "sha256"}))
 
 
 def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | None, str | None]:
-    """Read and check one ledger entry (``text``: its content, when not read from ``path``):
-    ``(entry, problem)``; ``problem`` is None or one line saying why the file cannot be used
-    (it does not parse, is no ledger entry, or its content does not match its recorded
-    sha256, or has none)."""
+    """Read and check one ledger entry (from ``text`` if given): ``(entry, problem)``,
+    ``problem`` one line saying why it cannot be used (or None)."""
     try:
         entry = loads(path.read_bytes() if text is None else text)
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) \
@@ -346,11 +295,7 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
         return None, f"cannot be read as a ledger entry ({type(e).__name__}: {_short(e)})"
     if "sha256" not in entry:
         return None, "has no sha256 (damaged or edited: an entry without its hash is never used)"
-    try:
-        ok = entry_sha(entry) == entry["sha256"]
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
+    if not hash_matches(lambda: entry_sha(entry), entry["sha256"]):
         return None, "content does not match its recorded sha256 (damaged or edited)"
     return entry, None
 
@@ -367,9 +312,8 @@ def _device(run: dict) -> str:
 
 
 def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
-    """The library modules changed since the entry's run and the results behind it were
-    computed, and :data:`CRITERION_CHANGED` when the criterion that decided it has changed
-    since ([] when current; a placeholder when the entry predates fingerprints)."""
+    """The modules changed since the entry and the results behind it were computed, and
+    :data:`CRITERION_CHANGED` when its criterion has changed since ([] when current)."""
     run = entry.get("run") or {}
     changed = set(changed_modules(run.get("fingerprint")))
     for src in run.get("computed_by") or []:  # a cached result from before fingerprints: stale
@@ -394,40 +338,37 @@ def _results(claims_dir: Path, profiles) -> tuple[list[dict], list[dict]]:
     out, damaged = [], []
     for profile in profiles:
         for f in sorted((claims_dir / "results" / profile).glob("*.json")):
+            claim = f.stem.split("__")[0]
             entry, problem = check_entry(f)
+            if not problem and (entry.get("id") != claim or entry.get("profile") != profile):
+                problem = (f"holds the entry of {entry.get('id')!r} at "
+                           f"{entry.get('profile')!r} (moved or renamed)")
             if problem:
-                damaged.append({"id": f.stem.split("__")[0], "profile": profile, "path": f,
-                                "problem": problem})
-            elif entry.get("id") != f.stem.split("__")[0] or entry.get("profile") != profile:
-                damaged.append({"id": f.stem.split("__")[0], "profile": profile, "path": f,
-                                "problem": f"holds the entry of {entry.get('id')!r} at "
-                                           f"{entry.get('profile')!r} (moved or renamed)"})
+                damaged.append({"id": claim, "profile": profile, "path": f, "problem": problem})
             else:
                 out.append(entry)
     return out, damaged
 
 
 def damaged_entries(profile: str | None = None, claims_dir: Path | None = None) -> list[dict]:
-    """The ledger entries that cannot be used: {id (from the file name), profile, path,
-    problem}, one per file."""
-    claims_dir = Path(claims_dir or _claims_dir())
+    """The ledger entries that cannot be used: {id, profile, path, problem}, one per file."""
+    claims_dir = Path(claims_dir or paths.CLAIMS)
     return _results(claims_dir, [profile] if profile else list(PROFILES))[1]
 
 
-_RECORD = re.compile(r"""\.record\(""")
 _CLAIM_ID = re.compile(r"""["']([A-Z]-[\w-]+)["']""")
 
 
 def recorded_ids(code: str) -> list[str]:
     """The claim ids a code cell records, in order: the quoted ids of a cell that calls
-    ``run.record`` (directly, or through a loop over ``("ID", ...)`` pairs).
+    ``run.record``.
 
     >>> recorded_ids('for c, t in (("M-T1tab", a), ("M-T3tab", b)): run.record(c, t, "")')
     ['M-T1tab', 'M-T3tab']
     >>> recorded_ids('run.ledger("W-F1")')
     []
     """
-    if not _RECORD.search(code):
+    if ".record(" not in code:
         return []
     return list(dict.fromkeys(_CLAIM_ID.findall(code)))
 
@@ -445,8 +386,7 @@ def chapter_claims(notebooks_dir: Path | None = None) -> set[str]:
 
 
 def notebook_claims(path: Path) -> list[str]:
-    """The claim ids the notebook at ``path`` records, in order (:func:`recorded_ids` of its
-    code cells)."""
+    """The claim ids the notebook at ``path`` records, in order."""
     cells = notebook_cells(path)
     return recorded_ids("\n".join("".join(c.get("source", "")) for c in cells
                                   if c.get("cell_type", "code") == "code"))
@@ -455,17 +395,9 @@ def notebook_claims(path: Path) -> list[str]:
 def status_table(profile: str | None = None, *, parts: bool = False,
                  claims_dir: Path | None = None,
                  notebooks_dir: Path | None = None) -> pd.DataFrame:
-    """One row per claim id and profile: paper value, status, measured value, notebook, commit.
-
-    A claim with parts is ``reproduced`` only when every recorded part is; ``partly
-    reproduced`` when some parts reproduced and others did not or could not be tested; ``not
-    reproduced`` when no part that ran reproduced and some did not; ``partly run`` when every
-    part that ran reproduced but some could not run (weights unavailable offline, say); ``not
-    run`` when a chapter checks it but none ran at that profile; ``no chapter yet`` when no
-    chapter records it at all.
-    ``parts=True`` lists the parts as well.
-    """
-    claims_dir = Path(claims_dir or _claims_dir())
+    """One row per claim id and profile (with ``parts=True``, and per part): paper value,
+    status (:func:`combined_status` of its parts), measured value, provenance, staleness."""
+    claims_dir = Path(claims_dir or paths.CLAIMS)
     if profile is not None and profile not in PROFILES:
         raise AttnbookError(f"unknown profile {profile!r}: allowed {', '.join(PROFILES)}")
     profiles = [profile] if profile else list(PROFILES)
@@ -476,20 +408,17 @@ def status_table(profile: str | None = None, *, parts: bool = False,
     for _, c in ledger.iterrows():
         for p in profiles:
             mine = [r for r in results if r["id"] == c["id"] and r["profile"] == p]
-            bad = "; ".join(f"{d['path'].name}: {d['problem']}" for d in damaged
-                            if d["id"] == c["id"] and d["profile"] == p)
-            base = {"id": c["id"], "work": c["work"], "kind": c["kind"], "type": c["type"],
-                    "source": c["source"],
-                    "profile": p, "paper_value": c["paper_value"], "criterion": c["criterion"],
-                    "damaged": bad}
+            broken = [d for d in damaged if d["id"] == c["id"] and d["profile"] == p]
+            bad = "; ".join(f"{d['path'].name}: {d['problem']}" for d in broken)
+            base = {**{k: c[k] for k in ("id", "work", "kind", "type", "source")}, "profile": p,
+                    "paper_value": c["paper_value"], "criterion": c["criterion"], "damaged": bad}
             if not mine:
                 rows.append({**base, "part": None,
                              "status": "not run" if c["id"] in checked else "no chapter yet",
-                             "measured": "damaged ledger entry" if bad else "", "stability": "",
-                             "notebook": "", "commit": "", "device": "", "time": "",
-                             "stale": "", "dirty": ""})
+                             "measured": "damaged ledger entry" if bad else "",
+                             **dict.fromkeys(_ENTRY_COLUMNS, "")})
                 continue
-            n_bad = sum(d["id"] == c["id"] and d["profile"] == p for d in damaged)
+            n_bad = len(broken)
             statuses = [r["status"] for r in mine] + ["not run"] * n_bad  # damaged: unknown
             status = combined_status(statuses)
             whole = [r for r in mine if r["part"] is None]
@@ -503,24 +432,22 @@ def status_table(profile: str | None = None, *, parts: bool = False,
             stale = sorted({m for r in mine for m in stale_modules(r, claims_dir)})
             dirty = next((_dirty(r["run"]) for r in mine if _dirty(r["run"])), "")
             rows.append({**base, "part": None, "status": status, "measured": measured,
-                         "stability": _least_stable(mine),
-                         "notebook": last["notebook"], "commit": last["run"].get("commit", ""),
-                         "device": _device(last["run"]),
-                         "time": last["run"].get("time", ""), "stale": ", ".join(stale),
-                         "dirty": dirty})
-            if parts:
-                for r in mine:
-                    if r["part"] is not None:
-                        rows.append({**base, "part": r["part"], "status": r["status"],
-                                     "measured": r["measured"],
-                                     "stability": _least_stable([r]),
-                                     "notebook": r["notebook"],
-                                     "commit": r["run"].get("commit", ""),
-                                     "device": _device(r["run"]),
-                                     "time": r["run"].get("time", ""),
-                                     "stale": ", ".join(stale_modules(r, claims_dir)),
-                                     "dirty": _dirty(r["run"]), "damaged": ""})
+                         **_entry_columns(mine, last, stale, dirty)})
+            rows += [{**base, "part": r["part"], "status": r["status"], "measured": r["measured"],
+                      **_entry_columns([r], r, stale_modules(r, claims_dir), _dirty(r["run"])),
+                      "damaged": ""} for r in mine if parts and r["part"] is not None]
     return pd.DataFrame(rows)
+
+
+_ENTRY_COLUMNS = ("stability", "notebook", "commit", "device", "time", "stale", "dirty")
+
+
+def _entry_columns(entries, last, stale, dirty) -> dict:
+    """A status row's columns from its ``entries`` (``last``: the latest)."""
+    run = last["run"]
+    return {"stability": _least_stable(entries), "notebook": last["notebook"],
+            "commit": run.get("commit", ""), "device": _device(run), "time": run.get("time", ""),
+            "stale": ", ".join(stale), "dirty": dirty}
 
 
 def _least_stable(entries) -> str:
@@ -533,7 +460,6 @@ def _least_stable(entries) -> str:
 
 
 def shown_profiles(table) -> list[str]:
-    """The profiles a page shows: every one, but ``ci`` only where some claim has a ``ci``
-    result (``ci`` results are never committed, so a published book leaves it out)."""
+    """The profiles a page shows: ``ci`` only where some claim has a ``ci`` result."""
     ran = table[~table["status"].isin(["not run", "no chapter yet"])]
     return [p for p in PROFILES if p != "ci" or (ran["profile"] == "ci").any()]

@@ -1,17 +1,9 @@
-"""Where the configurations of a sweep are computed: the :class:`Executor` interface.
+"""Where the units of a sweep are computed: the :class:`Executor` interface.
 
-:meth:`attnbook.book.notebook.Sweep.run` hands an executor the work a sweep still lacks and
-stores each result the moment the executor yields it, so an interrupted sweep loses no finished
-configuration. A unit of work is one configuration, or one group of configurations computed
-together (stacked models), whatever ``fn`` takes. :class:`LocalExecutor` computes the units one
-after another in this process; :class:`ProcessExecutor` computes them in parallel worker
-processes with one torch thread each (the cores of one machine); an executor for a cluster only
-has to implement :meth:`Executor.map`. :func:`default_executor` is the one a sweep uses when
-its chapter names none: local, or ``ATTNBOOK_WORKERS`` worker processes when that is set above 1.
-
-A unit computes the same numbers wherever it runs on one device: every trainer of the library
-seeds its own generators from its configuration, so neither the process nor the order of units
-enters a result.
+:meth:`~attnbook.book.notebook.Sweep.run` stores each result the moment an executor yields it.
+:class:`LocalExecutor` computes here, one unit after another; :class:`ProcessExecutor` in worker
+processes of one thread each (``ATTNBOOK_WORKERS``, :func:`default_executor`). Every trainer
+seeds its own generators, so neither the process nor the order of units enters a result.
 """
 
 import os
@@ -57,10 +49,8 @@ class LocalExecutor:
 
 
 def deterministic_kernels() -> None:
-    """Ask torch for deterministic kernels, strictly: an operation that has none stops with an
-    error instead of a warning. Strict matters on CUDA, where attention's backward (flash,
-    cuDNN) takes its deterministic algorithm only then; under ``warn_only`` it warned once and
-    stayed non-deterministic, so two runs of a language-model chapter could differ."""
+    """Ask torch for deterministic kernels, strictly: on CUDA, attention's backward takes its
+    deterministic algorithm only then (under ``warn_only`` two runs could differ)."""
     import torch
 
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed for determinism on CUDA
@@ -91,10 +81,8 @@ def _timed(fn, unit):
 
 
 def _sendable(fn, units) -> Callable | bytes:
-    """``fn`` as a worker receives it: itself when it pickles by reference (a library
-    function, a ``functools.partial`` of one), else its code and the values it closes over by
-    value, with cloudpickle, as submitit sends a job (a closure, a notebook's own function).
-    Raises when neither can be sent, or the units cannot."""
+    """``fn`` as a worker receives it: itself when it pickles by reference, else by value
+    with cloudpickle (a closure, a notebook's function). Raises when it or the units cannot."""
     import pickle
 
     pickle.dumps(units)
@@ -108,16 +96,10 @@ def _sendable(fn, units) -> Callable | bytes:
 
 
 class ProcessExecutor:
-    """Units in ``workers`` worker processes (spawned: a fresh interpreter each, so a parent's
-    torch state is never forked), each computing with ``threads`` torch threads. A unit is
-    handed to a worker only when one is free and the sweep asks for the next result, so the
-    sweep's time-budget check still runs before every unit starts; a unit's exception (a
-    checkpointed unit stopped by the deadline, say) reaches the sweep as it would locally, after
-    the units still running have ended. The units must pickle; ``fn`` is sent by reference
-    when it can be (a library function, a ``functools.partial`` of one), else by value with
-    cloudpickle (a closure, a function a notebook defines); one that cannot be sent at all
-    (it holds a lock or an open file, say) is computed here, one unit after another, with a
-    warning.
+    """Units in ``workers`` spawned processes of ``threads`` torch threads each. A unit is
+    handed out only when a worker is free and the sweep asks for the next result, so the
+    budget check runs before every unit; a unit's exception reaches the sweep as it would
+    locally. A ``fn`` that cannot be sent (:func:`_sendable`) is computed here, with a warning.
 
     >>> ex = ProcessExecutor(workers=2, progress=False)
     >>> sorted(r for _, r, _ in ex.map(abs, [-1, -2, -3]))
@@ -178,8 +160,7 @@ class ProcessExecutor:
 
 
 def default_executor(progress: bool = True, desc: str = "runs", unit: str = "run"):
-    """:class:`ProcessExecutor` with ``ATTNBOOK_WORKERS`` workers of one thread each when that
-    variable is above 1, else :class:`LocalExecutor`."""
+    """:class:`ProcessExecutor` of ``ATTNBOOK_WORKERS`` workers when above 1, else local."""
     text = os.environ.get(ENV_WORKERS, "").strip()
     if text and (not text.isdigit() or int(text) < 1):
         raise ParameterError(ENV_WORKERS, text[:40], "an integer >= 1")

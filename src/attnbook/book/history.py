@@ -1,19 +1,9 @@
 """When a claim's criterion was fixed, read from git, beside the runs it decides.
 
-A chapter says when its criteria were settled relative to the runs they judge. That date is
-not typed into the prose: :func:`criterion_change` walks the git history of the claim's ledger
-file (``data/claims/<work>.csv``) and of its verdict functions (``src/attnbook/criteria/
-<work>.py``) and finds the last commit that changed what decides the claim: the row's
-``criterion`` and ``thresholds`` text, or the code of the function registered for the id
-(``@criterion("ID")``, its syntax tree without the docstring, as
-:func:`attnbook.criteria.code_sha` reads it). :func:`runs_of` reads the committed ledger entries
-of the claim at each profile and when the models behind them were trained (their
-``computed_by`` times, else the entry's own). :func:`fixed_sentence` glues both into one
-phrase, e.g. "criterion last changed on 2026-11-25 (commit 43dc9ad), after the cpu run
-(2026-11-23) and before the long run (pilot only, 2026-11-25)".
-
-Without git or without history (a copy unpacked from a tarball), it says so in one phrase
-(:data:`NO_HISTORY`) instead of a date.
+:func:`criterion_change` finds the last commit that changed the claim's ledger row (criterion,
+thresholds) or its registered function's code; :func:`runs_of` reads when the committed runs
+behind its ledger entries were trained; :func:`fixed_sentence` glues both into one phrase for
+a chapter's prose, or :data:`NO_HISTORY` without git history.
 """
 
 import ast
@@ -33,27 +23,14 @@ NO_HISTORY = "the date of its last change is not known here (no git history in t
 _PROFILES = ("cpu", "long", "full")  # profiles whose ledger entries are committed
 
 
-class _NoGit(Exception):
-    pass
-
-
-def _git(root: Path, *args: str) -> str:
+def _git(root: Path, *args: str) -> str | None:
+    """git's output, or None where it fails (no git, no history, no such file)."""
     try:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
                              timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
-        raise _NoGit(str(e)) from None
-    if out.returncode != 0:
-        raise _NoGit(out.stderr.strip())
-    return out.stdout
-
-
-def _show(root: Path, commit: str, path: str) -> str | None:
-    """The text of ``path`` at ``commit``, None where it does not exist there."""
-    try:
-        return _git(root, "show", f"{commit}:{path}")
-    except _NoGit:
+    except (OSError, subprocess.SubprocessError):
         return None
+    return out.stdout if out.returncode == 0 else None
 
 
 def _row(text: str | None, claim_id: str) -> str | None:
@@ -74,8 +51,8 @@ def _registered(node: ast.AST, claim_id: str) -> bool:
 
 
 def _function(text: str | None, claim_id: str) -> str | None:
-    """The syntax tree (without its docstring) of the function registered for ``claim_id`` in a
-    criteria module's text, None where there is none (or the text does not parse)."""
+    """The syntax tree (without docstring) of the function registered for ``claim_id``, or
+    None."""
     if text is None:
         return None
     try:
@@ -100,8 +77,8 @@ def _paths(root: Path, claim_id: str) -> tuple[str, str] | None:
 
 
 def criterion_state(csv_text: str | None, module_text: str | None, claim_id: str) -> str | None:
-    """A fingerprint of what decides ``claim_id`` in these two texts (None where neither holds
-    it): its row's criterion and thresholds, and its registered function's code.
+    """A fingerprint of what decides ``claim_id`` in these two texts (None where neither has
+    it).
 
     >>> row = "id,criterion,thresholds\\nX-1,at most a,a=1\\n"
     >>> code = '@criterion("X-1")\\ndef x(v, *, a):\\n    "Doc."\\n    return v <= a\\n'
@@ -119,26 +96,25 @@ def criterion_state(csv_text: str | None, module_text: str | None, claim_id: str
 
 
 def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
-    """The last commit that changed what decides ``claim_id``: ``{"commit", "time" (ISO, the
-    commit's), "date", "subject"}``, with ``"uncommitted": True`` where the working copy's
-    criterion differs from the last commit's. None where git or the history is not available
-    (no ``.git``, no git, or no commit holding the claim)."""
+    """The last commit that changed what decides ``claim_id``: ``{"commit", "time", "date",
+    "subject"}``, with ``"uncommitted": True`` where the working copy differs; None without
+    git history."""
     root = Path(root or paths.ROOT)
     where = _paths(root, claim_id)
     if where is None:
         return None
     csv_path, module_path = where
-    try:
-        log = _git(root, "log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--",
-                   csv_path, module_path)
-    except _NoGit:
+    log = _git(root, "log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--",
+               csv_path, module_path)
+    if log is None:
         return None
     cache: dict[str, str | None] = {}
 
     def state(commit: str) -> str | None:
         if commit not in cache:
-            cache[commit] = criterion_state(_show(root, commit, csv_path),
-                                            _show(root, commit, module_path), claim_id)
+            cache[commit] = criterion_state(_git(root, "show", f"{commit}:{csv_path}"),
+                                            _git(root, "show", f"{commit}:{module_path}"),
+                                            claim_id)
         return cache[commit]
 
     found = None
@@ -154,10 +130,7 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     if found is None:
         return None
     here = criterion_state(_read(root / csv_path), _read(root / module_path), claim_id)
-    try:
-        head = _git(root, "rev-parse", "HEAD").strip()
-    except _NoGit:
-        head = None
+    head = (_git(root, "rev-parse", "HEAD") or "").strip()
     if head and here != state(head):
         found["uncommitted"] = True
     return found
@@ -175,10 +148,9 @@ def _time(text) -> datetime | None:
 
 
 def runs_of(claim_id: str, root: Path | None = None, profiles=_PROFILES) -> list[dict]:
-    """The committed ledger entries of ``claim_id`` (every part), one row per profile that has
-    one: ``{"profile", "status", "first", "last"}``, the times (datetimes) at which the models
-    behind them were trained (the ``computed_by`` runs; the entry's own run where it has none).
-    A status is ``not run`` where every part is (a pilot only)."""
+    """Per profile with committed ledger entries of ``claim_id``: ``{"profile", "status",
+    "first", "last"}``, when the models behind them were trained (``computed_by``, else the
+    entry's run); ``status`` is ``not run`` where every part is."""
     root = Path(root or paths.ROOT)
     out = []
     for profile in profiles:
@@ -210,8 +182,7 @@ def _when(run: dict) -> str:
 
 
 def fixed_sentence(claim_id: str, root: Path | None = None) -> str:
-    """When ``claim_id``'s criterion was last changed and where that falls among the runs it
-    decides, as a phrase for a chapter's prose; :data:`NO_HISTORY` without git history."""
+    """When ``claim_id``'s criterion was last changed, among the runs it decides."""
     change = criterion_change(claim_id, root)
     if change is None:
         return NO_HISTORY

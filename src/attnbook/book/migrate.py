@@ -1,39 +1,11 @@
 """Verified migration of stored results: change the library code without recomputing a chapter.
 
-A stored result is stale as soon as a module its computation ran changes (see
-:mod:`attnbook.book.provenance`). When the change should not alter its numbers (a module
-moved, a duplicate folded, a faster path), ``python -m attnbook migrate <stem> --profile P``
-checks that on a sample instead of recomputing everything:
-
-1. The chapter's ``.yml`` declares the tolerance beforehand (``migrate: {rtol, atol, why}``;
-   none: exact), committed: a tolerance with uncommitted changes is refused, as is a library
-   or notebook with uncommitted changes (the re-stamped results name the commit they were
-   checked at).
-2. A first pass runs the notebook serving every stale result as it is and lists those it asks
-   for (``ATTNBOOK_MIGRATE``, :mod:`attnbook.book.store`): stored results it no longer asks for
-   are named and left alone.
-3. The sample: :data:`SAMPLE` of the stale results it asks for, drawn at random with a seed that
-   is recorded, plus the cheapest one (least ``wall_s``) and the cheapest of each group (a sweep,
-   or a table's name) the others do not cover, so every group's new fingerprint comes from a
-   recomputation; a drawn model that was trained stacked with others comes with all of them
-   (:func:`stacked_programs`). A second pass recomputes the sample with the current code, each
-   stacked program in a pass of its own, so that it is stacked as it was.
-4. Every number of each recomputed result is compared with the stored one (:func:`compare`:
-   integers, booleans and text exactly, floats within ``atol + rtol * |stored|``). If all agree,
-   every other stale result the chapter asks for is re-stamped with its group's new fingerprint,
-   and its record keeps ``migrated``: the old fingerprint and commit, the commit checked at, the
-   seed, the sampled results and the largest difference seen; the chapter is then re-drawn from
-   the cache (its ledger re-recorded). If any differs, nothing is re-stamped: the differences
-   are listed, and the chapter must be recomputed.
-
-A chapter stored only partway (a long run that its time budget stopped, to be resumed in
-another session) migrates too: a migration computes nothing beyond its sample, so each pass
-ends at the first result never stored (:func:`ends_where_stored`), and the stale results asked
-for before it are sampled and re-stamped as above; the chapter is not re-drawn (its verdicts
-come after), and the next run resumes from the migrated results.
-
-``python -m attnbook stale`` and the execution report name the results that are current by
-migration.
+``python -m attnbook migrate <stem> --profile P`` (CONTRIBUTING.md, "Migrating instead of
+recomputing"): a first pass lists the stale results the chapter asks for; a sample of them
+(:func:`choose_sample`, each with its stacked program: :func:`stacked_programs`) is recomputed
+and compared number by number (:func:`compare`) within the ``.yml``'s declared tolerance; if all
+agree, the rest is re-stamped with the new fingerprint and a ``migrated`` record. A chapter
+stored only partway migrates up to its first result never stored (:func:`ends_where_stored`).
 """
 
 import io
@@ -41,6 +13,8 @@ import json
 import math
 import os
 import random
+import re
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -51,23 +25,21 @@ from .. import paths
 from ..errors import AttnbookError
 from .provenance import git_state
 from .readers import loads
-from .store import ENV_MIGRATE, check_record, stored_results, write_record
+from .store import ENV_MIGRATE, check_record, record_payload, stored_results, write_record
 
 __all__ = ["SAMPLE", "MACHINE_MEASURES", "compare", "compare_tables", "migrate", "choose_sample",
            "stacked_programs", "completed", "ends_where_stored", "group_of", "migrated_results",
            "stored_threads"]
 
 SAMPLE = 3  # results drawn at random per migration (fewer only where fewer are stale)
-# How a result was computed, not what: how fast it ran and how much memory it took (measurements
-# of the machine), and how many models shared its stacked program (a recomputation of a sample
-# stacks fewer). No recomputation repeats them, so they are not compared (both records must
-# still have them); every number the code computes is, within the chapter's tolerance.
+# How a result was computed, not what (the machine's speed and memory, how many models shared
+# its stacked program): no recomputation repeats them, so they are not compared (both records
+# must still have them).
 MACHINE_MEASURES = frozenset({"tokens_per_s", "train_s", "peak_mem_bytes", "group_size"})
 
 
 def group_of(path: Path, profile_dir: Path) -> str:
-    """The group a stored result belongs to: its sweep (the folder under the profile's) or, for
-    a table, its name (the file name before the parameters' key).
+    """The group of a stored result: its sweep (its folder) or its table's name.
 
     >>> group_of(Path("r/nb/cpu/lm/ab12.json"), Path("r/nb/cpu"))
     'sweep lm'
@@ -81,8 +53,7 @@ def group_of(path: Path, profile_dir: Path) -> str:
 
 def choose_sample(units: list[dict], seed: int, k: int = SAMPLE) -> list[dict]:
     """``k`` of ``units`` (dicts with ``path``, ``group``, ``wall_s``) at random with ``seed``,
-    plus the cheapest, plus the cheapest of each group the others leave out; in the order of
-    ``units``.
+    plus the cheapest and the cheapest of each group the others leave out, in their order.
 
     >>> us = [{"path": f"u{i}", "group": "a" if i < 4 else "b", "wall_s": 10 - i}
     ...       for i in range(6)]
@@ -103,17 +74,12 @@ def choose_sample(units: list[dict], seed: int, k: int = SAMPLE) -> list[dict]:
 
 
 def stacked_programs(units: list[dict]) -> list[list[dict]]:
-    """``units`` (dicts with ``group`` and ``record``) in the stacked programs they were
-    computed in. A record names its program's configurations (``stacked_with``, the keys of
-    a group of stacked models); one stored before that field existed is placed by its sweep,
-    run, time, wall time and ``result.group_size``: the records that share them are one
-    program, also where fewer than ``group_size`` do (some of its models were stored again
-    since, by a recomputation: the others are recomputed together, padded as they were), but
-    not where more do (two programs not told apart: each stands alone). Every other unit is
-    a program of its own. A stacked model's
-    float32 sums depend on how many models share the program, and over a long training such
-    rounding grows, so a sampled model is recomputed with every model of its program, as it
-    was trained.
+    """``units`` (dicts with ``group`` and ``record``) grouped into the stacked programs they
+    were computed in (a stacked model's float32 sums depend on its program's other models, so
+    a sampled one is recomputed with all of them). A record names its program
+    (``stacked_with``); an older one is placed by its sweep, run, time, wall time and
+    ``result.group_size``: those that share them are one program, unless more than
+    ``group_size`` do (not told apart: each alone). Every other unit stands alone.
 
     >>> r = lambda t, n, w=None: {"run_id": "r", "time": t, "wall_s": 5.0,
     ...                           "result": {"group_size": n}, **({"stacked_with": w} if w else {})}
@@ -145,9 +111,8 @@ def stacked_programs(units: list[dict]) -> list[list[dict]]:
 
 
 def completed(entry: dict) -> bool:
-    """Whether a pass of the chapter ran to its end: ``ok``, or ``partly run`` only where the
-    chapter stops itself by design (:meth:`~attnbook.book.notebook.Run.partly`: a profile that
-    runs only its pilot), not where a time budget ran out.
+    """Whether a pass ran to its end: ``ok``, or ``partly run`` only where the chapter stops
+    itself by design (:meth:`~attnbook.book.notebook.Run.partly`), not by a time budget.
 
     >>> completed({"status": "partly run", "missing": [{"stopped": "the pilot above ..."}]})
     True
@@ -162,11 +127,9 @@ def completed(entry: dict) -> bool:
 
 
 def ends_where_stored(entry: dict) -> bool:
-    """Whether a migration's pass of the chapter ended where its stored results end: a chapter
-    that a time budget stopped partway (a long campaign between two sessions) has results
-    stored only up to some sweep or table, and a migration computes nothing beyond its sample,
-    so its pass stops at the first result never stored (:class:`~attnbook.book.store.NotStored`).
-    The stale results it asked for before that are the ones it can migrate.
+    """Whether a migration's pass ended where the chapter's stored results end (at the first
+    result never stored, :class:`~attnbook.book.store.NotStored`): what it asked for before
+    that can migrate.
 
     >>> ends_where_stored({"status": "partly run", "missing": [{"sweep": "s", "missing": 40,
     ...                                                         "not_stored": True}]})
@@ -186,10 +149,9 @@ def _is_int(x) -> bool:
 
 
 def compare(old, new, rtol: float, atol: float, where: str = "") -> tuple[list[str], float]:
-    """Compare two JSON values: (the differences beyond the tolerance, each as one line, and
-    the largest absolute difference between floats). Integers, booleans, text and None must be
-    equal; floats agree within ``atol + rtol * |old|``. Values under a key of
-    :data:`MACHINE_MEASURES` (a timing) are not compared.
+    """Compare two JSON values: (the differences beyond the tolerance, one line each, and the
+    largest float difference). Floats agree within ``atol + rtol * |old|``, all else exactly;
+    keys of :data:`MACHINE_MEASURES` are not compared.
 
     >>> compare({"a": [1, 2.0]}, {"a": [1, 2.0 + 1e-9]}, rtol=1e-6, atol=0)[0]
     []
@@ -237,8 +199,7 @@ def compare(old, new, rtol: float, atol: float, where: str = "") -> tuple[list[s
 
 def compare_tables(old_csv: str, new_csv: str, rtol: float, atol: float) -> tuple[list[str],
                                                                                   float]:
-    """:func:`compare` for two stored tables (CSV texts): the same columns and rows, each
-    column's integers and text equal, its floats within the tolerance.
+    """:func:`compare` for two stored tables (CSV texts).
 
     >>> compare_tables("k,x\\n1,0.5\\n", "k,x\\n1,0.5000001\\n", rtol=1e-5, atol=0)[0]
     []
@@ -247,33 +208,24 @@ def compare_tables(old_csv: str, new_csv: str, rtol: float, atol: float) -> tupl
     if list(a.columns) != list(b.columns) or a.shape != b.shape:
         return [f"table shape or columns {a.shape} {list(a.columns)} -> {b.shape} "
                 f"{list(b.columns)}"], 0.0
-    records = [{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}
-               for r in a.to_dict("records")]
-    other = [{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}
-             for r in b.to_dict("records")]
-    return compare(records, other, rtol, atol, "row ")
+    rows = [[{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}
+             for r in t.to_dict("records")] for t in (a, b)]
+    return compare(*rows, rtol, atol, "row ")
 
 
-def _payload(path: Path) -> tuple[dict, object]:
-    """A stored result's record and what its numbers are: the sweep record's ``result`` and
-    ``config``, or the table's CSV text."""
-    record = loads(path.read_text())
-    if "result" in record:
-        return record, {"config": record.get("config"), "result": record.get("result")}
-    return record, path.with_suffix(".csv").read_text()
+def _payload(path: Path):
+    """What a stored result's numbers are (:func:`~attnbook.book.store.record_payload`)."""
+    return record_payload(loads(path.read_text()), path)
 
 
 def stored_threads(records) -> int | None:
-    """The CPU thread count the ``records`` were computed with, when they all name one (their
-    ``device``: "cpu: ... (2 cores, 2 threads)"), else None: floating-point sums over another
-    thread count can differ in the last bits, so a migration recomputes with the same count.
+    """The CPU thread count all ``records`` name in their ``device``, else None (sums over
+    another count can differ in the last bits, so a migration recomputes with the same).
 
     >>> stored_threads([{"device": "cpu: AMD EPYC (2 cores, 2 threads)"}] * 2)
     2
     >>> stored_threads([{"device": "cuda: H100"}, {"device": "cpu: X (2 cores, 1 threads)"}])
     """
-    import re
-
     found = [re.search(r"^cpu: .*\((\d+) cores?, (\d+) threads?\)", str(r.get("device", "")))
              for r in records]
     counts = {int(m.group(2)) if m else None for m in found}
@@ -281,8 +233,7 @@ def stored_threads(records) -> int | None:
 
 
 def migrated_results(root: Path | None = None, profile: str | None = None) -> list[dict]:
-    """The stored results that are current by migration: notebook, profile, path and their
-    ``migrated`` record."""
+    """The stored results current by migration, with their ``migrated`` record."""
     out = []
     for r in stored_results(root, profile):
         if r["problem"] or r["changed"]:
@@ -300,10 +251,7 @@ def _tolerance(spec) -> dict:
 
 
 def _clean_or_refuse(stem: str) -> dict:
-    """The git state, refusing uncommitted changes to the library, the notebooks (the
-    chapter's tolerance among them) or a repository git cannot read."""
-    import subprocess
-
+    """The git state, refusing uncommitted changes to src/ and notebooks/, or no git."""
     state = git_state()
     try:
         changed = subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks"],
@@ -324,8 +272,8 @@ def _clean_or_refuse(stem: str) -> dict:
 
 
 def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> int:
-    """Migrate the stale stored results of ``stem`` at ``profile`` (see the module's text);
-    0 when migrated or nothing is stale, 1 when the sample disagrees or a run fails."""
+    """Migrate the stale stored results of ``stem`` at ``profile``: 0 when migrated or nothing
+    is stale, 1 when the sample disagrees or a run fails."""
     from .profiles import load_spec
     from .runner import available_notebooks, execute, plan, resolve_notebook
 
@@ -422,12 +370,9 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             problems.append(f"{u['path'].relative_to(paths.ROOT)}: not recomputed by the "
                             "second pass")
             continue
-        _, new_payload = _payload(u["path"])
-        _, old_payload = old[u["path"]]
-        if isinstance(old_payload, str):
-            diffs, w = compare_tables(old_payload, new_payload, tol["rtol"], tol["atol"])
-        else:
-            diffs, w = compare(old_payload, new_payload, tol["rtol"], tol["atol"])
+        new_payload, old_payload = _payload(u["path"]), old[u["path"]]
+        diffs, w = (compare_tables if isinstance(old_payload, str) else compare)(
+            old_payload, new_payload, tol["rtol"], tol["atol"])
         worst = max(worst, w)
         problems += [f"{u['path'].relative_to(paths.ROOT)}: {d}" for d in diffs[:5]]
         new_fp[u["group"]] = record["fingerprint"]
@@ -447,7 +392,6 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             why = problem or f"{u['path'].relative_to(paths.ROOT)}: changed during the migration"
             log(f"migrate {stem} · {profile}: {why}; nothing re-stamped")
             return 1
-    n = 0
     for u in rest:
         record = u["record"]
         record["migrated"] = {"from_fingerprint": record.get("fingerprint"),
@@ -457,13 +401,12 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
                               "sample_seconds": round(wall, 1)}
         record["fingerprint"] = new_fp[u["group"]]
         write_record(u["path"], record, u["csv"])  # a table's: with the CSV checked above
-        n += 1
+    agreed = (f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest "
+              f"difference {worst:.3g}); {len(rest)} re-stamped; ")
     if partial:
-        log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest "
-            f"difference {worst:.3g}); {n} re-stamped; not re-drawn: its stored results stop "
-            "before its verdicts, and the next run resumes from them")
+        log(agreed + "not re-drawn: its stored results stop before its verdicts, and the next "
+            "run resumes from them")
         return 0
-    log(f"migrate {stem} · {profile}: {len(sample)} sampled results agree (largest difference "
-        f"{worst:.3g}); {n} re-stamped; re-drawing the chapter from the cache")
+    log(agreed + "re-drawing the chapter from the cache")
     (entry,) = execute([job], cache_only=True, log=log)
     return 0 if completed(entry) else 1

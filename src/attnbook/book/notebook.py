@@ -1,28 +1,12 @@
 """What a notebook calls first: ``run = attnbook.start(notebook, profile=profile, seed=seed)``.
 
-The returned :class:`Run` carries the profile, device and provenance of this execution and is
-the notebook's single door to the cache (``run.cached``, ``run.sweep``), the claims ledger
-(``run.record``) and the figures folder (``run.savefig``). The runner passes its run id and
-``--recompute`` through environment variables; in an interactive session they default to an
-``interactive`` run that reads the cache.
-
-A run whose parameters were changed from its profile's (``attnbook run -p NAME VALUE``) is
-exploratory: its verdicts are printed but not written to the ledger, whose entries stand for
-the profiles as defined, and its figures are footed with the changed values.
-
-A run with a time budget (``attnbook run --time-budget SECONDS``) gets a deadline from the
-runner (``ATTNBOOK_DEADLINE``, seconds since the epoch). :meth:`Sweep.run` checks it before
-every unit of work: a unit that would not finish by then (judged by the longest unit of the
-sweep seen so far, this run or stored) is not started, the finished ones being stored, and
-:class:`BudgetExhausted` ends the notebook there. It derives from ``BaseException`` so that no
-``except Exception`` in a notebook swallows it, and once raised, :meth:`Run.record` raises it
-again: a verdict is never written from part of a sweep. What is still missing is appended to
-the file ``ATTNBOOK_BUDGET_REPORT`` names, for the runner.
-
-A unit longer than one sitting checkpoints itself (``Sweep.run(..., checkpoint=True)``,
-``Run.cached(..., checkpoint=True)``; see :mod:`attnbook.book.checkpoints`): with a budget it
-is started when at least a minute is left, saves its state and stops before the deadline, and
-the next run resumes it from that state.
+:class:`Run` is the notebook's one door to the cache (``run.cached``, ``run.sweep``), the ledger
+(``run.record``) and the figures (``run.savefig``). The runner passes its run id, options and
+deadline through the ``ATTNBOOK_*`` variables below; by hand they default to an interactive run
+that reads the cache. Exploratory runs (``-p``), time budgets and checkpoints behave as
+CONTRIBUTING.md says: :class:`BudgetExhausted` derives from ``BaseException`` so that no
+``except Exception`` in a notebook swallows it, and once raised :meth:`Run.record` raises it
+again (no verdict from part of a sweep).
 """
 
 import functools
@@ -70,14 +54,11 @@ ENV_THREADS = "ATTNBOOK_THREADS"  # torch CPU threads; 1 is fastest for small mo
 ENV_OVERRIDES = "ATTNBOOK_OVERRIDES"  # JSON: parameters the runner changed from the profile's
 ENV_SHOWN = "ATTNBOOK_SHOWN"  # JSON: the profile `run --profile largest` chose, and why not larger
 ENV_CACHE_ONLY = "ATTNBOOK_CACHE_ONLY"  # compute nothing: a result not stored is an error
-ENV_DEADLINE = "ATTNBOOK_DEADLINE"  # seconds since the epoch: no sweep unit starts that would
-# not finish by then (attnbook run --time-budget)
+ENV_DEADLINE = "ATTNBOOK_DEADLINE"  # seconds since the epoch (attnbook run --time-budget)
 ENV_BUDGET_REPORT = "ATTNBOOK_BUDGET_REPORT"  # file a stopped sweep appends what is missing to
-ENV_WORK_REPORT = "ATTNBOOK_WORK_REPORT"  # file each cached table and sweep appends what it
-# computed to ({"kind", "name", "computed", "total"}): the runner's log says "from cache" or
-# "computed k of n units"
+ENV_WORK_REPORT = "ATTNBOOK_WORK_REPORT"  # file each table and sweep appends what it computed to
 ENV_SOURCE = "ATTNBOOK_SOURCE"  # JSON {commit, dirty, diff_sha256}: the commit of a copy of the
-# tree that has no git (a machine the tree was copied to, checked against its file hashes)
+# tree that has no git (checked against its file hashes)
 
 
 def deadline() -> float | None:
@@ -94,38 +75,60 @@ def deadline() -> float | None:
     return value
 
 
+def _env_json(name: str, valid, what: str):
+    """The JSON value of environment variable ``name`` (None when unset), else a
+    :class:`ParameterError` saying it should be ``what``."""
+    text = os.environ.get(name, "")
+    if not text:
+        return None
+    try:
+        value = loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not valid(value):
+        raise ParameterError(name, text, what)
+    return value
+
+
+def _append_json(env: str, line: dict) -> None:
+    """Append ``line`` to the file environment variable ``env`` names, if any."""
+    path = os.environ.get(env, "")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(line, sort_keys=True) + "\n")
+
+
 def _stop(store: ResultStore, message: str, report: dict | None = None):
     """Raise :class:`BudgetExhausted`, remembered by the run's store so no verdict follows."""
-    store.budget_stop = getattr(store, "budget_stop", None) or message
-    path = os.environ.get(ENV_BUDGET_REPORT, "")
-    if path and report is not None:
-        with open(path, "a") as f:
-            f.write(json.dumps(report, sort_keys=True) + "\n")
+    store.budget_stop = store.budget_stop or message
+    if report is not None:
+        _append_json(ENV_BUDGET_REPORT, report)
     raise BudgetExhausted(message)
 
 
+def _restop(store: ResultStore, e: BudgetExhausted, message: str, report: dict):
+    """A checkpointed unit stopped itself (``e``): say what is left, unless already said."""
+    if store.budget_stop:
+        raise e
+    _stop(store, f"{e}; {message}", report)
+
+
 def report_work(kind: str, name: str, computed: int, total: int) -> None:
-    """Append what a table or sweep computed (``computed`` of its ``total`` units; the others
-    were read from the cache) to the file ``ATTNBOOK_WORK_REPORT`` names, if any."""
-    path = os.environ.get(ENV_WORK_REPORT, "")
-    if path:
-        with open(path, "a") as f:
-            f.write(json.dumps({"kind": kind, "name": name, "computed": int(computed),
-                                "total": int(total)}, sort_keys=True) + "\n")
+    """Append what a table or sweep computed (``computed`` of ``total`` units, the others read
+    from the cache) to the file ``ATTNBOOK_WORK_REPORT`` names, if any."""
+    _append_json(ENV_WORK_REPORT, {"kind": kind, "name": name, "computed": int(computed),
+                                   "total": int(total)})
 
 
 def source_provenance(info: dict) -> dict:
     """``info`` with the commit of ``ATTNBOOK_SOURCE`` where git could not tell it (a copy of
-    the tree without git: the copy was checked against the files of that commit first)."""
-    text = os.environ.get(ENV_SOURCE, "")
-    if not text or info.get("commit") not in (None, "unknown"):
+    the tree without git, checked against the files of that commit first)."""
+    if info.get("commit") not in (None, "unknown"):
         return info
-    try:
-        state = loads(text)
-    except json.JSONDecodeError:
-        state = None
-    if not isinstance(state, dict) or not isinstance(state.get("commit"), str):
-        raise ParameterError(ENV_SOURCE, text, "a JSON object with a commit")
+    state = _env_json(ENV_SOURCE, lambda s: isinstance(s, dict) and isinstance(
+        s.get("commit"), str), "a JSON object with a commit")
+    if state is None:
+        return info
     info = {**info, "commit": state["commit"], "dirty": bool(state.get("dirty"))}
     if state.get("diff_sha256"):
         info["diff_sha256"] = state["diff_sha256"]
@@ -167,24 +170,19 @@ class Run:
     # -- cache ---------------------------------------------------------------------------
     def cached(self, name: str | tuple[str, ...], params: dict, compute, *,
                checkpoint: bool = False):
-        """A table computed once per (profile, params) and re-read after: see ResultStore.
+        """A table computed once per (profile, params) and re-read after (ResultStore.cached).
 
-        With a tuple of names, ``compute()`` returns a dict of those tables (one computation
-        that yields several tables); each is stored under its own name, and a dict is
-        returned. ``compute`` runs at most once, and only if a table is missing.
-
-        ``checkpoint=True``: ``compute(checkpoint)`` gets a :class:`~attnbook.book.checkpoints.
-        Checkpoint` for this table (a long training saves its state there and resumes from
-        it, see :mod:`attnbook.book.checkpoints`); the file is deleted once the table is stored.
+        With a tuple of names, ``compute()`` returns a dict of those tables, each stored under
+        its own name, and a dict is returned; ``compute`` runs at most once. ``checkpoint=True``:
+        ``compute(checkpoint)`` gets the table's :class:`Checkpoint`, deleted once it is stored.
         """
-        ckpt = None
-        if checkpoint:
-            ckpt = self.checkpoint(name if isinstance(name, str) else "+".join(name), params)
+        label = name if isinstance(name, str) else "+".join(name)
+        ckpt = self.checkpoint(label, params) if checkpoint else None
+        if ckpt is not None:
             compute = functools.partial(ckpt.run, compute)
         compute = _within_budget(self.store, compute, f"table {name!r}",
                                  checkpointed=checkpoint)
         earlier = (lambda: ckpt.earlier) if ckpt is not None else None
-        label = name if isinstance(name, str) else "+".join(name)
         ran = []
 
         def counted(compute=compute):
@@ -194,16 +192,17 @@ class Run:
         try:
             if isinstance(name, str):
                 out = self.store.cached(name, params, counted, earlier)
-                if ckpt is not None:
-                    ckpt.clear()
-                return out
-            return self._cached_tables(tuple(name), params, counted, earlier, ckpt)
+            else:
+                out = self._cached_tables(tuple(name), params, counted, earlier)
+            if ckpt is not None:
+                ckpt.clear()
+            return out
         except NotStored as e:  # a migration of a chapter stored only up to here
             _stop(self.store, str(e), {"table": label, "not_stored": True})
         finally:
             report_work("table", label, 1 if ran else 0, 1)
 
-    def _cached_tables(self, names, params, compute, earlier, ckpt):
+    def _cached_tables(self, names, params, compute, earlier):
         """:meth:`cached` for a tuple of names: one computation that yields several tables."""
         computed = {}
 
@@ -218,45 +217,33 @@ class Run:
                 return computed[n]
             return one
 
-        out = {n: self.store.cached(n, params, table(n), earlier) for n in names}
-        if ckpt is not None:
-            ckpt.clear()
-        return out
+        return {n: self.store.cached(n, params, table(n), earlier) for n in names}
 
     def checkpoint(self, name: str, params: dict) -> Checkpoint:
-        """The checkpoint of the cached table ``name`` for ``params`` (nothing is saved in a
-        read-only run): what :meth:`cached` passes with ``checkpoint=True``."""
+        """The checkpoint of the cached table ``name`` for ``params`` (none saved read-only)."""
         folder = checkpoint_dir(self.store.dir, name)
         return Checkpoint(None if self.readonly else folder / f"{unit_key(params)}.pt",
                           deadline=deadline(), label=f"table {name!r}")
 
     def stored_sweep(self, name: str, profile: str, notebook: str | None = None):
-        """What sweep ``name`` of this chapter (or of the chapter ``notebook``) has stored at
-        another ``profile`` (committed results, intact and current; nothing is computed): how a
-        chapter at one profile shows the pilot or the unfinished sweep of a larger one, or a
-        sibling chapter's pilot in the same regime. Empty when nothing is stored."""
+        """What sweep ``name`` of this chapter (or of ``notebook``) has stored at another
+        ``profile`` (committed, intact and current; nothing computed); empty when nothing."""
         if profile not in _claims.PROFILES:
             raise ParameterError("profile", profile, ", ".join(_claims.PROFILES))
         if notebook is not None and not (paths.NOTEBOOKS / f"{notebook}.ipynb").is_file():
             raise ParameterError("notebook", notebook, "a chapter of the book (notebooks/<stem>)")
-        stem = notebook or self.notebook
-        other = ResultStore(stem, profile, readonly=True, cache_only=True,
+        other = ResultStore(notebook or self.notebook, profile, readonly=True, cache_only=True,
                             root=paths.COMMITTED_RESULTS)
         return other.stored(name)
 
     def profile_parameters(self, profile: str) -> dict:
-        """Every parameter of this chapter at another ``profile``: the parameters cell with the
-        values the profile's .yml sets (how a chapter at one profile rebuilds the grid of what
-        a larger profile stored, e.g. a pilot)."""
+        """Every parameter of this chapter at another ``profile`` (defaults and its .yml)."""
         spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
         return {**spec.defaults, **spec.parameters(profile)}
 
     def partly(self, why: str) -> None:
-        """End the chapter here at this profile, recorded as ``partly run`` (exit code 75, as a
-        spent time budget): what ran is stored, nothing after this call runs and no verdict is
-        recorded. ``why`` says what is still to come (a long sweep sized from its pilot). A
-        chapter stops after its pilot through :func:`attnbook.book.pilot.stop`, which records
-        why a profile has no verdict first where the pilot puts the effect out of reach."""
+        """End the chapter here, recorded as ``partly run`` (exit code 75): what ran is stored,
+        nothing after runs, no verdict is recorded; ``why`` says what is still to come."""
         _stop(self.store, f"{self.notebook} at {self.profile} stops here: {why}",
               {"stopped": why})
 
@@ -269,19 +256,10 @@ class Run:
                part: str | None = None, details: dict | None = None, seeds=None,
                decide_seeds=None, resamples: dict | None = None,
                resample_kind: str = "bootstrap") -> str:
-        """Record a claim's measured value and verdict in the ledger, print the verdict line.
-
-        A verdict from trained models names its ``seeds``: with fewer than
-        :data:`~attnbook.book.claims.MIN_SEEDS` it is recorded ``not testable`` (the verdict the
-        criterion gave is kept in the measured text); otherwise ``decide_seeds(kept)``, the
-        verdict on the models of the seeds ``kept``, is called with each seed left out in turn,
-        and the entry stores how many agree (:func:`attnbook.book.claims.stability`). A verdict
-        from random draws passes ``resamples`` instead (label -> verdict on a resample of the
-        draws). A ``reproduced`` that a resample overturns is recorded ``fragile``.
-        """
-        stopped = getattr(self.store, "budget_stop", None)
-        if stopped:  # the notebook went on after a budget stop: its sweeps are incomplete
-            raise BudgetExhausted(f"{claim_id} not recorded: {stopped}")
+        """Record a claim's verdict in the ledger and print its line; the stability rule
+        (``seeds`` with ``decide_seeds(kept)``, or ``resamples``) as CONTRIBUTING.md says."""
+        if self.store.budget_stop:  # the notebook went on after a budget stop
+            raise BudgetExhausted(f"{claim_id} not recorded: {self.store.budget_stop}")
         if reproduced is not None and not (isinstance(reproduced, str)
                                            and reproduced == _claims.NOT_TESTABLE):
             reproduced = bool(reproduced)
@@ -302,9 +280,7 @@ class Run:
             stable = _claims.stability(reproduced, resamples, resample_kind)
         if self.readonly or self.overrides or self.store.migrating:
             _claims.check_claim_id(claim_id)  # a migration records nothing: it re-records after
-        else:
-            # `computed_by`: where the cached numbers behind this verdict were computed (a book
-            # re-drawn on a laptop from results computed on a GPU credits the GPU)
+        else:  # computed_by: where the cached numbers were computed (a GPU, for a laptop re-draw)
             _claims.record(claim_id, reproduced, measured, profile=self.profile,
                            notebook=self.notebook, part=part, details=details, stable=stable,
                            run={"run_id": self.run_id, "seed": self.seed, **self.info,
@@ -321,17 +297,15 @@ class Run:
 
     def _show_verdict_later(self, claim_id, part, reproduced, measured, line,
                             stable=None) -> bool:
-        """In a kernel: keep the verdict to show when the cell ends (:meth:`show_verdicts`,
-        one admonition per claim, its parts together). Outside one: False (it is printed)."""
+        """In a kernel, keep the verdict for :meth:`show_verdicts`; outside one, False."""
         from IPython import get_ipython
 
         from .plotting import in_kernel
 
         if not in_kernel():
             return False
-        shell = get_ipython()
         if not getattr(self, "_verdict_hook", False):
-            shell.events.register("post_run_cell", self.show_verdicts)
+            get_ipython().events.register("post_run_cell", self.show_verdicts)
             self._verdict_hook = True
         self._verdicts.append({"id": claim_id, "part": part, "line": line,
                                "status": _claims.status_word(reproduced, stable),
@@ -339,9 +313,8 @@ class Run:
         return True
 
     def show_verdicts(self, result=None) -> None:
-        """Show the verdicts recorded since the last call: per claim, a coloured admonition
-        (:func:`attnbook.book.display.verdict_markdown`) whose plain text is the verdict lines
-        (what nbval compares). Called when a cell ends (IPython's ``post_run_cell``)."""
+        """When a cell ends: one coloured admonition per claim recorded since the last call,
+        whose plain text is its verdict lines (what nbval compares)."""
         from IPython.display import display
 
         pending, self._verdicts[:] = list(self._verdicts), []
@@ -366,22 +339,15 @@ class Run:
         return ", ".join(f"{k}={v!r}" for k, v in sorted(self.overrides.items()))
 
     def criteria_fixed(self, *claim_ids: str) -> str:
-        """When each claim's criterion was last changed and where that falls among the runs
-        it decides (:func:`attnbook.book.history.fixed_sentence`, read from git and the
-        committed ledger entries), one clause per claim, for a chapter's prose."""
+        """When each claim's criterion was last changed, among the runs it decides
+        (:func:`attnbook.book.history.fixed_sentence`), one clause per claim."""
         return "; ".join(
             f"{c}: {_history.NO_HISTORY}" if (s := _history.fixed_sentence(c)) ==
             _history.NO_HISTORY else f"{c}'s criterion was {s}" for c in claim_ids) + "."
 
     def ledger(self, *claim_ids: str):
-        """This chapter's claims: the paper's value beside the verdict at every profile, each
-        part of a claim of several parts with its own value.
-
-        Reads the ledger as it stands, so it shows other profiles' committed results too (a
-        `cpu` build shows the `full` results computed on a GPU). Shown as a cell's result, one
-        block per claim (:func:`attnbook.book.display.ledger_markdown`); ``.frame`` holds the
-        rows (one per claim, part and profile).
-        """
+        """This chapter's claims as the ledger stands (every profile's committed results), one
+        block per claim shown as a cell's result; ``.frame`` holds the rows."""
         table = _claims.status_table(parts=True)
         return _display.LedgerView(table[table["id"].isin(claim_ids)], list(claim_ids),
                                    _display.shown_profiles(table))
@@ -389,43 +355,11 @@ class Run:
     # -- figures ---------------------------------------------------------------------------
     def savefig(self, fig, name: str, source: str = "", *, caption: str | None = None,
                 claims=(), data=None):
-        """Save ``fig`` as figures/<name>.png and .pdf, footed with its source and profile.
-
-        In the book the figure becomes a numbered, captioned figure labelled ``fig-<name>``
-        (prose refers to it with ``{numref}`fig-<name>```), with its provenance beneath:
-        notebook, profile and the parameters the profile changes, commit, device, wall time,
-        a status badge for each claim it supports and a link to its plotted data.
-
-        ``source``: the paper figure or result it redraws (the footer, and the caption when
-        ``caption`` is not given). ``caption``: the caption, MyST Markdown (math allowed).
-        ``claims``: ids of the ledger rows the figure supports (``["M-F3"]``), each shown with
-        its verdict at this profile and linked to its row of the reproduction status page.
-        ``data``: the plotted numbers, a DataFrame (or a dict of DataFrames, one per panel,
-        stacked with a ``panel`` column), written to figures/<name>.csv and linked as "data".
-        Returns None, so a call that ends a cell prints nothing beside the figure (the PNG is
-        figures/<name>.png).
-
-        The figure's metadata records ``phone_text_px``: the height in CSS px of its smallest
-        text (tick labels, axis labels, legends, titles, annotations; not the source footer)
-        on a 390 px phone, where the page shows it at the content width, 342 px
-        (:func:`~attnbook.book.plotting.phone_text_px`), and that width,
-        ``phone_content_px``, so that a browser scales the size to the width it shows the
-        figure at. Below 9 px the book makes the figure a link to its full-size PNG, which a
-        phone reader opens and zooms.
-
-        It records ``overlapping_labels`` too: the pairs of texts that print over each other
-        (:func:`~attnbook.book.plotting.overlapping_labels`; none, ``[]``, in a figure as it
-        should be), which the browser test reports.
+        """Save ``fig`` as figures/<name>.png and .pdf with its provenance, caption, claims
+        and plotted ``data`` (figures/<name>.csv), as CONTRIBUTING.md's "Writing a chapter"
+        says; its metadata records ``phone_text_px`` and ``overlapping_labels``. Returns None.
         """
-        from .plotting import (
-            PHONE_CONTENT_PX,
-            figure_output,
-            overlapping_labels,
-            phone_text_px,
-            png_width_in,
-            save_figure,
-            smallest_text_pt,
-        )
+        from . import plotting
 
         claims = [claims] if isinstance(claims, str) else list(claims or ())
         for cid in claims:
@@ -433,33 +367,31 @@ class Run:
         footer = f"{source} · profile {self.profile}".strip(" ·")
         if self.overrides:
             footer += f" (changed: {self.changed()})"
-        points = smallest_text_pt(fig)  # the figure's own text, not the footer added below
-        overlaps = [list(pair) for pair in overlapping_labels(fig)]
-        png = save_figure(fig, name, footer=footer, data=data)
-        phone_px = (None if points is None
-                    else round(phone_text_px(points, png_width_in(png), fig.dpi), 1))
-        figure_output(fig, png, {
+        points = plotting.smallest_text_pt(fig)  # the figure's own text, not the footer
+        overlaps = [list(pair) for pair in plotting.overlapping_labels(fig)]
+        png = plotting.save_figure(fig, name, footer=footer, data=data)
+        phone_px = (None if points is None else round(
+            plotting.phone_text_px(points, plotting.png_width_in(png), fig.dpi), 1))
+        sources = self.store.sources
+        plotting.figure_output(fig, png, {
             "name": name, "caption": caption or source or name, "source": source,
             "claims": claims, "notebook": self.notebook, "profile": self.profile,
             "profile_changes": _profile_changes(self.notebook, self.profile),
             "overrides": dict(self.overrides), "run_id": self.run_id, "seed": self.seed,
             "commit": self.info.get("commit", ""), "dirty": bool(self.info.get("dirty")),
             "device": self.info.get("device", ""),
-            "computed_by": sorted({s.get("device") or "" for s in self.store.sources} - {""}),
-            "computed_at": sorted({s.get("commit") or "" for s in self.store.sources} - {""}),
+            "computed_by": sorted({s.get("device") or "" for s in sources} - {""}),
+            "computed_at": sorted({s.get("commit") or "" for s in sources} - {""}),
             "elapsed_s": round(time.monotonic() - self._t0, 1),
             "data": f"{name}.csv" if data is not None else "", "png": f"{name}.png",
-            "phone_text_px": phone_px, "phone_content_px": PHONE_CONTENT_PX,
+            "phone_text_px": phone_px, "phone_content_px": plotting.PHONE_CONTENT_PX,
             "overlapping_labels": overlaps})
 
 
 def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -> None:
-    """A chapter run by hand (in Jupyter, not by the runner) checks the parameters it holds as
-    the runner checks them before any kernel starts: every value that differs from the
-    profile's against its allowed range, then every rule of the chapter's ``.yml`` on the whole
-    set (raising :class:`~attnbook.errors.ParameterError` with one line naming the parameter
-    and its range, or the rule). Nothing to check where the chapter has no ``.yml``.
-    """
+    """A chapter run by hand checks the parameters it holds as the runner would: each value
+    that differs from the profile's against its range, then the ``.yml``'s rules on the whole
+    set (a one-line :class:`ParameterError`). Nothing to check without a ``.yml``."""
     spec = _chapter_spec(notebook)
     if spec is None or not spec.has_profile(profile):
         return
@@ -475,8 +407,7 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
 
 
 def _chapter_spec(notebook: str):
-    """The chapter's parameters and profiles (its .yml), or None for a notebook outside
-    notebooks/ (an interactive one: no profile file)."""
+    """The chapter's parameters and profiles (its .yml), or None outside notebooks/."""
     try:
         return load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
     except Exception:
@@ -493,11 +424,7 @@ def _profile_changes(notebook: str, profile: str) -> dict:
 
 @dataclass
 class Sweep:
-    """Per-configuration cache of one sweep (finished configurations survive interruption).
-
-    :meth:`run` is the one resumable loop of the book: every sweep of every chapter goes
-    through it.
-    """
+    """Per-configuration cache of one sweep; :meth:`run` is the book's one resumable loop."""
 
     store: ResultStore
     name: str
@@ -506,18 +433,12 @@ class Sweep:
             progress: bool = True, checkpoint: bool = False):
         """Compute ``fn`` for every configuration not yet stored; return all as one frame.
 
-        ``configs`` are flat JSON-able dicts, distinct. Without ``groups``, ``fn(config)``
-        returns one result dict. With ``groups``, a function that splits the missing
-        configurations into lists computed together (stacked models), ``fn(group)`` returns
-        one result dict per configuration of the group, in order. Each result is stored the
-        moment its unit finishes, so a sweep stopped at any point resumes where it stopped.
-        ``executor`` (see :mod:`attnbook.book.executors`) decides where units run; the
-        default computes them here, one after another, with a progress bar (``progress``).
-
-        ``checkpoint=True``: ``fn(unit, checkpoint)`` also gets the unit's
-        :class:`~attnbook.book.checkpoints.Checkpoint`, where a long training saves its state
-        and resumes from (deleted once the unit's results are stored); with a time budget such
-        a unit starts whenever a minute is left and stops, checkpointed, before the deadline.
+        ``configs``: distinct flat JSON-able dicts. Without ``groups``, ``fn(config)`` returns
+        one result dict; with ``groups`` (it splits the missing configurations into lists
+        computed together), ``fn(group)`` returns one per configuration, in order. Each result
+        is stored as its unit finishes. ``executor`` decides where units run (default: here,
+        with a progress bar). ``checkpoint=True``: ``fn(unit, checkpoint)`` also gets the
+        unit's :class:`Checkpoint` (see :mod:`attnbook.book.checkpoints`).
         """
         configs = list(configs)
         if len({config_key(c) for c in configs}) != len(configs):
@@ -561,12 +482,10 @@ class Sweep:
                 if checkpoint:
                     fn.clear(unit if groups is not None else unit[0])
                 budget.finished(unit, total_wall(wall_s, earlier))
-        except BudgetExhausted as e:
-            if getattr(self.store, "budget_stop", None):
-                raise
-            _stop(self.store, f"{e}; sweep {self.name!r} has {budget.missing} of "
-                  f"{budget.total} configurations not computed: run again to resume",
-                  budget.report(checkpointed=True))  # a checkpoint stopped a unit inside
+        except BudgetExhausted as e:  # a checkpoint stopped a unit inside
+            _restop(self.store, e, f"sweep {self.name!r} has {budget.missing} of "
+                    f"{budget.total} configurations not computed: run again to resume",
+                    budget.report(checkpointed=True))
         finally:
             close = getattr(work, "close", None)
             if close is not None:
@@ -576,8 +495,7 @@ class Sweep:
         return self.frame(configs)
 
     def _never_stored(self, configs) -> set:
-        """In a migration, the keys of ``configs`` never stored (a sweep a time budget stopped
-        partway): the migration recomputes only its sample of the stored ones."""
+        """In a migration, the keys of ``configs`` never stored (a sweep a budget stopped)."""
         if not self.store.migrating:
             return set()
         return {config_key(c) for c in configs
@@ -606,7 +524,7 @@ class Sweep:
 
 def _within_budget(store: ResultStore, compute, what: str, checkpointed: bool = False):
     """``compute``, checking first that the deadline has not passed (a table is one unit;
-    ``checkpointed``: one that stops itself before the deadline, checkpointed)."""
+    ``checkpointed``: one that stops itself before the deadline)."""
     def guarded():
         end = deadline()
         if end is not None and time.time() + (MIN_SLICE_S if checkpointed else 0) >= end:
@@ -614,9 +532,7 @@ def _within_budget(store: ResultStore, compute, what: str, checkpointed: bool = 
         try:
             return compute()
         except BudgetExhausted as e:
-            if getattr(store, "budget_stop", None):
-                raise
-            _stop(store, f"{e}; run again to resume", {"table": what, "checkpointed": True})
+            _restop(store, e, "run again to resume", {"table": what, "checkpointed": True})
     return guarded
 
 
@@ -655,15 +571,12 @@ class _SweepBudget:
         self.longest = 0.0
         if self.deadline is not None:  # what earlier runs of this sweep took per unit
             todo_keys = {config_key(c) for c in todo}
-            for c in configs:
-                if config_key(c) not in todo_keys:
-                    record = sweep.store._usable(sweep.store._path(sweep.name, c)) or {}
-                    wall = record.get("wall_s")
-                    if isinstance(wall, (int, float)):
-                        self.longest = max(self.longest, float(wall))
+            walls = [(sweep.store._usable(sweep.store._path(sweep.name, c)) or {}).get("wall_s")
+                     for c in configs if config_key(c) not in todo_keys]
+            self.longest = max([0.0] + [float(w) for w in walls if isinstance(w, (int, float))])
 
     def finished(self, unit: list, wall_s: float) -> None:
-        """One unit (``unit``: its configurations) is stored; check before the next one."""
+        """One unit (its configurations) is stored; check before the next one."""
         self.units_left -= 1
         self.missing -= len(unit)
         self.longest = max(self.longest, float(wall_s))
@@ -709,8 +622,7 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
                                      frame.f_back else {})
     seed_everything(seed)
     _display.install_formatters()  # tables and dicts left as a cell's result: tables in the book
-    # libraries (transformers, datasets) draw their bars with tqdm.auto; without ipywidgets it
-    # falls back to text after a warning that would otherwise end up in every executed notebook
+    # tqdm.auto without ipywidgets warns once, which would end up in every executed notebook
     warnings.filterwarnings("ignore", message="IProgress not found", module="tqdm")
     threads = os.environ.get(ENV_THREADS, "")
     if threads:
@@ -718,14 +630,15 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
             raise ParameterError(ENV_THREADS, threads, "an integer >= 1")
         torch.set_num_threads(int(threads))
     dev = default_device(device)
-    run_id = os.environ.get(ENV_RUN_ID) or f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-" \
-                                            f"{uuid.uuid4().hex[:6]}"
-    recompute = os.environ.get(ENV_RECOMPUTE, "") == "1"
-    readonly = os.environ.get(ENV_READONLY, "") == "1"
-    overrides = _read_overrides()
-    cache_only = os.environ.get(ENV_CACHE_ONLY, "") == "1"
-    run = Run(notebook, profile, seed, dev, run_id, recompute,
-              source_provenance(provenance(dev)), readonly, overrides, cache_only)
+    run_id = os.environ.get(ENV_RUN_ID) or (f"interactive-{time.strftime('%Y%m%dT%H%M%S')}-"
+                                            f"{uuid.uuid4().hex[:6]}")
+    flag = {e: os.environ.get(e, "") == "1" for e in (ENV_RECOMPUTE, ENV_READONLY,
+                                                       ENV_CACHE_ONLY)}
+    overrides = _env_json(ENV_OVERRIDES, lambda v: isinstance(v, dict),
+                          "a JSON object of parameter values") or {}
+    run = Run(notebook, profile, seed, dev, run_id, flag[ENV_RECOMPUTE],
+              source_provenance(provenance(dev)), flag[ENV_READONLY], overrides,
+              flag[ENV_CACHE_ONLY])
     print(f"attnbook {__version__} · {notebook} · profile {profile} · seed {seed} · "
           f"{describe_device(dev)}" + (f" · changed: {run.changed()}" if overrides else ""))
     _show_choice(profile)
@@ -734,29 +647,9 @@ def start(notebook: str, profile: str = "cpu", seed: int = 0, device: str | None
 
 def _show_choice(profile: str) -> None:
     """The note on which profile the book shows, when ``run --profile largest`` chose it."""
-    text = os.environ.get(ENV_SHOWN, "")
-    if not text:
-        return
-    try:
-        shown = loads(text)
-    except json.JSONDecodeError:
-        shown = None
-    if not isinstance(shown, dict) or shown.get("profile") != profile:
-        raise ParameterError(ENV_SHOWN, text, f"a JSON object whose profile is {profile!r}")
-    from IPython.display import Markdown, display
+    shown = _env_json(ENV_SHOWN, lambda s: isinstance(s, dict) and s.get("profile") == profile,
+                      f"a JSON object whose profile is {profile!r}")
+    if shown is not None:
+        from IPython.display import Markdown, display
 
-    display(Markdown(_display.banner(shown)))
-
-
-def _read_overrides() -> dict:
-    """The runner's record of parameters changed from the profile (``ATTNBOOK_OVERRIDES``)."""
-    text = os.environ.get(ENV_OVERRIDES, "")
-    if not text:
-        return {}
-    try:
-        value = loads(text)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict):
-        raise ParameterError(ENV_OVERRIDES, text, "a JSON object of parameter values")
-    return value
+        display(Markdown(_display.banner(shown)))

@@ -1,28 +1,9 @@
-"""A chapter's pilot section, written once: everything about a pilot that knows profiles.
+"""A chapter's pilot section (imported as ``ap``): everything about a pilot that knows profiles.
 
-A pilot trains one seed of a chapter's configurations at several budgets (optimizer steps),
-each with its own schedule, to size the chapter's ``long`` run. What a pilot measures and
-where its statistic heads is the chapter's science (:mod:`attnbook.engines.pilots`: its
-budgets, its trend); what is the same in every chapter is here:
-
-* :func:`at_budgets`: a chapter's config builder applied at each budget, the longest first
-  (two workers then finish together);
-* :func:`units`: the pilot's stored units as a :class:`Pilot`: trained by this run (the
-  chapter's ``pilot`` parameter, true at ``long``) or, at any other profile, what the ``long``
-  profile's pilot has stored so far (committed results, nothing computed), with a phrase
-  saying which; :func:`parameters`, the chapter's parameters they were trained with;
-* :func:`across`: a chapter's own statistic read from each profile that has run (complete
-  and current), one table with a ``profile`` column, so that those profiles sit on the
-  pilot's axes; :func:`mark` draws them, one marker per profile (:data:`MARKERS`);
-* :func:`grows`: the standard figure, "how the effect grows with training": one line per
-  group of the pilot against the tokens it trained on, a gap whose sign decides the claim,
-  zero in the middle, the profiles that have run as markers; :func:`show` saves a chapter's
-  pilot figure with its plotted data, or says the pilot has stored nothing yet;
-* :func:`standing`, :func:`count` and :func:`describe`: where the gaps of one budget stand,
-  what a pilot stored and how far it trained, in words;
-* :func:`stop`: the one way a chapter ends after its pilot: its claims recorded ``not run``
-  with what the pilot measured and what it cost (when the pilot puts the effect out of
-  reach), or only that the long sweep is still to be sized; nothing after it runs.
+A pilot trains one seed of a chapter's configurations at several budgets to size its ``long``
+run; its science (budgets, trend) is :mod:`attnbook.engines.pilots`. Here, what every chapter
+shares (CONTRIBUTING.md, "Writing a chapter"): its configs at each budget, its units trained or
+read, its statistic across the profiles that have run, the standard figure, and the stop.
 """
 
 import math
@@ -49,9 +30,7 @@ MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's point
 
 
 def at_budgets(build: Callable[..., list], budgets: Iterable[int]) -> list:
-    """``build(steps=b)`` for each budget ``b``, the longest first, in one list: a chapter's
-    config builder (its sweep's, with the pilot's sizes and one seed bound) at each budget,
-    each with its own schedule, as a run of that length would be.
+    """``build(steps=b)`` for each budget ``b``, the longest first, in one list.
 
     >>> at_budgets(lambda steps: [("a", steps), ("b", steps)], [4, 8])
     [('a', 8), ('b', 8), ('a', 4), ('b', 4)]
@@ -61,8 +40,7 @@ def at_budgets(build: Callable[..., list], budgets: Iterable[int]) -> list:
 
 @dataclass
 class Pilot:
-    """A chapter's pilot as this run sees it: ``runs``, its stored units (one row each), and
-    ``source``, where they come from, in words."""
+    """A chapter's pilot as this run sees it: its stored units and where they come from."""
 
     runs: pd.DataFrame
     source: str
@@ -72,10 +50,8 @@ class Pilot:
 
 
 def units(run, train: bool, compute: Callable, unit: str = "results") -> Pilot:
-    """The chapter's pilot: ``compute(sweep)`` (it trains the pilot's configurations in
-    ``sweep``, the run's sweep ``pilot``, and returns their table) when this run trains it
-    (``train``: the chapter's ``pilot`` parameter), else what the ``long`` profile's pilot has
-    stored so far (``unit`` names what is counted: nets, models, budgets)."""
+    """``compute(run.sweep("pilot"))`` when this run trains the pilot (``train``), else what
+    the ``long`` profile's pilot has stored so far (``unit`` names what is counted)."""
     if train:
         return Pilot(compute(run.sweep("pilot")), f"this run ({run.profile})")
     runs = run.stored_sweep("pilot", "long")
@@ -83,21 +59,17 @@ def units(run, train: bool, compute: Callable, unit: str = "results") -> Pilot:
 
 
 def parameters(run, train: bool, namespace: dict) -> dict:
-    """The chapter's parameters its pilot is trained with: this run's (read from
-    ``namespace``, the notebook's globals, by the names of its parameters cell) when it trains
-    the pilot, else the ``long`` profile's, to rebuild the grid of the pilot it stored."""
+    """The parameters the pilot is trained with: this run's (from ``namespace``, the notebook's
+    globals) when it trains it, else the ``long`` profile's."""
     if not train:
         return run.profile_parameters("long")
     return {k: namespace.get(k, v) for k, v in run.profile_parameters(run.profile).items()}
 
 
 def across(run, name: str, read: Callable, columns: Sequence[str] = ()) -> pd.DataFrame:
-    """``read(results, params)`` of what sweep ``name`` has stored at each profile of the
-    chapter, smallest first, whose run is complete and current (every claim has a current
-    verdict there, as :mod:`attnbook.book.shown` asks; committed results, nothing computed),
-    with that profile's parameters: one table with a ``profile`` column. A profile still
-    running, stopped after its pilot, or whose reading is empty is left out; with none left
-    the table is empty with ``columns`` and ``profile``."""
+    """``read(results, params)`` of sweep ``name`` at each profile whose run is complete and
+    current (:mod:`attnbook.book.shown`), smallest first, as one table with a ``profile``
+    column (empty, with ``columns``, when none has)."""
     path = paths.NOTEBOOKS / f"{run.notebook}.ipynb"
     spec = load_spec(path)
     table = _claims.status_table()
@@ -116,12 +88,9 @@ def across(run, name: str, read: Callable, columns: Sequence[str] = ()) -> pd.Da
 
 def mark(ax, table: pd.DataFrame, *, x: str, y: str, colour: Callable, filled=None,
          label=None) -> int:
-    """Draw each row of ``table`` (with a ``profile`` column) at (``x``, ``y``) as its
-    profile's marker (:data:`MARKERS`) in ``colour(row)``, hollow where ``filled(row)`` is
-    false; each profile is named once at each ``x``, beside its highest point there, by
-    ``label(row)`` (default: the profile), so that points stacked at one budget do not print
-    over each other. Rows whose ``y`` is not finite are left out. Returns how many were
-    drawn."""
+    """Draw each row of ``table`` at (``x``, ``y``) as its profile's marker in ``colour(row)``,
+    hollow where ``filled(row)`` is false, each profile named once per ``x`` by ``label(row)``;
+    rows whose ``y`` is not finite are left out. Returns how many were drawn."""
     if not len(table):
         return 0
     rows = [r for r in table.sort_values(y, ascending=False).to_dict("records")
@@ -143,16 +112,10 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
           sides: tuple[str, str] = ("shallow better", "deep better"), ylabel: str = "",
           xlabel: str = "training tokens per model", size=(6.0, 3.8), x: str = "tokens",
           y: str = "gap", colour_key: Callable | None = None):
-    """The standard pilot figure: per panel (a group of ``panels`` columns; one panel without
-    them), one line per group of ``line`` columns of ``gaps`` (the pilot's gap ``y`` against
-    budget ``x``, log scale; the mean over its seeds, bars of one seed standard deviation
-    where there are several) labelled ``label(key)``, coloured by its ``colour_by`` value (one
-    colour per value), and ``profiles`` (:func:`across`, the same gap at the profiles that
-    have run) drawn by :func:`mark` in the colour of ``colour_key(row)`` (default: the row's
-    ``colour_by``; grey where the pilot has no such line). Zero sits in the middle: the gap's
-    sign is what a claim reads, each side labelled by ``sides`` beside the panel, clear of the
-    points and their profiles' names. ``size``: one panel's, in inches. Returns the
-    figure."""
+    """The standard pilot figure, "how the effect grows with training": per panel (``panels``
+    columns), one line per group of ``line`` columns of ``gaps`` (``y`` against ``x``, log
+    scale, mean and std over seeds) coloured by ``colour_by``, the ``profiles`` that have run
+    (:func:`across`) as markers, zero in the middle with its ``sides`` named. Returns it."""
     parts = list(gaps.groupby(list(panels))) if panels else [((), gaps)]
     fig, axes = plt.subplots(1, len(parts), figsize=(size[0] * len(parts), size[1]),
                              squeeze=False, sharey=True)
@@ -183,14 +146,9 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
 
 def show(run, pilot: Pilot, draw: Callable, *, caption: str, claims: Sequence[str],
          data, shown=(), name: str | None = None, ready: bool | None = None) -> bool:
-    """A chapter's pilot figure: ``draw()`` returns it, saved as ``name`` (default:
-    ``<chapter>_pilot``) with its
-    ``caption`` (where the pilot comes from is said after "How the effect grows with
-    training"), the ``claims`` it sizes and its plotted ``data`` (a table, or a dict of tables
-    one per panel, each with a ``profile`` column); then each table of ``shown`` (the
-    profiles that have run) is displayed. Without any stored unit (or, with ``ready`` false,
-    without what the figure draws: a budget whose every net is stored), says that the
-    ``long`` profile's pilot has stored nothing yet. Returns whether the figure was drawn."""
+    """Save the pilot figure ``draw()`` (as ``name``, default ``<chapter>_pilot``) with its
+    ``caption``, ``claims`` and ``data``, then display each table of ``shown``; without a
+    stored unit (or ``ready`` false), say so instead. Returns whether it was drawn."""
     if not len(pilot) or ready is False:
         display(Markdown(NOTHING_STORED))
         return False
@@ -202,9 +160,7 @@ def show(run, pilot: Pilot, draw: Callable, *, caption: str, claims: Sequence[st
 
 
 def standing(gaps: pd.DataFrame, what: str = "width") -> str:
-    """Where the deeper net stands across the gaps (deeper - shallower) of one budget: "behind
-    at every width" (every gap above 0), "ahead at every width" (every gap below 0), else
-    which sides occur (a gap of exactly 0 is level); ``what`` names a group.
+    """Where the deeper net stands across the gaps (deeper - shallower) of one budget.
 
     >>> standing(pd.DataFrame({"gap": [0.02, 0.01]}))
     'behind at every width'
@@ -232,8 +188,7 @@ def count(runs: pd.DataFrame, unit: str = "nets") -> str:
 
 
 def reading(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
-    """A pilot of gaps deeper - shallower in words: what it stored (:func:`count`), how far it
-    trained, and where the deeper net stands (:func:`standing`) at its largest budget.
+    """A pilot in words: what it stored, how far it trained, where the deeper net stands.
 
     >>> print(reading(pd.DataFrame({"seed": [0, 0]}),
     ...                pd.DataFrame({"tokens": [10, 20], "gap": [0.1, -0.1]})))
@@ -248,15 +203,9 @@ def reading(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
 
 def stop(run, why: str = SIZED_LATER, claims: Sequence[str] = (),
          pilot_of: str | None = None) -> None:
-    """End the chapter here at this profile, recorded as ``partly run``: what ran is stored,
-    nothing after this call runs and no verdict is recorded.
-
-    Without ``claims``, ``why`` says what is still to come (by default: the long sweep, sized
-    from the pilot). With ``claims``, the pilot puts the effect beyond this profile: each is
-    recorded ``not run`` here, its measured text ``why`` (what the pilot measured and what a
-    run would need) and the pilot's cost from the .yml of the chapter that ran it (this one,
-    or ``pilot_of``: another chapter's pilot at this profile, which this chapter reads), so
-    that the ledger and the status page say why this profile has no verdict."""
+    """End the chapter here (``partly run``, :meth:`Run.partly`). With ``claims`` (the pilot
+    puts the effect beyond this profile), each is first recorded ``not run`` with ``why`` and
+    the pilot's cost from the .yml of the chapter that ran it (this one, or ``pilot_of``)."""
     if not claims:
         run.partly(why)
     owner = pilot_of or run.notebook

@@ -1,25 +1,15 @@
 """Where a number came from: commit, device, library versions, time, and the code it ran on.
 
-Every stored result and claim carries :func:`provenance`: the commit, whether the tree had
-uncommitted changes (``dirty``, with the sha256 of ``git diff HEAD`` so that two dirty runs
-can be told apart), the device, the library versions, the time, and a fingerprint of the
-library code: ``{module: sha256[:12]}`` of the source of every ``attnbook`` module loaded
-when the result was stored (the ``attnbook.book`` machinery, the claims' criteria, paths,
-progress bars and registry downloads left out: they draw, store, judge and fetch numbers but
-do not compute them). A module's
-hash is that of its syntax tree without docstrings, written the same way on every Python
-version, so editing a comment or a docstring leaves
-its results current. :func:`changed_modules` compares a recorded fingerprint
-with the code as it is now: a result whose modules changed is stale.
-
-A unit of a sweep computed by a library function records a narrower fingerprint: the modules
-that function's module imports, directly or through others, read from their source
-(:func:`function_modules`), so editing the analysis a chapter runs after its trainings (a
-crossing estimator, a table) does not make the trainings stale. A unit computed by code the
-chapter defines itself keeps the fingerprint of every module loaded.
+:func:`provenance` is stored beside every result and claim; the code fingerprint
+(:func:`code_fingerprint`, ``{module: sha256[:12]}`` of each ``attnbook`` module's syntax tree
+without docstrings, the same on every Python; :data:`_SKIP` left out: they draw, store, judge
+and fetch numbers but do not compute them) when a result is stored. A sweep unit of a library
+function counts only that function's import closure (:func:`function_modules`).
+:func:`changed_modules` says which modules changed since: such a result is stale.
 """
 
 import ast
+import functools
 import hashlib
 import re
 import subprocess
@@ -30,12 +20,13 @@ from pathlib import Path
 
 from ..paths import ROOT
 
-__all__ = ["git_commit", "git_state", "now_iso", "provenance", "code_fingerprint",
+__all__ = ["git_state", "now_iso", "provenance", "code_fingerprint",
            "changed_modules", "module_closure", "function_modules", "short_device",
            "NO_FINGERPRINT"]
 
 NO_FINGERPRINT = "(no code fingerprint: recorded before fingerprints)"
 _PACKAGE = "attnbook"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # src/attnbook
 _SKIP = ("attnbook.book", "attnbook.paths", "attnbook.progress", "attnbook.registry",
          "attnbook.criteria")  # criteria judge numbers: see claims.criterion_sha
 
@@ -51,9 +42,7 @@ CODE_PATHS = ("src", "notebooks", "pyproject.toml", "requirements-lock.txt",
 
 def git_state() -> dict:
     """``{"commit": short sha, "dirty": bool}``, plus ``diff_sha256`` of ``git diff HEAD`` of
-    the code (:data:`CODE_PATHS`) when the code has uncommitted changes or new files. Results
-    and ledger entries written by a run change ``data/``, not the code: a run that stores its
-    results stays clean."""
+    :data:`CODE_PATHS` when dirty (what a run writes under ``data/`` does not count)."""
     try:
         sha = _git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
         dirty = bool(_git("status", "--porcelain", "--", *CODE_PATHS).strip())
@@ -66,30 +55,17 @@ def git_state() -> dict:
         return {"commit": "unknown", "dirty": False}
 
 
-def git_commit() -> str:
-    """The current commit (short hash), with ``+dirty`` when the tree has uncommitted changes."""
-    state = git_state()
-    return state["commit"] + ("+dirty" if state["dirty"] else "")
-
-
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _package_dir() -> Path:
-    import attnbook
-
-    return Path(attnbook.__file__).resolve().parent
-
-
 def _source_path(module: str) -> Path | None:
-    """Where ``module``'s source is now (None when it no longer exists, or when ``module`` is
-    no name of a module of this package: a fingerprint read from a file is never followed to
-    a path elsewhere)."""
+    """Where ``module``'s source is now, or None (gone, or not a dotted name of this package: a
+    fingerprint read from a file is never followed to a path elsewhere)."""
     if not isinstance(module, str) or not _MODULE.fullmatch(module):
         return None
     parts = module.split(".")[1:]
-    base = _package_dir().joinpath(*parts) if parts else _package_dir() / "__init__"
+    base = _PACKAGE_DIR.joinpath(*parts) if parts else _PACKAGE_DIR / "__init__"
     for p in (base.with_suffix(".py"), base / "__init__.py"):
         if p.is_file():
             return p
@@ -107,11 +83,8 @@ _NONE_IS_VALUE = frozenset({("Constant", "value"), ("MatchSingleton", "value")})
 
 
 def _dump(node) -> str:
-    """A syntax tree as text, the same on every Python: :func:`ast.dump` as Python 3.11 writes
-    it (fields by name, absent options left out, no positions), whatever Python runs it.
-    ``ast.dump`` itself differs between versions (3.12 adds ``type_params=[]`` to every
-    function, 3.13 leaves out empty lists), which made one module's hash depend on the Python
-    that computed it."""
+    """A syntax tree as Python 3.11's :func:`ast.dump` writes it, whatever Python runs it
+    (``ast.dump`` itself differs between versions)."""
     if isinstance(node, ast.AST):
         name = type(node).__name__
         fields = []
@@ -129,9 +102,7 @@ def _dump(node) -> str:
 
 
 def source_hash(source: bytes) -> str:
-    """sha256[:12] of a module's code: its syntax tree without docstrings (:func:`_dump`), so
-    comments, docstrings and layout can change without making results stale, and the hash is
-    the same on every Python version."""
+    """sha256[:12] of a module's syntax tree without docstrings (:func:`_dump`)."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
@@ -200,9 +171,8 @@ def _imported(module: str) -> set[str]:
 
 
 def module_closure(module: str) -> list[str]:
-    """``module`` and every ``attnbook`` module it imports, directly or through others, with
-    the packages that hold them (importing ``a.b.c`` runs ``a.b``), as the fingerprint counts
-    them (:func:`code_fingerprint`'s exclusions apply).
+    """``module`` and every ``attnbook`` module it imports, directly or not, with their parent
+    packages, as the fingerprint counts them.
 
     >>> "attnbook.engines.lm" in module_closure("attnbook.engines.lm_sweep")
     True
@@ -222,12 +192,8 @@ def module_closure(module: str) -> list[str]:
 
 
 def function_modules(fn) -> list[str] | None:
-    """The modules whose code a unit computed by ``fn`` can run (:func:`module_closure` of
-    the module that defines it, through ``functools.partial`` and wrappers that keep the
-    function as ``fn.fn``), or None when ``fn`` is not defined in the library (a function of
-    the notebook's own, which may call any module loaded)."""
-    import functools
-
+    """The modules a unit computed by ``fn`` can run (:func:`module_closure` of its module,
+    through ``functools.partial`` and ``fn.fn`` wrappers), or None for a notebook's function."""
     for _ in range(8):
         if isinstance(fn, functools.partial):
             fn = fn.func
@@ -242,16 +208,15 @@ def function_modules(fn) -> list[str] | None:
 
 
 def changed_modules(fingerprint) -> list[str]:
-    """The modules of a recorded fingerprint whose source differs now or is gone; a record
-    with no fingerprint at all (written before fingerprints existed) counts as changed."""
+    """The modules of a recorded fingerprint whose source differs now or is gone (no
+    fingerprint at all: :data:`NO_FINGERPRINT`)."""
     if not isinstance(fingerprint, dict):
         return [NO_FINGERPRINT]
     return sorted(m for m, h in fingerprint.items() if _module_hash(m) != h)
 
 
 def provenance(device=None) -> dict:
-    """Commit (and dirty state), device, versions and time, as stored beside every result
-    and claim. The code fingerprint is taken when a result is stored, not here."""
+    """Commit (and dirty state), device, versions and time (not the fingerprint)."""
     from ..device import describe_device, library_versions
 
     return {

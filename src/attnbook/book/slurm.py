@@ -1,37 +1,11 @@
-"""Sweeps on a Slurm cluster: an :class:`~attnbook.book.executors.Executor` built on submitit.
+"""Sweeps on a Slurm cluster: :class:`SlurmExecutor`, an executor built on submitit.
 
-:class:`SlurmExecutor` submits the units a sweep still lacks (configurations, or groups of
-them) as one Slurm job array (through `submitit <https://github.com/facebookincubator/submitit>`_),
-yields each result as its job finishes, and :meth:`~attnbook.book.notebook.Sweep.run` stores
-it at once, so an interrupted sweep resumes with only the missing runs. On the node each run
-calls ``fn(unit)``; the library's functions pick the device themselves
-(:func:`attnbook.device.default_device`: CUDA if the node has one, else CPU), and
-``device="cpu"`` or ``"cuda"`` forces one through ``ATTNBOOK_DEVICE``.
-
-Usage, on the cluster's login node (in a notebook or a script)::
-
-    from attnbook import start
-    from attnbook.book.slurm import SlurmExecutor
-    from attnbook.engines.lm_sweep import lm_config, train_config
-
-    run = start("wies2021_depth_efficiency", profile="full")
-    configs = [lm_config(corpus="english", V=V, N=128, L=L, d_x=d_x, steps=20000, batch=64,
-                         lr=1e-3, warmup=500, seed=s)
-               for V in (500, 2000) for L in (2, 6) for d_x in (128, 256, 512) for s in range(3)]
-    executor = SlurmExecutor(folder="build/slurm", partition="gpu", timeout_min=60,
-                             gpus_per_node=1, cpus_per_task=8, mem_gb=32, max_parallel=16,
-                             job_name="wies2021")
-    frame = run.sweep("depth").run(train_config, configs, executor=executor)
-
-The folder keeps each job's pickles and logs (``<job id>_<task>_log.err`` / ``.out``). A
-failed run is reported, after the successful ones have been yielded (and stored), by one
-:class:`SweepJobError` line naming its configuration and its log; re-running the same call
-then submits only the failed and missing configurations. Stopping the consumer (Ctrl-C)
-cancels the jobs of the array that have not finished.
-
-``cluster="local"`` runs the same array as local processes and ``cluster="debug"`` in this
-process, one after another (both for trying a sweep without a cluster; the tests use them).
-submitit is imported only when an executor is built, so the rest of attnbook does not need it.
+It submits the units a sweep still lacks as one job array and yields each result as its job
+finishes, for :meth:`~attnbook.book.notebook.Sweep.run` to store at once (usage: CONTRIBUTING.md,
+"A cluster"). The folder keeps each job's pickles and logs; failed runs are reported after the
+others by one :class:`SweepJobError` naming a configuration and its log; stopping the consumer
+cancels the unfinished jobs. ``cluster="local"`` or ``"debug"`` runs the array on this machine.
+submitit is imported only when an executor is built.
 """
 
 import numbers
@@ -62,11 +36,8 @@ class SweepJobError(AttnbookError):
 
 
 def _run_config(fn: Callable, config, device: str) -> tuple[str, object, float]:
-    """What each array task runs: ``fn(config)`` timed, its error caught as text.
-
-    A Python error in ``fn`` comes back as ("error", "Type: message", seconds), its traceback
-    printed to the job's error log; the caller then reports the configuration by name.
-    """
+    """What each array task runs: ``fn(config)`` timed; an error comes back as ("error",
+    "Type: message", seconds), its traceback in the job's log."""
     import os
 
     from ..device import ENV_DEVICE, default_device
@@ -90,15 +61,9 @@ def _int(value) -> bool:
 
 
 class SlurmExecutor:
-    """Runs sweep configurations as one Slurm job array via submitit (module docstring: usage).
-
-    Parameters pass through to sbatch: ``partition``, ``timeout_min`` (the time limit),
-    ``gpus_per_node``, ``cpus_per_task``, ``mem_gb``, ``job_name``, ``max_parallel`` (the
-    array's ``%`` limit on runs at once) and ``slurm`` (a dict of further sbatch parameters as
-    submitit names them, e.g. ``{"account": "proj", "qos": "high", "constraint": "a100"}``).
-    ``folder`` holds the jobs' pickles and logs; ``cluster`` is "slurm", "local" or "debug";
-    ``device`` ("auto", "cpu" or "cuda") is resolved on the node; ``poll_s`` is the seconds
-    between checks of unfinished jobs.
+    """Runs sweep configurations as one Slurm job array via submitit. The parameters pass to
+    sbatch (``max_parallel``: the array's ``%`` limit; ``slurm``: further sbatch parameters as
+    submitit names them, e.g. account, qos); ``device`` is resolved on the node.
 
     >>> SlurmExecutor(folder="build/slurm", cluster="k8s")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -174,11 +139,8 @@ class SlurmExecutor:
                f"{self.slurm_parameters})"
 
     def map(self, fn: Callable, configs: list[dict]) -> Iterator[tuple[dict, dict, float]]:
-        """Submit ``configs`` as one array; yield (config, result, wall seconds) as each ends.
-
-        Wall seconds are the run's own time on the node. Failed runs raise one
-        :class:`SweepJobError` after all others were yielded.
-        """
+        """Submit ``configs`` as one array; yield (config, result, the run's seconds on the
+        node) as each ends; failed runs raise one :class:`SweepJobError` after."""
         configs = list(configs)
         if not configs:
             return

@@ -1,39 +1,11 @@
-"""Cached results, so compute is separate from plotting and an interrupted sweep resumes.
+"""Cached results under ``data/results/<notebook>/<profile>/``: one CSV per table and
+parameter set (:meth:`ResultStore.cached`), one JSON per finished sweep configuration
+(:meth:`ResultStore.put`), written atomically, keyed by a hash of the parameters.
 
-Two granularities, both under ``data/results/<notebook>/<profile>/`` (small, committable):
-
-* :meth:`ResultStore.cached` stores one whole table (CSV) per name and parameter set;
-* :meth:`ResultStore.get` / :meth:`ResultStore.put` store one JSON file per finished
-  configuration of a sweep, written atomically, so a sweep stopped at any point keeps every
-  configuration it finished and recomputes only the missing ones.
-
-Keys are hashes of the parameters that determine a result, so a changed parameter recomputes
-only what it affects. ``recompute=True`` ignores what is stored (and overwrites it);
-``readonly=True`` writes nothing and keeps this session's results in memory (the nbval pass of
-``make test`` re-executes notebooks this way, as a determinism check that leaves no trace).
-
-Every record carries ``fingerprint``, the code it was computed with (see
-:mod:`attnbook.book.provenance`), beside the commit, its ``dirty`` state and the rest of its
-provenance, and ``sha256`` (:func:`record_hash`, ``hash_version`` :data:`HASH_VERSION`): the
-hash of the whole record but ``sha256`` itself (payload, fingerprint and provenance alike)
-together with the hash of its payload (a sweep record: the canonical JSON of its ``config`` and
-``result``, which the record holds; a table: its CSV text, beside the record). On read, a
-record is used only when it parses, carries a hash of this format that matches and none of its
-modules changed since: a damaged or edited file, one without a hash and one whose hash is of
-the earlier format (which covered the payload alone) are reported by path (a
-:class:`DamagedResultWarning`) and recomputed, or, in a read-only run, fail naming the file; a
-stale one (code changed, or no fingerprint) is recomputed like a missing one.
-
-``cache_only=True`` computes nothing: a result that is not stored raises :class:`CacheMiss` (a
-book built where nothing expensive may run, e.g. the deployment workflow, fails loudly rather
-than training for hours). A stale result (code changed since) is served there rather than
-recomputed, with one warning per notebook; a damaged one is never served.
-
-A migration (``python -m attnbook migrate``, :mod:`attnbook.book.migrate`) runs the notebook
-with ``ATTNBOOK_MIGRATE`` naming the stale results to recompute (its sample): those are
-recomputed, every other stale one is served as it is, a missing or damaged one is an error,
-and every result the notebook asks for is listed in the file the variable names, so the
-migration knows which stored results the chapter still uses.
+Each record carries its code ``fingerprint``, provenance and ``sha256`` (:func:`record_hash`, over
+the whole record and its payload), checked on every read; damaged, stale, ``recompute``,
+``readonly``, ``cache_only`` and migration (``ATTNBOOK_MIGRATE``) behave as CONTRIBUTING.md's
+"The result cache" says.
 """
 
 import hashlib
@@ -114,19 +86,29 @@ def config_key(config: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def canonical_sha256(value) -> str:
+    """sha256 of ``value`` as canonical strict JSON (a string: of its text)."""
+    if not isinstance(value, str):
+        value = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def hash_matches(compute, expected) -> bool:
+    """Whether ``compute()`` equals ``expected`` (a record it cannot hash does not)."""
+    try:
+        return compute() == expected
+    except (TypeError, ValueError):
+        return False
+
+
 def payload_hash(payload) -> str:
     """sha256 of a CSV text, or of the canonical JSON of a sweep record's config and result."""
-    if not isinstance(payload, str):
-        payload = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return canonical_sha256(payload)
 
 
 def record_hash(record: dict, payload) -> str:
-    """sha256 of a stored result: the canonical JSON of ``{"payload": payload_hash(payload),
-    "record": <the record without its sha256>}``, so an edit to the numbers (``payload``: a
-    sweep record's config and result, or a table's CSV text) or to anything the record says of
-    them (its fingerprint, commit, dirty state, device, time, wall_s, params, ``migrated``,
-    ``hash_version`` ...) fails it.
+    """sha256 of the canonical JSON of ``{"payload": payload_hash(payload), "record": <the
+    record without its sha256>}``: an edit to the numbers or to anything said of them fails it.
 
     >>> r = seal({"config": {"n": 1}, "result": {"y": 2.0}, "fingerprint": {"m": "ab"}})
     >>> r["hash_version"], record_hash(r, record_payload(r, None)) == r["sha256"]
@@ -135,15 +117,12 @@ def record_hash(record: dict, payload) -> str:
     False
     """
     body = {k: v for k, v in record.items() if k != "sha256"}
-    blob = json.dumps({"payload": payload_hash(payload), "record": finite_json(body)},
-                      sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return canonical_sha256({"payload": payload_hash(payload), "record": finite_json(body)})
 
 
 def record_payload(record: dict, path: Path | None, csv_text: str | None = None):
-    """What a record's numbers are: a sweep record's ``config`` and ``result``, else (a table)
-    ``csv_text`` or the text of the ``.csv`` beside ``path`` (an OSError or ValueError when it
-    cannot be read)."""
+    """A sweep record's ``config`` and ``result``, else (a table) ``csv_text`` or the text of
+    the ``.csv`` beside ``path``."""
     if "result" in record:  # one sweep configuration
         return {"config": record.get("config"), "result": record.get("result")}
     if csv_text is None:
@@ -152,17 +131,16 @@ def record_payload(record: dict, path: Path | None, csv_text: str | None = None)
 
 
 def seal(record: dict, csv_text: str | None = None) -> dict:
-    """``record`` as it is stored: strict JSON values, ``hash_version`` and its ``sha256``
-    (:func:`record_hash`; a table's: with its CSV text ``csv_text``). It blesses what it is
-    given: a writer that re-stamps a stored record checks it (:func:`check_record`) first."""
+    """``record`` as stored: strict JSON, ``hash_version`` and ``sha256``. It blesses what it
+    is given: a writer that re-stamps a stored record checks it (:func:`check_record`) first."""
     body = finite_json({k: v for k, v in record.items() if k != "sha256"})
     body["hash_version"] = HASH_VERSION
     return {**body, "sha256": record_hash(body, record_payload(body, None, csv_text))}
 
 
 def write_record(path: Path, record: dict, csv_text: str | None = None) -> dict:
-    """Seal ``record`` (:func:`seal`; a table's CSV: ``csv_text``, else the ``.csv`` beside
-    ``path``) and write it atomically, as the store does; the sealed record."""
+    """Seal ``record`` (a table's with ``csv_text``, else the ``.csv`` beside ``path``) and
+    write it atomically; the sealed record."""
     if "result" not in record and csv_text is None:
         csv_text = Path(path).with_suffix(".csv").read_text()
     sealed = seal(record, csv_text)
@@ -171,8 +149,7 @@ def write_record(path: Path, record: dict, csv_text: str | None = None) -> dict:
 
 
 def total_wall(wall_s: float | None, earlier: list | None) -> float | None:
-    """A unit's seconds: this sitting's ``wall_s`` plus those of its ``earlier`` sittings (a
-    resumed checkpointed unit; each {"device", "s", "step"}, "s" up to its last save).
+    """A unit's seconds: this sitting's ``wall_s`` plus its ``earlier`` sittings' ``s``.
 
     >>> total_wall(5.0, [{"device": "cpu", "s": 20.0, "step": 100}]), total_wall(5.0, [])
     (25.0, 5.0)
@@ -197,14 +174,9 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def check_record(path: Path, text: str | bytes | None = None, csv_text: str | None = None):
-    """Read and check one stored record: ``(record, problem, changed)``.
-
-    ``problem`` is None or one line naming the file and saying why it cannot be used (does
-    not parse, has no hash, has a hash of the earlier format, hash mismatch): such a file is
-    damaged, never used; ``changed`` lists the modules changed since it was computed (empty
-    when current). For a table, ``path`` is its record (meta JSON) and the CSV is read from the
-    sibling ``.csv`` unless ``csv_text`` is given.
-    """
+    """Read and check one stored record: ``(record, problem, changed)``, ``problem`` one line
+    naming the file and why it is damaged (or None), ``changed`` the modules changed since it
+    was computed. A table's CSV is read beside ``path`` unless ``csv_text`` is given."""
     try:
         record = loads(path.read_bytes() if text is None else text)
         if not isinstance(record, dict):
@@ -223,11 +195,7 @@ def check_record(path: Path, text: str | bytes | None = None, csv_text: str | No
                       f"fingerprint and provenance (hash_version {record.get('hash_version')!r},"
                       f" not {HASH_VERSION}): damaged unless converted by "
                       "tools/rehash_results.py"), []
-    try:
-        ok = record_hash(record, payload) == record["sha256"]
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
+    if not hash_matches(lambda: record_hash(record, payload), record["sha256"]):
         if "result" in record:
             return None, (f"{path}: content does not match its recorded sha256 (damaged or "
                           "edited)"), []
@@ -237,8 +205,7 @@ def check_record(path: Path, text: str | bytes | None = None, csv_text: str | No
 
 
 def why_not_current(problem: str | None, changed) -> str:
-    """Why a stored result or ledger entry is not used, in one phrase: its ``problem`` (damaged),
-    else the modules ``changed`` since it was computed ('' when it is current)."""
+    """Why a stored result or ledger entry is not used ('' when it is current)."""
     if problem:
         return problem
     return f"stale (changed: {', '.join(changed)})" if changed else ""
@@ -246,7 +213,7 @@ def why_not_current(problem: str | None, changed) -> str:
 
 def stored_results(root: Path | None = None, profile: str | None = None):
     """Every stored result under ``root`` (default ``data/results``), checked: dicts with
-    notebook, profile, path, problem (damaged) and changed (stale modules)."""
+    notebook, profile, path, problem and changed."""
     root = Path(root or paths.COMMITTED_RESULTS)
     for nb_dir in sorted(p for p in root.glob("*") if p.is_dir() and
                          not p.name.startswith(".")):  # .checkpoints: not results
@@ -272,8 +239,7 @@ def stored_counts(root: Path | None = None, profile: str | None = None) -> dict:
 
 
 def _migration() -> tuple[bool, set, str | None]:
-    """(migrating, the sample's resolved paths, the file asked paths go to), from
-    ``ATTNBOOK_MIGRATE``."""
+    """(migrating, the sample's paths, the file asked paths go to) from ``ATTNBOOK_MIGRATE``."""
     text = os.environ.get(ENV_MIGRATE, "")
     if not text:
         return False, set(), None
@@ -294,8 +260,7 @@ class CacheMiss(AttnbookError):
 
 
 class NotStored(CacheMiss):
-    """A migration asked for a result that was never stored (a chapter a time budget stopped
-    partway): a migration recomputes only its sample, so the chapter's pass ends there."""
+    """A migration asked for a result never stored: the chapter's pass ends there."""
 
 
 class ResultStore:
@@ -315,6 +280,7 @@ class ResultStore:
         self.served_stale: dict[str, list[str]] = {}  # the same, of stale results served as
         # they are (cache_only: nothing is recomputed)
         self.migrating, self._sample, self._asked_log = _migration()
+        self.budget_stop: str | None = None  # why a time budget stopped the run (notebook.py)
 
     def refuse_to_compute(self, what: str) -> None:
         """Raise :class:`CacheMiss` if this store may not compute ``what`` (``cache_only``)."""
@@ -325,16 +291,13 @@ class ResultStore:
 
     def _note(self, record: dict) -> None:
         src = {k: record.get(k) for k in ("commit", "dirty", "diff_sha256", "device", "time",
-                                          "run_id", "fingerprint")}
-        src = {k: v for k, v in src.items() if v is not None or k in ("commit", "device",
-                                                                      "time", "run_id")}
+                                          "run_id", "fingerprint")
+               if record.get(k) is not None or k in ("commit", "device", "time", "run_id")}
         if src not in self.sources:
             self.sources.append(src)
 
     def _stamp(self, modules=None) -> dict:
-        """Provenance of a result stored now: the run's, plus the code fingerprint (of
-        ``modules``, the code the result depends on, when known; else of every module
-        loaded)."""
+        """The run's provenance and the fingerprint of ``modules`` (None: every one loaded)."""
         return {**self.provenance, "fingerprint": code_fingerprint(modules)}
 
     def _write(self, path: Path, text: str) -> None:
@@ -373,8 +336,6 @@ class ResultStore:
                                     "--cache-only: restore the file (git checkout), or run "
                                     "without --cache-only to recompute it")
                 if self.readonly:
-                    from ..errors import AttnbookError
-
                     raise AttnbookError(f"stored result {problem}")
                 warnings.warn(f"{problem}; recomputing it", DamagedResultWarning, stacklevel=4)
                 record = None
@@ -401,12 +362,8 @@ class ResultStore:
     def _path(self, name: str, config: dict) -> Path:
         return self.dir / name / f"{config_key(config)}.json"
 
-    def _valid(self, path: Path) -> bool:
-        return self._usable(path) is not None
-
     def get(self, name: str, config: dict) -> dict | None:
-        """The stored result of ``config`` in sweep ``name``, or None if not finished (or
-        damaged, or computed by code that has changed since)."""
+        """The usable stored result of ``config`` in sweep ``name``, or None."""
         record = self._usable(self._path(name, config))
         if record is None:
             return None
@@ -416,12 +373,9 @@ class ResultStore:
     def put(self, name: str, config: dict, result: dict, wall_s: float | None = None,
             earlier: list | None = None, modules: list[str] | None = None,
             stacked_with: list[str] | None = None) -> None:
-        """Store the result of one finished configuration (atomically). ``earlier``: the
-        sittings of a checkpointed unit before this one (see :mod:`.checkpoints`);
-        ``modules``: the library modules its computation can run (see
-        :func:`~attnbook.book.provenance.function_modules`; None: every module loaded);
-        ``stacked_with``: the keys of every configuration computed in the same program (a
-        group of stacked models), its own included."""
+        """Store one finished configuration: ``earlier``, a checkpointed unit's earlier
+        sittings; ``modules``, the code it can run (None: every module loaded);
+        ``stacked_with``, the keys of its stacked program's configurations, its own included."""
         path = self._path(name, config)
         record = seal({"config": config, "result": result, **_timing(wall_s, earlier),
                        **({"stacked_with": sorted(stacked_with)} if stacked_with else {}),
@@ -430,7 +384,7 @@ class ResultStore:
 
     def missing(self, name: str, configs: Iterable[dict]) -> list[dict]:
         """The configurations of sweep ``name`` that still have to be computed."""
-        return [c for c in configs if not self._valid(self._path(name, c))]
+        return [c for c in configs if self._usable(self._path(name, c)) is None]
 
     def frame(self, name: str, configs: Iterable[dict]) -> pd.DataFrame:
         """One row per configuration: its parameters, then its stored result fields."""
@@ -443,9 +397,8 @@ class ResultStore:
         return pd.DataFrame(rows)
 
     def stored(self, name: str) -> pd.DataFrame:
-        """Every intact, current result of sweep ``name`` stored so far, whatever its
-        configuration, as :meth:`frame` gives them (in the order of their keys); damaged and
-        stale ones are left out. For a figure of what an unfinished sweep has computed."""
+        """Every intact, current result of sweep ``name`` stored so far, as :meth:`frame`
+        gives them (in the order of their keys): what an unfinished sweep has computed."""
         rows = []
         for path in sorted((self.dir / name).glob("*.json")):
             record, problem, changed = check_record(path)
@@ -461,8 +414,8 @@ class ResultStore:
     # -- one table per parameter set ---------------------------------------------------
     def cached(self, name: str, params: dict, compute: Callable[[], pd.DataFrame],
                earlier: Callable[[], list] | None = None) -> pd.DataFrame:
-        """Return the stored table for ``(name, params)``, computing and storing it if absent
-        (``earlier()``, asked after ``compute``: the sittings before this one, as in put)."""
+        """The stored table for ``(name, params)``, computed and stored if absent
+        (``earlier()``, asked after ``compute``: the earlier sittings, as in put)."""
         key = config_key(params)
         csv, meta = self.dir / f"{name}-{key}.csv", self.dir / f"{name}-{key}.json"
         record = self._usable(meta)
