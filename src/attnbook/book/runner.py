@@ -62,10 +62,22 @@ _NOT_FOR_A_RUN = {"ATTNBOOK_READONLY": "writes nothing: `make nbval` sets it for
 
 def check_environment(command: str | None = None) -> None:
     """Check the variables a kernel reads before any starts (:class:`UsageError` if one is
-    bad); with ``command`` (``run``, ``report``, ...) also ``ATTNBOOK_ROOT`` and, for a run,
-    the variables the book sets only for its own purposes."""
-    if command is not None:
-        _check_root(command)
+    bad); with ``command`` (``run``, ``report``, ...) also ``ATTNBOOK_ROOT`` (an existing
+    folder, writable for the commands that write) and, for a run, the variables the book sets
+    only for its own purposes."""
+    text = os.environ.get("ATTNBOOK_ROOT", "")
+    if command is not None and text:
+        if not Path(text).is_dir():
+            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
+                             "existing folder (a checkout of the book), or unset")
+        if command in ("run", "report", "migrate"):  # the commands that write
+            root = Path(text)
+            bad = [p for p in [root, *(root / d for d in ("build", "status", "data", "figures"))]
+                   if p.exists() and not os.access(p, os.W_OK | os.X_OK)]
+            if bad:
+                raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} "
+                                 f"is not writable, and {command} writes there (allowed: a "
+                                 "folder this user may write in)")
     if command in ("run", "migrate"):
         for name, why in _NOT_FOR_A_RUN.items():
             text = os.environ.get(name, "")
@@ -98,25 +110,6 @@ def check_environment(command: str | None = None) -> None:
                 (str(e).splitlines() or ["not a device here"])[0]
             raise UsageError(f"environment variable ATTNBOOK_DEVICE = {shown(device)}: {why}") \
                 from None
-
-
-def _check_root(command: str) -> None:
-    """``ATTNBOOK_ROOT``, when set: an existing folder, writable for the commands that write."""
-    text = os.environ.get("ATTNBOOK_ROOT", "")
-    if not text:
-        return
-    root = Path(text)
-    if not root.is_dir():
-        raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
-                         "existing folder (a checkout of the book), or unset")
-    if command in ("run", "report", "migrate"):
-        writable = [root] + [root / d for d in ("build", "status", "data", "figures")
-                             if (root / d).exists()]
-        bad = [p for p in writable if not os.access(p, os.W_OK | os.X_OK)]
-        if bad:
-            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} is "
-                             f"not writable, and {command} writes there (allowed: a folder "
-                             "this user may write in)")
 
 
 @dataclass
@@ -163,13 +156,11 @@ def shown(value, limit: int = 60) -> str:
     """
     text = str(value)
     lines = text.splitlines() or [""]
-    out = repr(lines[0][:limit])[:-1] if len(lines[0]) > limit or len(lines) > 1 \
-        else repr(text)
     if len(lines[0]) > limit:
-        return out + f"... ({len(text)} characters)"
+        return repr(lines[0][:limit])[:-1] + f"... ({len(text)} characters)"
     if len(lines) > 1:
-        return out + f"... ({len(lines)} lines)"
-    return out
+        return repr(lines[0])[:-1] + f"... ({len(lines)} lines)"
+    return repr(text)
 
 
 def resolve_notebook(name: str, available: dict[str, Path]) -> str:
@@ -212,11 +203,7 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
     available = available_notebooks(notebooks_dir)
     if not available:
         raise UsageError(f"no notebooks found in {notebooks_dir or paths.NOTEBOOKS}")
-    chosen = []
-    for name in names or list(available):
-        stem = resolve_notebook(name, available)
-        if stem not in chosen:
-            chosen.append(stem)
+    chosen = dict.fromkeys(resolve_notebook(name, available) for name in names or available)
     for i, (pname, _) in enumerate(raw_overrides):
         if any(n == pname for n, _ in raw_overrides[:i]):
             given = [t for n, t in raw_overrides if n == pname]
@@ -352,10 +339,9 @@ def _plan_largest(names, notebooks_dir: Path | None) -> list[Job]:
     for job in base:
         shown = choices[job.spec.stem]
         p = shown["profile"]
-        if p == FALLBACK:
-            jobs.append(Job(job.spec, p, job.parameters, shown=shown))
-        else:
-            jobs.append(Job(job.spec, p, job.spec.parameters(p), shown=shown, cache_only=True))
+        drawn = p != FALLBACK  # a larger profile, drawn from its stored results
+        jobs.append(Job(job.spec, p, job.spec.parameters(p) if drawn else job.parameters,
+                        shown=shown, cache_only=drawn))
     return jobs
 
 
@@ -474,20 +460,14 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         warned = printed_warnings(written) if written.exists() and not interrupted else []
         entry = {"run_id": run_id, "notebook": stem, "profile": job.profile,
                  "parameters": job.parameters, "overrides": job.overrides,
-                 "recompute": recompute, "start": start,
-                 "wall_s": round(wall, 2), "status": status, "error": error,
-                 "warnings": warned,
+                 "recompute": recompute, "start": start, "wall_s": round(wall, 2),
+                 "status": status, "error": error, "warnings": warned,
                  "commit": base["commit"], "dirty": base.get("dirty", False),
                  "diff_sha256": base.get("diff_sha256"), "device": base["device"],
                  "versions": base["versions"]}
-        if work is not None:
-            entry["work"] = work
-        if explore:
-            entry["explore_dir"] = str(explore)
-        if deadline is not None:
-            entry["deadline"] = _utc(deadline)
-        if missing is not None:
-            entry["missing"] = missing
+        optional = {"work": work, "explore_dir": explore and str(explore), "missing": missing,
+                    "deadline": None if deadline is None else _utc(deadline)}
+        entry.update({k: v for k, v in optional.items() if v is not None})
         with open(manifest, "a") as f:
             f.write(dumps(entry, sort_keys=True) + "\n")
         entries.append(entry)
