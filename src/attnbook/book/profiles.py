@@ -717,13 +717,11 @@ def _check_sections(allowed, profiles, rules, yml: Path) -> None:
             if key in rule and not _finite(rule[key]):
                 raise AttnbookError(f"{yml}: allowed {name!r}: {key} = {_short(rule[key])}: "
                                     "allowed a finite number")
-        if "choices" in rule and not (isinstance(rule["choices"], list) and all(
-                isinstance(c, (bool, int, float, str)) for c in rule["choices"])):
-            raise AttnbookError(f"{yml}: allowed {name!r}: choices must be a list of numbers "
-                                "or texts")
-        if "suffixes" in rule and not (isinstance(rule["suffixes"], list)
-                                       and all(isinstance(x, str) for x in rule["suffixes"])):
-            raise AttnbookError(f"{yml}: allowed {name!r}: suffixes must be a list of texts")
+        for key, kinds, what in (("choices", (bool, int, float, str), "numbers or texts"),
+                                 ("suffixes", str, "texts")):
+            if key in rule and not (isinstance(rule[key], list)
+                                    and all(isinstance(x, kinds) for x in rule[key])):
+                raise AttnbookError(f"{yml}: allowed {name!r}: {key} must be a list of {what}")
     for profile, values in profiles.items():
         if values is not None and not isinstance(values, dict):
             raise AttnbookError(f"{yml}: profile {profile!r} must map parameters to values")

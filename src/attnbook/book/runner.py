@@ -35,7 +35,7 @@ from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
 from .readers import loads
 from .report import work_text
-from .store import dumps
+from .store import config_key, dumps
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError", "EXIT_BUDGET", "exit_code"]
 
@@ -122,15 +122,13 @@ class Job:
     shown: dict | None = None  # --profile largest: the profile chosen and why not the larger
     cache_only: bool = False  # draw every result, compute nothing (a chapter shown at long/full)
 
-    def explore_dir(self, build: Path | None = None) -> Path | None:
+    def explore_dir(self, build: Path) -> Path | None:
         """Where an exploratory run keeps its results and figures (None: not exploratory):
         ``build/explore/<stem>-<profile>-<hash of the changed values>/``."""
         if not self.overrides:
             return None
-        from .store import config_key
-
-        return (Path(build) / "explore" if build else paths.EXPLORE) / \
-            f"{self.spec.stem}-{self.profile}-{config_key(self.overrides)}"
+        return Path(build, "explore", f"{self.spec.stem}-{self.profile}-"
+                    f"{config_key(self.overrides)}")
 
 
 def _toc_order() -> list[str]:
