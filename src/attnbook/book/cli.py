@@ -79,14 +79,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from .runner import UsageError, check_environment, execute, exit_code, plan
+    from . import runner
 
-    check_environment("run")
+    runner.check_environment("run")
     budget = _time_budget(args.time_budget)
     deadline = time.time() + budget if budget is not None else None
-    jobs = plan(args.notebooks, args.profile, args.parameter)
+    jobs = runner.plan(args.notebooks, args.profile, args.parameter)
     if args.recompute and args.cache_only:
-        raise UsageError("--recompute and --cache-only exclude each other")
+        raise runner.UsageError("--recompute and --cache-only exclude each other")
     if not args.no_cost_check and not args.cache_only:  # --cache-only computes nothing
         from .plan import check_costs
 
@@ -116,17 +116,15 @@ def _run(args) -> int:
             print(f"note: the tree has uncommitted changes: results stored by this run are "
                   f"recorded as dirty (diff {state['diff_sha256']}) on {state['commit']}; "
                   f"commit first for results that a commit reproduces", file=sys.stderr)
-    entries = execute(jobs, recompute=args.recompute, cache_only=args.cache_only,
+    entries = runner.execute(jobs, recompute=args.recompute, cache_only=args.cache_only,
                       deadline=deadline)
-    from .runner import NOT_STARTED, PARTLY_RUN
-
-    stopped = {PARTLY_RUN, NOT_STARTED}
-    failed = [e for e in entries if e["status"] not in {"ok"} | stopped]
+    failed = [e["notebook"] for e in entries
+              if e["status"] not in ("ok", runner.PARTLY_RUN, runner.NOT_STARTED)]
     done = sum(e["status"] == "ok" for e in entries)
     print(f"{done}/{len(entries)} notebooks ran at profile {args.profile}"
-          + (f"; failed: {', '.join(e['notebook'] for e in failed)}" if failed else ""))
-    partly = [e for e in entries if e["status"] == PARTLY_RUN]
-    waiting = [e["notebook"] for e in entries if e["status"] == NOT_STARTED]
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    partly = [e for e in entries if e["status"] == runner.PARTLY_RUN]
+    waiting = [e["notebook"] for e in entries if e["status"] == runner.NOT_STARTED]
     if partly or waiting:
         what = [f"{e['notebook']} partly run ("
                 + ", ".join(f"sweep {m['sweep']}: {m['missing']} of {m['configurations']} "
@@ -144,7 +142,10 @@ def _run(args) -> int:
                                                   " from an incomplete sweep") if partly else "")
               + (". Run the same command again to resume (build/time-budget.json lists what "
                  "is missing)" if spent else ""))
-    return exit_code(entries)
+    return runner.exit_code(entries)
+
+
+MIN_BUDGET_S, MAX_BUDGET_S = 1.0, 1e7  # --time-budget: a second to about four months
 
 
 def _time_budget(text: str | None) -> float | None:
@@ -164,18 +165,12 @@ def _time_budget(text: str | None) -> float | None:
     return value
 
 
-MIN_BUDGET_S, MAX_BUDGET_S = 1.0, 1e7  # --time-budget: a second to about four months
-
-
 def _plan(args) -> int:
     from .plan import cost_table, format_table
     from .runner import plan
 
     rows = cost_table(plan(args.notebooks, args.profile))
-    if args.json:
-        print(json.dumps(rows, indent=1))
-    else:
-        print(format_table(rows, args.profile))
+    print(json.dumps(rows, indent=1) if args.json else format_table(rows, args.profile))
     return 0
 
 
@@ -205,9 +200,7 @@ def _claims(args) -> int:
                              + damaged.map({True: " (damaged entry)", False: ""}))
         with pd.option_context("display.max_rows", None, "display.max_colwidth", 60,
                                "display.width", 200):
-            print(shown[["id", "part", "profile", "status", "stability", "paper_value",
-                         "measured"]]
-                  .fillna("").to_string(index=False))
+            print(shown[cols[:7]].fillna("").to_string(index=False))
     if stale.any() or damaged.any():
         print(f"{int(stale.sum())} verdicts are stale (computed by code or decided by a criterion "
               f"that has changed since), {int(damaged.sum())} have a damaged ledger entry: "
@@ -236,40 +229,44 @@ def _params(args) -> int:
 def _stale(args) -> int:
     """List stale or damaged stored results and stale ledger entries (one per line)."""
     from .. import paths
-    from .claims import status_table
+    from .claims import damaged_entries, recorded_ids, status_table
+    from .migrate import migrated_results
+    from .readers import notebook_cells
     from .store import stored_results, why_not_current
 
     if args.profile is not None and args.profile not in PROFILES:
         from .runner import UsageError
 
         raise UsageError(f"unknown profile {args.profile!r}: allowed {', '.join(PROFILES)}")
-    n = 0
-    for r in stored_results(profile=args.profile):
-        if not (r["problem"] or r["changed"]):
-            continue
-        n += 1
-        rel = r["path"].relative_to(paths.ROOT) if r["path"].is_relative_to(paths.ROOT) \
-            else r["path"]
-        why = why_not_current(r["problem"], r["changed"])
-        print(f"{r['notebook']}\t{r['profile']}\t{rel}\t{why}")
-    table = status_table(args.profile)
-    for _, row in table[table["stale"] != ""].iterrows():
-        n += 1
-        print(f"{row['notebook']}\t{row['profile']}\tledger {row['id']}\t"
-              f"{why_not_current(None, row['stale'].split(', '))}")
-    from .claims import damaged_entries
 
-    chapters = _claim_chapters()
-    for d in damaged_entries(args.profile):
+    def rel(path):
+        return path.relative_to(paths.ROOT) if path.is_relative_to(paths.ROOT) else path
+
+    def lines():
+        for r in stored_results(profile=args.profile):
+            if r["problem"] or r["changed"]:
+                yield (f"{r['notebook']}\t{r['profile']}\t{rel(r['path'])}\t"
+                       f"{why_not_current(r['problem'], r['changed'])}")
+        table = status_table(args.profile)
+        for _, row in table[table["stale"] != ""].iterrows():
+            yield (f"{row['notebook']}\t{row['profile']}\tledger {row['id']}\t"
+                   f"{why_not_current(None, row['stale'].split(', '))}")
+        chapters = {}  # claim id -> the stem of the chapter that records it
+        for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+            for c in notebook_cells(nb):
+                if c.get("cell_type") == "code":
+                    for cid in recorded_ids("".join(c.get("source", ""))):
+                        chapters.setdefault(cid, nb.stem)
+        for d in damaged_entries(args.profile):
+            yield (f"{chapters.get(d['id'], '?')}\t{d['profile']}\t{rel(d['path'])}\tdamaged "
+                   f"ledger entry: {d['problem']}")
+
+    n = 0
+    for line in lines():
         n += 1
-        rel = d["path"].relative_to(paths.ROOT) if d["path"].is_relative_to(paths.ROOT) \
-            else d["path"]
-        print(f"{chapters.get(d['id'], '?')}\t{d['profile']}\t{rel}\tdamaged ledger entry: "
-              f"{d['problem']}")
+        print(line)
     print(f"{n} stale or damaged" + (f" at profile {args.profile}" if args.profile else ""),
           file=sys.stderr)
-    from .migrate import migrated_results
-
     moved: dict = {}
     for r in migrated_results(profile=args.profile):
         m = r["migrated"]
@@ -282,20 +279,27 @@ def _stale(args) -> int:
     return 0
 
 
-def _claim_chapters() -> dict:
-    """claim id -> the stem of the chapter that records it."""
-    from .. import paths
-    from .claims import recorded_ids
+def _migrate(args) -> int:
+    from .migrate import migrate
+    from .runner import UsageError, check_environment
 
-    out = {}
-    for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
-        from .readers import notebook_cells
+    if args.profile not in ("cpu", "long", "full"):
+        raise UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
+                         "results are not committed)")
+    check_environment("migrate")
+    return migrate(args.notebook, args.profile, seed=args.seed)
 
-        for c in notebook_cells(nb):
-            if c.get("cell_type") == "code":
-                for cid in recorded_ids("".join(c.get("source", ""))):
-                    out.setdefault(cid, nb.stem)
-    return out
+
+def _report(args) -> int:
+    from .publish import publish_chapters
+    from .report import write_pages
+    from .runner import check_environment
+
+    check_environment("report")
+    for path in write_pages():
+        print(f"wrote {path}")
+    print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
+    return 0
 
 
 def _split_values(argv: list[str]) -> tuple[list[str], list[tuple[str, str]] | None]:
@@ -313,14 +317,13 @@ def _split_values(argv: list[str]) -> tuple[list[str], list[tuple[str, str]] | N
         if a in ("-p", "--parameter") and i + 2 < len(argv):
             pairs.append((argv[i + 1], argv[i + 2]))
             i += 3
-            continue
-        if a in ("--profile", "--time-budget") and i + 1 < len(argv) \
+        elif a in ("--profile", "--time-budget") and i + 1 < len(argv) \
                 and argv[i + 1].startswith("-") and argv[i + 1] not in ("-p", "--parameter"):
             out.append(f"{a}={argv[i + 1]}")
             i += 2
-            continue
-        out.append(a)
-        i += 1
+        else:
+            out.append(a)
+            i += 1
     return out, pairs
 
 
@@ -355,37 +358,10 @@ def _main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if pairs is not None:
         args.parameter = [list(p) for p in pairs] + list(args.parameter or [])
+    commands = {"run": _guarded_run, "plan": _plan, "claims": _claims, "params": _params,
+                "stale": _stale, "migrate": _migrate, "report": _report}
     try:
-        if args.command == "run":
-            return _guarded_run(args)
-        if args.command == "plan":
-            return _plan(args)
-        if args.command == "claims":
-            return _claims(args)
-        if args.command == "params":
-            return _params(args)
-        if args.command == "stale":
-            return _stale(args)
-        if args.command == "migrate":
-            from .migrate import migrate
-            from .runner import UsageError, check_environment
-
-            if args.profile not in ("cpu", "long", "full"):
-                raise UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
-                                 "results are not committed)")
-            check_environment("migrate")
-            return migrate(args.notebook, args.profile, seed=args.seed)
-        if args.command == "report":
-            from .publish import publish_chapters
-            from .runner import check_environment
-
-            check_environment("report")
-            from .report import write_pages
-
-            for path in write_pages():
-                print(f"wrote {path}")
-            print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
-            return 0
+        return commands[args.command](args)
     except AttnbookError as e:
         print(f"attnbook: error: {_one_line(e)}", file=sys.stderr)
         return 2
@@ -403,52 +379,45 @@ def _main(argv=None) -> int:
               "interrupted in build/manifest.jsonl; finished sweep configurations are kept",
               file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
-    return 0
 
 
-class _Quiet:
-    """A logging filter that drops every record once a stop (Ctrl-C, SIGTERM) has begun: what
-    papermill, nbclient and asyncio log while the interrupted kernel goes down ("Kernel died
-    while waiting for execute reply", a cell task's DeadKernelError at exit) is the stop itself,
-    which the one line of :func:`main` reports."""
+_STOPPING = [False]  # set from the first Ctrl-C or SIGTERM of a run on
 
-    stopping = False
 
-    def filter(self, record) -> bool:
-        return not _Quiet.stopping
+def _quiet(record) -> bool:
+    """A logging filter that drops every record once a stop has begun: what papermill, nbclient
+    and asyncio log while the interrupted kernel goes down ("Kernel died while waiting for
+    execute reply", a cell task's DeadKernelError at exit) is the stop itself, which the one
+    line of :func:`main` reports."""
+    return not _STOPPING[0]
 
 
 def _guarded_run(args) -> int:
     """:func:`_run` with SIGTERM turned into :class:`~attnbook.book.runner.Terminated` (an
-    interruption): the kernel is shut down, scratch files removed, the manifest written. From
-    the first Ctrl-C or SIGTERM on, what the notebook machinery logs is dropped (:class:`_Quiet`):
-    the stop is reported in one line."""
+    interruption): the kernel is shut down, scratch files removed, the manifest written, and
+    what the notebook machinery logs from then on dropped (:func:`_quiet`)."""
     import logging
     import signal
 
     from .runner import Terminated
 
-    def terminate(signum, frame):
-        _Quiet.stopping = True
-        raise Terminated()
+    def stopper(exc):
+        def stop(signum, frame):
+            _STOPPING[0] = True
+            raise exc()
+        return stop
 
-    def interrupt(signum, frame):
-        _Quiet.stopping = True
-        raise KeyboardInterrupt
-
-    quiet = _Quiet()
-    loggers = [logging.getLogger(n) for n in ("papermill", "asyncio", "traitlets")]
     try:
-        before = signal.signal(signal.SIGTERM, terminate)
+        before = signal.signal(signal.SIGTERM, stopper(Terminated))
         # a SIGINT that the shell made ignored (a background job) stays ignored
         before_int = signal.getsignal(signal.SIGINT)
         if before_int is signal.default_int_handler:
-            signal.signal(signal.SIGINT, interrupt)
+            signal.signal(signal.SIGINT, stopper(KeyboardInterrupt))
     except ValueError:  # not the main thread: leave the signals as they are
         return _run(args)
-    _Quiet.stopping = False
-    for lg in loggers:
-        lg.addFilter(quiet)
+    _STOPPING[0] = False
+    for name in ("papermill", "asyncio", "traitlets"):
+        logging.getLogger(name).addFilter(_quiet)
     try:
         return _run(args)
     finally:

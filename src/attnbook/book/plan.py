@@ -1,21 +1,7 @@
-"""What a profile costs, per chapter: ``python -m attnbook plan [NOTEBOOK...] --profile full``.
-
-For each chapter (in book order) one line: where the profile is meant to run (``cpu``: here,
-``gpu``: one GPU), the number of sweep configurations or models it trains (``units``), the
-estimated minutes and floating-point operations, all from the ``cost`` section of the
-chapter's ``.yml`` (see :mod:`attnbook.book.profiles`; ``unknown`` where it has none), and how
-many results of that profile are already stored and current under ``data/results/`` (a run
-computes only the others). A notebook stopped by its time budget in the last budgeted run
-(``build/time-budget.json``) shows what it still lacks.
-
-Before a run with parameters changed from its profile's (``-p``), :func:`check_costs` estimates
-its memory and time from the chapter's ``estimate`` section (:mod:`attnbook.book.profiles`):
-the minutes of a profile whose ``cost`` says it runs where this run does, scaled by the ratio
-of ``work`` at the run's parameters to ``work`` at that profile's, and ``memory_gb`` as it is.
-A run that needs more memory than the machine has, or more than an hour at a profile meant
-to take minutes (``ci``, ``cpu``; not under ``--time-budget``, which stops it in time), is
-refused in one line with the estimate, before any kernel starts; ``--no-cost-check`` runs it
-anyway. The estimates are orders of magnitude, not measurements.
+"""What a profile costs, per chapter: ``python -m attnbook plan [NOTEBOOK...] --profile full``,
+from each ``.yml``'s ``cost`` section; and :func:`check_costs`, which refuses a ``-p`` run whose
+``estimate`` exceeds the machine (CONTRIBUTING.md, *Running notebooks*). The estimates are
+orders of magnitude, not measurements.
 """
 
 import math
@@ -120,19 +106,14 @@ def format_table(rows: list[dict], profile: str) -> str:
     return "\n".join(lines)
 
 
-def _work(spec, params: dict) -> float | None:
-    expr = spec.estimate.get("work")
+def _estimate(spec, key: str, params: dict) -> float | None:
+    """The .yml's estimate ``key`` at ``params`` (None: it has none) as a finite number, else
+    :class:`ExpressionError`: an estimate that cannot be read never switches the check off."""
+    expr = spec.estimate.get(key)
     if not expr:
         return None
-    value = _number(evaluate_expression(expr, {**spec.defaults, **params},
-                             f"{spec.path.with_suffix('.yml')}: estimate work"),
-                    spec, "work", expr)
-    return value if value > 0 else None
-
-
-def _number(value, spec, key: str, expr: str) -> float:
-    """An estimate's value as a finite number; else :class:`ExpressionError`, naming the .yml:
-    an estimate that cannot be read never switches the cost check off unnoticed."""
+    where = f"{spec.path.with_suffix('.yml')}: estimate {key}"
+    value = evaluate_expression(expr, {**spec.defaults, **params}, where)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             number = float(value)
@@ -140,21 +121,21 @@ def _number(value, spec, key: str, expr: str) -> float:
             number = math.inf
         if math.isfinite(number):
             return number
-    raise ExpressionError(f"{spec.path.with_suffix('.yml')}: estimate {key} {expr!r}"[:300]
+    raise ExpressionError(f"{where} {expr!r}"[:300]
                           + f" gives {str(value)[:40]!r}: allowed a finite number")
 
 
+def _work(spec, params: dict) -> float | None:
+    work = _estimate(spec, "work", params)
+    return work if work and work > 0 else None
+
+
 def estimate(job, where: str = "cpu") -> dict:
-    """What ``job`` (:func:`attnbook.book.runner.plan`) is estimated to cost on a ``where``
-    (``cpu`` or ``gpu``) machine: ``{"minutes", "memory_gb", "basis"}``, each None where the
-    chapter's .yml cannot tell (no ``estimate`` section, no ``cost`` of that kind)."""
+    """What ``job`` is estimated to cost on a ``where`` (``cpu`` or ``gpu``) machine:
+    ``{"minutes", "memory_gb", "basis"}``, each None where the .yml cannot tell."""
     spec = job.spec
-    out = {"minutes": None, "memory_gb": None, "basis": ""}
-    if spec.estimate.get("memory_gb"):
-        expr = spec.estimate["memory_gb"]
-        out["memory_gb"] = _number(evaluate_expression(expr, {**spec.defaults, **job.parameters},
-                                            f"{spec.path.with_suffix('.yml')}: estimate "
-                                            "memory_gb"), spec, "memory_gb", expr)
+    out = {"minutes": None, "memory_gb": _estimate(spec, "memory_gb", job.parameters),
+           "basis": ""}
     work = _work(spec, job.parameters)
     for ref in dict.fromkeys([job.profile, "cpu", "long", "full", "ci"]):
         cost = spec.cost.get(ref) or {}
@@ -169,8 +150,7 @@ def estimate(job, where: str = "cpu") -> dict:
 
 
 def machine_memory_gb(device: str = "cpu") -> float | None:
-    """The memory a run may use: the GPU's on ``cuda``, else the machine's RAM (None if
-    unknown)."""
+    """The memory a run may use: the GPU's on ``cuda``, else the RAM (None if unknown)."""
     if device == "cuda":
         import torch
 

@@ -1,75 +1,31 @@
 """Notebook parameters and profiles: what a run may set, and what each profile sets.
 
-Each notebook ``notebooks/<stem>.ipynb`` has a cell tagged ``parameters`` whose values are
-the default (``cpu``) profile, and a sibling ``notebooks/<stem>.yml``::
+Each notebook ``notebooks/<stem>.ipynb`` has one cell tagged ``parameters`` (the ``cpu``
+defaults) and a sibling ``notebooks/<stem>.yml`` (CONTRIBUTING.md, *Running notebooks*)::
 
-    allowed:            # ranges the runner checks before anything executes
-      max_depth: {min: 1, max: 5}
-      task: {choices: [classification, regression]}
-    rules:              # conditions that link parameters, also checked before anything runs
+    allowed:            # per parameter: {min, max} (both, for every number), {choices: [...]},
+      max_depth: {min: 1, max: 5}     # or {path: directory|file, suffixes: [.png]}
+    rules:              # checked on the complete parameter set, before anything runs
       - check: "line_max_depth <= max_depth"
         message: "the line test needs depths the network has"
-        follow: {line_max_depth: "min(line_max_depth, max_depth)"}  # optional, see below
-    profiles:           # each lists only what differs from the parameters cell
-      ci: {max_depth: 3}   # why, with the arithmetic
-      cpu: {}
-      full: {max_depth: 5}
-    cost:               # optional: what a profile costs (``python -m attnbook plan``)
-      full: {where: gpu, minutes: 60, units: 30, flop: 5.0e17, measured: false,
-             note: "6 x parameters x tokens"}
+        follow: {line_max_depth: "min(line_max_depth, max_depth)"}  # what -p did not set
+    profiles: {ci: {max_depth: 3}, full: {max_depth: 5}}  # only what differs from the cell
+    cost: {full: {where: gpu, minutes: 60, units: 30, flop: 5.0e17, measured: false, note: ""}}
+    estimate: {work: "steps * N * N", memory_gb: "12 * N * N / 1e9"}  # attnbook.book.plan
+    migrate: {rtol: 1e-6, atol: 0, why: "..."}                        # attnbook.book.migrate
 
-A text parameter that names a file or folder says so with ``{path: directory}`` (or ``file``),
-optionally with ``suffixes: [.png, .jpg]`` (a directory must hold such a file, a file must
-end in one): a value that is not empty must exist, checked before any kernel starts, and a
-relative path given with ``-p`` is made absolute from the current directory (the kernel runs
-in ``notebooks/``). The empty string means none.
-
-A ``cost`` entry says where the profile is meant to run (``where``: ``cpu`` or ``gpu``), its
-wall time there in minutes, the number of sweep configurations or models it trains
-(``units``), its floating-point operations (``flop``), whether these were ``measured`` or
-estimated (default), and a ``note``; every key is optional but ``where``.
-
-Every value, from a profile or from ``-p NAME VALUE``, is checked against the type of the
-default in the parameters cell (list elements too, recursively) and the ``allowed`` range;
-numbers must be finite, and every numeric parameter must have both a ``min`` and a ``max``.
-Then every rule is evaluated on the complete parameter set. A bad value or a failed rule is a
-one-line :class:`~attnbook.errors.ParameterError`, raised before any notebook runs.
-
-A rule's ``follow`` names parameters that a run did not set with ``-p`` and that may follow
-the ones it did: ``-p max_depth 2`` at a profile with ``line_max_depth = 3`` runs with
-``line_max_depth = 2`` (and says so) instead of failing. A value set with ``-p`` never moves.
-
-Rules are small expressions over parameter names, evaluated safely: names, numbers, strings,
-comparisons, ``and``/``or``/``not``, ``+ - * / // %``, conditional expressions, list
-displays, comprehensions and generator expressions, and the functions
-``min max len all any sum abs range comb``; anything else is an error when the ``.yml`` loads.
-Names starting with ``_`` are reserved. An evaluation is bounded, since its values come from a
-command line: integers of at most :data:`MAX_INT_BITS` bits, sequences of at most
-:data:`MAX_ITEMS` items and :data:`MAX_STEPS` steps (operations, items iterated, elements
-compared). An expression that would exceed them (``9 ** 9 ** 9``, ``[0] * 10 ** 10``,
-``sum(range(10 ** 12))``) is refused before it is computed, with an :class:`ExpressionError`
-naming the ``.yml`` and the expression, instead of hanging or exhausting the memory.
-``threshold("W-F7", "low_divisor")`` reads a number of a claim's criterion from the ledger
-(:func:`attnbook.criteria.thresholds`), so a rule that keeps a profile able to decide a claim
-does not repeat the criterion's numbers.
-
-An optional ``estimate`` section says how a run's cost follows its parameters, as two such
-expressions (``**`` and ``log2`` allowed too)::
-
-    estimate:
-      work: "steps * batch * N * N * d"   # proportional to the run's time
-      memory_gb: "12 * batch * N * N * d / 1e9 + 0.5"   # the most memory it holds at once
-
-``python -m attnbook run`` scales a profile's ``cost`` minutes by the ratio of ``work`` at the
-run's parameters to ``work`` at that profile's, and refuses a run with changed parameters that
-needs more memory than the machine has, or more than an hour at a profile meant to take
-minutes (``ci``, ``cpu``), before any kernel starts (:mod:`attnbook.book.plan`).
+Rules and estimates are small expressions (names, numbers, texts, comparisons, boolean and
+arithmetic operators, conditionals, lists and comprehensions, and the functions of
+:data:`_FUNCS`), checked when the ``.yml`` loads and evaluated within :data:`MAX_INT_BITS`,
+:data:`MAX_ITEMS` and :data:`MAX_STEPS`: what would exceed them is refused before it is
+computed (:class:`ExpressionError`), since the values come from a command line.
 """
 
 import ast
 import builtins
 import functools
 import math
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,18 +36,47 @@ from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 from .readers import yaml_loads
 
-# profiles a chapter has only where its .yml defines them: ``long``, hours on a 2-core CPU
-# in the paper's regime, exists for the chapters whose effects need it
-OPTIONAL_PROFILES = ("long",)
-
 __all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
            "parse_value", "check_value", "evaluate_expression", "COST_KEYS", "ESTIMATE_KEYS",
            "MAX_INT_BITS", "MAX_ITEMS", "MAX_STEPS"]
 
+OPTIONAL_PROFILES = ("long",)  # a chapter has these only where its .yml defines them
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
+SECTIONS = ("allowed", "profiles", "rules", "cost", "estimate", "migrate")
 ESTIMATE_KEYS = ("work", "memory_gb")  # the .yml's estimate section: expressions
-COST_KEYS = {"where": "cpu or gpu", "minutes": "a number > 0", "units": "an integer >= 1",
-             "flop": "a number > 0", "measured": "true or false", "note": "text"}
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+COST_KEYS = {  # key -> (what is allowed, in words; the check)
+    "where": ("cpu or gpu", lambda v: v in ("cpu", "gpu")),
+    "minutes": ("a number > 0", lambda v: _finite(v) and v > 0),
+    "units": ("an integer >= 1", lambda v: isinstance(v, int) and not isinstance(v, bool)
+              and v >= 1),
+    "flop": ("a number > 0", lambda v: _finite(v) and v > 0),
+    "measured": ("true or false", lambda v: isinstance(v, bool)),
+    "note": ("text", lambda v: isinstance(v, str))}
+
+# the bounds of one evaluation: far above what any chapter's expressions need (a float holds
+# 1024 bits; parameter lists hold tens of items), far below what would take a second
+MAX_INT_BITS = 4096  # the largest integer an expression may build, in bits
+MAX_ITEMS = 100_000  # the longest sequence (list, text) it may build
+MAX_STEPS = 1_000_000  # operations, items iterated and elements compared, per evaluation
+MAX_EXPR_CHARS = 2000  # one expression's text
+_SEQUENCES = (list, tuple, str, bytes)
+_FUNCS = ("min", "max", "len", "all", "any", "sum", "abs", "range", "comb", "threshold", "log2")
+_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+          ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+          ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn,
+          ast.Name, ast.Load, ast.Store, ast.Constant, ast.Call, ast.List, ast.Tuple, ast.IfExp,
+          ast.GeneratorExp, ast.ListComp, ast.comprehension)
+
 
 def _threshold(claim_id: str, name: str) -> float:
     """The number ``name`` of ``claim_id``'s criterion (data/claims/*.csv), for rules."""
@@ -102,14 +87,15 @@ def _threshold(claim_id: str, name: str) -> float:
     return numbers[name]
 
 
-_FUNCS = {"min": min, "max": max, "len": len, "all": all, "any": any, "sum": sum, "abs": abs,
-          "range": range, "comb": math.comb, "threshold": _threshold, "log2": math.log2}
-_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-          ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
-          ast.Compare,
-          ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Name,
-          ast.Load, ast.Store, ast.Constant, ast.Call, ast.List, ast.Tuple, ast.IfExp,
-          ast.GeneratorExp, ast.ListComp, ast.comprehension)
+def _short(value, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value) if isinstance(value, str) else repr(str(value)[:limit + 1])
+    return text if len(text) <= limit else text[:limit] + f"... ({len(str(value))} characters)"
+
+
+class ExpressionError(AttnbookError):
+    """A .yml expression that fails or would exceed the bounds of an evaluation: one line
+    naming the .yml, the expression and why."""
 
 
 @dataclass
@@ -123,7 +109,7 @@ class Rule:
     where: str = "rule"  # "<stem>.yml: rule 3", for errors
 
     def holds(self, params: dict) -> bool:
-        return bool(_evaluate(self.check, params, self.where))
+        return bool(evaluate_expression(self.check, params, self.where))
 
 
 def _compile_rule(expr: str, where: str, parameters) -> tuple:
@@ -165,35 +151,9 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
 
 
 def evaluate_expression(expr: str, params: dict, where: str = "expression"):
-    """The value of an expression of the .yml (a rule, an estimate) at ``params``; ``where``
-    names it in an :class:`ExpressionError` (``"<stem>.yml: estimate work"``)."""
-    return _evaluate(expr, params, where)
-
-
-# the bounds of one evaluation: far above what any chapter's expressions need (a float holds
-# 1024 bits; parameter lists hold tens of items), far below what would take a second
-MAX_INT_BITS = 4096  # the largest integer an expression may build, in bits
-MAX_ITEMS = 100_000  # the longest sequence (list, text) it may build
-MAX_STEPS = 1_000_000  # operations, items iterated and elements compared, per evaluation
-MAX_EXPR_CHARS = 2000  # one expression's text
-
-
-def _short(value, limit: int = 120) -> str:
-    """``repr(value)``, cut to ``limit`` characters."""
-    text = repr(value) if isinstance(value, str) else repr(str(value)[:limit + 1])
-    return text if len(text) <= limit else text[:limit] + f"... ({len(str(value))} characters)"
-_SEQUENCES = (list, tuple, str, bytes)
-
-
-class ExpressionError(AttnbookError):
-    """A .yml expression that would exceed the bounds of an evaluation: one line naming the
-    .yml, the expression and the bound."""
-
-
-def _evaluate(expr: str, params: dict, where: str = "expression"):
-    # the expression passed _compile_rule: no attributes, subscripts, lambdas or imports; its
-    # operators, iterations and comparisons run through _Bounded, which refuses what would
-    # exceed MAX_INT_BITS, MAX_ITEMS or MAX_STEPS before computing it
+    """The value of an expression of the .yml (a rule, an estimate) that passed
+    :func:`_compile_rule`, at ``params``; ``where`` names it in an :class:`ExpressionError`
+    (``"<stem>.yml: estimate work"``)."""
     try:
         return eval(_bounded_code(expr),  # noqa: S307
                     {"__builtins__": {}, **_Bounded(expr, where).names(), **params})
@@ -216,13 +176,12 @@ class _Bound(ast.NodeTransformer):
     comprehension iterable passed through one (the names _Bounded.names gives)."""
 
     @staticmethod
-    def _call(name, node):
-        return ast.Call(ast.Name(name, ast.Load()), [node], [])
+    def _call(name, *args):
+        return ast.Call(ast.Name(name, ast.Load()), list(args), [])
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        return ast.Call(ast.Name(_BINOPS[type(node.op)], ast.Load()), [node.left, node.right],
-                        [])
+        return self._call(_BINOPS[type(node.op)], node.left, node.right)
 
     def visit_Compare(self, node):
         self.generic_visit(node)
@@ -263,16 +222,17 @@ class _Bounded:
         self.expr, self.where, self.steps = expr, where, 0
 
     def names(self) -> dict:
-        funcs = {"min": self.min, "max": self.max,
-                 "all": lambda it: builtins.all(self.iter(it)),
-                 "any": lambda it: builtins.any(self.iter(it)), "sum": self.sum,
-                 "abs": self.wrap(abs), "range": self.wrap(range), "comb": self.comb,
-                 "len": self.len,
-                 "threshold": self.wrap(_threshold), "log2": self.wrap(math.log2)}
-        assert set(funcs) == set(_FUNCS)
-        ops = {name: getattr(self, name[1:]) for name in _BINOPS.values()}
-        return {**funcs, **ops, "_operand": self.operand, "_container": self.container,
-                "_iter": self.iter}
+        return {"min": lambda *a: self.extreme(builtins.min, a),
+                "max": lambda *a: self.extreme(builtins.max, a),
+                "all": lambda it: builtins.all(self.iter(it)),
+                "any": lambda it: builtins.any(self.iter(it)), "sum": self.sum,
+                "abs": self.wrap(abs), "range": self.wrap(range), "comb": self.comb,
+                "len": self.len, "threshold": self.wrap(_threshold),
+                "log2": self.wrap(math.log2),
+                "_add": self.add, "_sub": self.wrap(operator.sub), "_mul": self.mul,
+                "_div": self.wrap(operator.truediv), "_floordiv": self.wrap(operator.floordiv),
+                "_mod": self.mod, "_pow": self.pow,
+                "_operand": self.operand, "_container": self.container, "_iter": self.iter}
 
     def refuse(self, why: str, bounds: bool = True):
         raise ExpressionError(
@@ -295,15 +255,6 @@ class _Bounded:
         self.charge()
         return self.length(seq)
 
-    def size(self, value):
-        """Charge the elements of ``value``, nested ones included (what comparing it costs)."""
-        stack = [value]
-        while stack:
-            x = stack.pop()
-            self.charge()
-            if isinstance(x, (list, tuple)):
-                stack.extend(x)
-
     def wrap(self, fn):
         def charged(*args):
             self.charge()
@@ -316,10 +267,16 @@ class _Bounded:
             yield x
 
     def operand(self, x):
-        if isinstance(x, _SEQUENCES):
-            self.size(x) if not isinstance(x, str) else self.charge(len(x))
-        else:
+        """``x``, its elements charged (nested ones included): what comparing it costs."""
+        if isinstance(x, str):
+            self.charge(len(x))
+            return x
+        stack = [x]
+        while stack:
+            y = stack.pop()
             self.charge()
+            if isinstance(y, (list, tuple)):
+                stack.extend(y)
         return x
 
     def container(self, x):
@@ -329,34 +286,22 @@ class _Bounded:
         if bits > MAX_INT_BITS:
             self.refuse(f"{what} an integer of about {bits:.3g} bits")
 
+    def _items(self, n: int, what: str):
+        if n > MAX_ITEMS:
+            self.refuse(f"{what} a sequence of {n:.3g} items")
+        self.charge(n)
+
     def add(self, a, b):
         self.charge()
         if isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
             self._items(len(a) + len(b), "joins")
         return a + b
 
-    def sub(self, a, b):
-        self.charge()
-        return a - b
-
-    def div(self, a, b):
-        self.charge()
-        return a / b
-
-    def floordiv(self, a, b):
-        self.charge()
-        return a // b
-
     def mod(self, a, b):
         self.charge()
         if isinstance(a, str):
             self.refuse("formats text with %, which a .yml expression may not", bounds=False)
         return a % b
-
-    def _items(self, n: int, what: str):
-        if n > MAX_ITEMS:
-            self.refuse(f"{what} a sequence of {n:.3g} items")
-        self.charge(n)
 
     def mul(self, a, b):
         self.charge()
@@ -389,17 +334,11 @@ class _Bounded:
             return total
         return builtins.sum(self.iter(iterable), start)
 
-    def _extreme(self, fn, args):
+    def extreme(self, fn, args):
         items = list(self.iter(args[0] if len(args) == 1 else args))
         for x in items:
             self.operand(x)  # comparing sequences costs their elements
         return fn(items)
-
-    def min(self, *args):
-        return self._extreme(builtins.min, args)
-
-    def max(self, *args):
-        return self._extreme(builtins.max, args)
 
 
 @dataclass
@@ -438,10 +377,8 @@ class NotebookSpec:
             raise ParameterError("profile", profile, "a profile this chapter's .yml defines ("
                                  + ", ".join(p for p in PROFILES if self.has_profile(p)) + ")",
                                  problem="is not defined for this chapter")
-        params = dict(self.profiles.get(profile) or {})
         overrides = overrides or {}
-        for name, value in overrides.items():
-            params[name] = value
+        params = {**(self.profiles.get(profile) or {}), **overrides}
         for name, value in params.items():
             self.check(name, value)
         full = {**self.defaults, **params}
@@ -450,9 +387,8 @@ class NotebookSpec:
                 continue
             movable = {k: e for k, e in rule.follow.items() if k not in overrides}
             if movable and overrides:
-                trial = dict(full)
-                for k, e in movable.items():
-                    trial[k] = _evaluate(e, full, rule.where)
+                trial = {**full, **{k: evaluate_expression(e, full, rule.where)
+                                    for k, e in movable.items()}}
                 if rule.holds(trial) and all(r.holds(trial) for r in self.rules):
                     for k in movable:
                         self.check(k, trial[k])
@@ -467,14 +403,11 @@ class NotebookSpec:
         return params
 
     def effective(self, profile: str, overrides: dict | None = None) -> dict:
-        """Every parameter as a run at ``profile`` has it: the notebook's defaults (its
-        parameters cell) with the profile's changes (and ``overrides``) applied; what the
-        chapter's page shows in its parameters cell."""
+        """Every parameter as a run at ``profile`` has it (what the chapter's page shows)."""
         return {**self.defaults, **self.parameters(profile, overrides)}
 
     def absolute(self, name: str, value):
-        """``value`` of a ``path`` parameter as an absolute path (from the current directory);
-        any other value as it is."""
+        """``value`` of a ``path`` parameter made absolute; any other value as it is."""
         if isinstance(value, str) and value and "path" in (self.allowed.get(name) or {}):
             return str(Path(value).expanduser().absolute())
         return value
@@ -524,8 +457,7 @@ def _element_default(default):
     """The value a list default's elements are checked against (float if any is a float)."""
     if not default:
         return None
-    if any(isinstance(v, float) for v in default) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in default):
+    if any(isinstance(v, float) for v in default) and all(_is_number(v) for v in default):
         return float(default[0])
     return default[0]
 
@@ -544,6 +476,9 @@ def _coerce(value, default):
     return value
 
 
+_BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
 def parse_value(name: str, text: str, default):
     """Parse a command-line value as the type of the parameter's default.
 
@@ -553,34 +488,18 @@ def parse_value(name: str, text: str, default):
     kind = type(default)
     try:
         if kind is bool:
-            low = text.strip().lower()
-            if low in ("true", "1", "yes"):
-                return True
-            if low in ("false", "0", "no"):
-                return False
-            raise ValueError
-        if kind is int:
-            return int(text)
-        if kind is float:
-            return float(text)
+            return _BOOLS[text.strip().lower()]
+        if kind in (int, float, str):
+            return kind(text)
         if kind in (list, tuple):
-            from .readers import yaml_loads
-
             value = yaml_loads(text, max_bytes=100_000, max_values=10_000)
-            if not isinstance(value, list):
-                raise ValueError
-            return _coerce(value, default)
-        if kind is str:
-            return text
-    except (ValueError, yaml.YAMLError):
+            if isinstance(value, list):
+                return _coerce(value, default)
+    except (KeyError, ValueError, yaml.YAMLError):
         pass
     shown = text if len(text) <= 100 else f"{text[:100]}... ({len(text)} characters)"
     raise ParameterError(name, shown, f"a value of type {_type_name(default)}",
                          problem="has the wrong type")
-
-
-def _is_number(default) -> bool:
-    return isinstance(default, (int, float)) and not isinstance(default, bool)
 
 
 def _leaves(value):
@@ -596,24 +515,18 @@ def _type_ok(value, default) -> bool:
     kind = type(default)
     if kind is bool:
         return isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind in (int, float):
+        return _is_number(value) and (kind is float or isinstance(value, int))
     if kind in (list, tuple):
         if not isinstance(value, (list, tuple)):
             return False
-        if not default:
-            return True
         elem = _element_default(default)
-        return len(value) > 0 and all(_type_ok(v, elem) for v in value)
-    if kind is str:
-        return isinstance(value, str)
-    return True
+        return not default or (len(value) > 0 and all(_type_ok(v, elem) for v in value))
+    return isinstance(value, str) if kind is str else True
 
 
 def check_value(name: str, value, default, rule: dict):
-    """Check ``value`` against the default's type and ``rule`` ({min, max, choices}).
+    """Check ``value`` against the default's type and ``rule`` ({min, max, choices, path}).
 
     >>> check_value("n", 3, 4, {"min": 1, "max": 5})
     3
@@ -649,9 +562,9 @@ def check_value(name: str, value, default, rule: dict):
 def _check_path(name: str, value, rule: dict):
     """A ``{path: directory|file, suffixes: [...]}`` parameter: empty, or an existing path."""
     kind, suffixes = rule["path"], [str(x).lower() for x in rule.get("suffixes") or []]
-    what = ("a directory" + (f" holding {'/'.join(suffixes)} files" if suffixes else "")
-            if kind == "directory" else
-            "a file" + (f" ending in {'/'.join(suffixes)}" if suffixes else ""))
+    listed = "/".join(suffixes)
+    what = ("a directory" + (f" holding {listed} files" if suffixes else "")
+            if kind == "directory" else "a file" + (f" ending in {listed}" if suffixes else ""))
     allowed = f"'' (none) or {what}"
     if not isinstance(value, str) or "\0" in value:
         raise ParameterError(name, value, allowed, problem="has the wrong type")
@@ -665,7 +578,7 @@ def _check_path(name: str, value, rule: dict):
                 if kind == "directory" else path.suffix.lower() in suffixes
             if not exists:
                 raise ParameterError(name, value, allowed,
-                                     problem=f"holds no {'/'.join(suffixes)} files"
+                                     problem=f"holds no {listed} files"
                                      if kind == "directory" else "has another suffix")
     except OSError as e:
         raise ParameterError(name, value, allowed,
@@ -677,6 +590,7 @@ def _check_path(name: str, value, rule: dict):
 
 
 def _parameters_cell(nb_path: Path) -> dict:
+    """The defaults the notebook's ``parameters`` cell assigns (literals only)."""
     import nbformat
 
     try:
@@ -714,9 +628,16 @@ def _parameters_cell(nb_path: Path) -> dict:
     return defaults
 
 
-def _needs_bounds(default) -> bool:
-    return _is_number(default) or (isinstance(default, (list, tuple)) and bool(default)
-                                   and all(_is_number(v) for v in _leaves(default)))
+def _yaml_float(section: dict, key: str, default=None):
+    """``section[key]``, where YAML 1.1 read a number (``5.0e17``, ``1e-6``) as a string,
+    parsed (and stored back) as a float."""
+    value = section.get(key, default)
+    if isinstance(value, str):
+        try:
+            value = section[key] = float(value)
+        except ValueError:
+            pass
+    return value
 
 
 def _check_cost(cost, yml: Path) -> dict:
@@ -730,43 +651,27 @@ def _check_cost(cost, yml: Path) -> dict:
         where = f"{yml}: cost of profile {profile}"
         if not isinstance(entry, dict) or "where" not in entry:
             raise AttnbookError(f"{where} must be a mapping with at least 'where' (cpu or gpu)")
-        for key, value in list(entry.items()):
-            if key in ("minutes", "flop") and isinstance(value, str):
-                try:  # YAML 1.1 reads 5.0e17 (no exponent sign) as a string
-                    value = entry[key] = float(value)
-                except ValueError:
-                    pass
-            ok = {"where": lambda v: v in ("cpu", "gpu"),
-                  "minutes": lambda v: _is_number(v) and math.isfinite(v) and v > 0,
-                  "flop": lambda v: _is_number(v) and math.isfinite(v) and v > 0,
-                  "units": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                  "measured": lambda v: isinstance(v, bool),
-                  "note": lambda v: isinstance(v, str)}.get(key)
-            if ok is None:
+        for key in list(entry):
+            if key not in COST_KEYS:
                 raise AttnbookError(f"{where}: unknown key {key!r}: allowed "
                                     f"{', '.join(COST_KEYS)}")
-            if not ok(value):
-                raise AttnbookError(f"{where}: {key} = {value!r}: allowed {COST_KEYS[key]}")
+            value = _yaml_float(entry, key) if key in ("minutes", "flop") else entry[key]
+            if not COST_KEYS[key][1](value):
+                raise AttnbookError(f"{where}: {key} = {value!r}: allowed {COST_KEYS[key][0]}")
     return cost
 
 
 def _check_migrate(section, yml: Path) -> dict:
-    """The ``migrate`` section: the tolerance a verified migration compares the stored numbers
-    with (:mod:`attnbook.book.migrate`): ``rtol`` and ``atol`` (numbers >= 0, default 0:
-    exact) and ``why`` (its justification, required with a tolerance)."""
+    """The ``migrate`` section (:mod:`attnbook.book.migrate`): ``rtol`` and ``atol`` (numbers
+    >= 0, default 0: exact) and ``why`` (required with a tolerance)."""
     if section is None:
         return {}
     if not isinstance(section, dict) or set(section) - {"rtol", "atol", "why"}:
         raise AttnbookError(f"{yml}: migrate must be a mapping of rtol, atol (numbers >= 0) "
                             "and why (the tolerance's justification)")
     for key in ("rtol", "atol"):
-        value = section.get(key, 0.0)
-        if isinstance(value, str):
-            try:
-                value = section[key] = float(value)  # YAML 1.1 reads 1e-6 as a string
-            except ValueError:
-                pass
-        if not _is_number(value) or not math.isfinite(value) or value < 0:
+        value = _yaml_float(section, key, 0.0)
+        if not _finite(value) or value < 0:
             raise AttnbookError(f"{yml}: migrate {key} = {value!r}: allowed a number >= 0")
     if (section.get("rtol") or section.get("atol")) and not str(section.get("why") or ""):
         raise AttnbookError(f"{yml}: migrate: a tolerance needs its 'why' (from the seeds' "
@@ -775,8 +680,7 @@ def _check_migrate(section, yml: Path) -> dict:
 
 
 def _read_yml(yml: Path) -> dict:
-    """A chapter's ``.yml`` as a mapping (empty where there is none); one line naming it where
-    it is not a readable YAML mapping (see :func:`attnbook.book.readers.yaml_loads`)."""
+    """A chapter's ``.yml`` as a mapping of its known sections (empty where there is none)."""
     if not yml.exists():
         return {}
     try:
@@ -790,6 +694,10 @@ def _read_yml(yml: Path) -> dict:
     if not isinstance(raw, dict):
         raise AttnbookError(f"{yml}: allowed a YAML mapping of sections (allowed, rules, "
                             f"profiles, cost, estimate, migrate), not a {type(raw).__name__}")
+    extra = set(raw) - set(SECTIONS)
+    if extra:
+        raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
+                            f"rules, profiles, cost, estimate, migrate")
     return raw
 
 
@@ -806,17 +714,14 @@ def _check_sections(allowed, profiles, rules, yml: Path) -> None:
             raise AttnbookError(f"{yml}: allowed {name!r}: allowed a mapping of min, max, "
                                 "choices, path, suffixes"[:300])
         for key in ("min", "max"):
-            v = rule.get(key)
-            if key in rule and not (_is_number(v) and math.isfinite(v)):
-                raise AttnbookError(f"{yml}: allowed {name!r}: {key} = {_short(v)}: allowed a "
-                                    "finite number")
-        if "choices" in rule and not (isinstance(rule["choices"], list) and all(
-                isinstance(c, (bool, int, float, str)) for c in rule["choices"])):
-            raise AttnbookError(f"{yml}: allowed {name!r}: choices must be a list of numbers "
-                                "or texts")
-        if "suffixes" in rule and not (isinstance(rule["suffixes"], list)
-                                       and all(isinstance(x, str) for x in rule["suffixes"])):
-            raise AttnbookError(f"{yml}: allowed {name!r}: suffixes must be a list of texts")
+            if key in rule and not _finite(rule[key]):
+                raise AttnbookError(f"{yml}: allowed {name!r}: {key} = {_short(rule[key])}: "
+                                    "allowed a finite number")
+        for key, kinds, what in (("choices", (bool, int, float, str), "numbers or texts"),
+                                 ("suffixes", str, "texts")):
+            if key in rule and not (isinstance(rule[key], list)
+                                    and all(isinstance(x, kinds) for x in rule[key])):
+                raise AttnbookError(f"{yml}: allowed {name!r}: {key} must be a list of {what}")
     for profile, values in profiles.items():
         if values is not None and not isinstance(values, dict):
             raise AttnbookError(f"{yml}: profile {profile!r} must map parameters to values")
@@ -831,10 +736,6 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     defaults = _parameters_cell(nb_path)
     yml = nb_path.with_suffix(".yml")
     raw = _read_yml(yml)
-    extra = set(raw) - {"allowed", "profiles", "rules", "cost", "estimate", "migrate"}
-    if extra:
-        raise AttnbookError(f"{yml}: unknown sections {sorted(extra)}: allowed: allowed, "
-                            f"rules, profiles, cost, estimate, migrate")
     allowed = raw.get("allowed") or {}
     profiles = raw.get("profiles") or {}
     _check_sections(allowed, profiles, raw.get("rules"), yml)
@@ -853,7 +754,9 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                                or set(rule) - {"path", "suffixes"}):
             raise AttnbookError(f"{yml}: parameter {name!r}: a path rule is {{path: directory "
                                 f"or file, suffixes: [...]}} on a text parameter")
-        if name not in RESERVED and _needs_bounds(default) and not (
+        numeric = _is_number(default) or (isinstance(default, (list, tuple)) and bool(default)
+                                          and all(_is_number(v) for v in _leaves(default)))
+        if name not in RESERVED and numeric and not (
                 "min" in rule and "max" in rule or "choices" in rule):
             raise AttnbookError(f"{yml}: numeric parameter {name!r} needs both a min and a "
                                 f"max under 'allowed'")
@@ -884,16 +787,14 @@ def load_spec(nb_path: Path) -> NotebookSpec:
     for name, value in defaults.items():
         if name not in RESERVED:
             check_value(name, value, value, allowed.get(name) or {})
-    for profile in PROFILES:
-        if not spec.has_profile(profile):
-            continue
+    for profile in filter(spec.has_profile, PROFILES):
         try:
             params = spec.parameters(profile)
         except ParameterError as e:
             raise AttnbookError(f"{yml}: profile {profile}: {e}") from e
         for key, expr in estimate.items():  # an estimate that fails is never skipped unseen
             value = evaluate_expression(expr, {**defaults, **params},
-                             f"{yml}: estimate {key} at profile {profile}")
+                                        f"{yml}: estimate {key} at profile {profile}")
             if not (_is_number(value) and (isinstance(value, int) and value.bit_length() < 1000
                                            or math.isfinite(value))):
                 raise ExpressionError(f"{yml}: estimate {key} {_short(expr)} gives "

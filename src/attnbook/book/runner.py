@@ -1,42 +1,17 @@
-"""The runner: execute notebooks with papermill at a profile, record each run in a manifest.
+"""The runner: ``python -m attnbook run``: check everything, execute notebooks with papermill at
+a profile, record each run in ``build/manifest.jsonl``.
 
-``python -m attnbook run [NOTEBOOK...] --profile {ci,cpu,long,full} [-p NAME VALUE ...]``
-
-* Everything is checked first (notebook names, profile, parameter names, types, finiteness
-  and ranges, a parameter given twice, and the rules that link parameters, from each
-  notebook's ``.yml``); a bad input is one line on stderr and exit code 2, and nothing is
-  executed, written or deleted. A notebook's own checks are a second line only.
-* Executed notebooks go to ``build/executed/<stem>.ipynb``, never over the sources; a failed
-  one goes to ``build/failed/<stem>.ipynb`` and its stale executed copy is removed. The cell
-  papermill injects (tag ``injected-parameters``) is tagged ``remove-cell`` there, so the book
-  leaves it out; the ``parameters`` cell above it stays visible.
-* Figures are written to a scratch folder and moved into ``figures/`` only when the run
-  succeeds. An exploratory run (parameters changed with ``-p``) keeps its results, figures
-  and executed notebook under ``build/explore/<stem>-<profile>-<key>/``, never beside the
-  committed results, in ``figures/`` or in the book's ``build/executed/``.
-* Interrupted (Ctrl-C), the running kernel is shut down, its scratch files are removed, and
-  the manifest records the run as ``interrupted``; finished sweep configurations are kept.
-* Each run appends one JSON line to ``build/manifest.jsonl``: notebook, profile, parameters,
-  the parameters changed from the profile's, commit, device, library versions, start time,
-  wall time, status and error.
-* A run with parameters changed from its profile's (``-p``) records no verdict in the ledger
-  (see :mod:`attnbook.book.notebook`): a ledger entry always means the profile as defined.
-* Warnings a notebook printed (``...: SomeWarning: message`` on stderr) are listed in its
-  manifest entry and in the log: the HTML book does not show stderr.
-* A failing notebook is recorded and the others still run; the exit code is non-zero at the
-  end if any failed (2 if a notebook rejected its parameters, 1 otherwise).
-* With a time budget (``--time-budget SECONDS``: a ``deadline`` here) every sweep stops before
-  a unit of work that would not finish in time (see :class:`attnbook.book.notebook.Sweep`),
-  keeping the finished units. The notebook is then recorded as ``partly run``, with what is
-  still missing; it records no verdict, and no further notebook starts (those are listed as
-  ``not started``, not written to the manifest). ``build/time-budget.json`` says what is
-  missing, and the command exits with :data:`EXIT_BUDGET` (75): run it again to resume.
+What it checks, where it writes (``build/executed/``, ``build/failed/``, ``build/explore/``,
+``figures/`` through a scratch folder), interruptions, warnings, exit codes and time budgets:
+CONTRIBUTING.md, *Running notebooks* and *Time budgets*.
 """
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 import uuid
@@ -60,7 +35,7 @@ from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
 from .readers import loads
 from .report import work_text
-from .store import dumps
+from .store import config_key, dumps
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError", "EXIT_BUDGET", "exit_code"]
 
@@ -74,8 +49,7 @@ class UsageError(AttnbookError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled as Ctrl-C is: the kernel shut down, scratch files removed, the run
-    recorded as interrupted (``python -m attnbook run`` then exits 143)."""
+    """SIGTERM, handled as Ctrl-C is (``python -m attnbook run`` then exits 143)."""
 
 
 # set for one purpose by the book itself, never for a run: `make nbval` re-executes notebooks
@@ -87,14 +61,23 @@ _NOT_FOR_A_RUN = {"ATTNBOOK_READONLY": "writes nothing: `make nbval` sets it for
 
 
 def check_environment(command: str | None = None) -> None:
-    """Check the variables a kernel reads (``ATTNBOOK_THREADS``, ``ATTNBOOK_WORKERS``,
-    ``ATTNBOOK_DEVICE``, ``ATTNBOOK_SOURCE``) before any starts: one line and
-    :class:`UsageError` if one is bad. ``command`` (``run``, ``migrate``, ``report``, ...):
-    the command about to start, which also refuses a variable the book sets only for its own
-    purposes (``ATTNBOOK_READONLY``, ``ATTNBOOK_MIGRATE``) and checks ``ATTNBOOK_ROOT`` (an
-    existing folder, writable where the command writes)."""
-    if command is not None:
-        _check_root(command)
+    """Check the variables a kernel reads before any starts (:class:`UsageError` if one is
+    bad); with ``command`` (``run``, ``report``, ...) also ``ATTNBOOK_ROOT`` (an existing
+    folder, writable for the commands that write) and, for a run, the variables the book sets
+    only for its own purposes."""
+    text = os.environ.get("ATTNBOOK_ROOT", "")
+    if command is not None and text:
+        if not Path(text).is_dir():
+            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
+                             "existing folder (a checkout of the book), or unset")
+        if command in ("run", "report", "migrate"):  # the commands that write
+            root = Path(text)
+            bad = [p for p in [root, *(root / d for d in ("build", "status", "data", "figures"))]
+                   if p.exists() and not os.access(p, os.W_OK | os.X_OK)]
+            if bad:
+                raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} "
+                                 f"is not writable, and {command} writes there (allowed: a "
+                                 "folder this user may write in)")
     if command in ("run", "migrate"):
         for name, why in _NOT_FOR_A_RUN.items():
             text = os.environ.get(name, "")
@@ -103,8 +86,6 @@ def check_environment(command: str | None = None) -> None:
                                  f"(allowed: unset, for {command})")
     source = os.environ.get("ATTNBOOK_SOURCE", "")
     if source:
-        from .readers import loads
-
         try:
             state = loads(source, max_bytes=4096)
         except ValueError:
@@ -131,26 +112,6 @@ def check_environment(command: str | None = None) -> None:
                 from None
 
 
-def _check_root(command: str) -> None:
-    """``ATTNBOOK_ROOT``, when set, must name an existing folder (nothing creates it), one the
-    commands that write (``run``, ``report``, ``migrate``) may write in."""
-    text = os.environ.get("ATTNBOOK_ROOT", "")
-    if not text:
-        return
-    root = Path(text)
-    if not root.is_dir():
-        raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
-                         "existing folder (a checkout of the book), or unset")
-    if command in ("run", "report", "migrate"):
-        writable = [root] + [root / d for d in ("build", "status", "data", "figures")
-                             if (root / d).exists()]
-        bad = [p for p in writable if not os.access(p, os.W_OK | os.X_OK)]
-        if bad:
-            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} is "
-                             f"not writable, and {command} writes there (allowed: a folder "
-                             "this user may write in)")
-
-
 @dataclass
 class Job:
     spec: NotebookSpec
@@ -161,20 +122,17 @@ class Job:
     shown: dict | None = None  # --profile largest: the profile chosen and why not the larger
     cache_only: bool = False  # draw every result, compute nothing (a chapter shown at long/full)
 
-    def explore_dir(self, build: Path | None = None) -> Path | None:
+    def explore_dir(self, build: Path) -> Path | None:
         """Where an exploratory run keeps its results and figures (None: not exploratory):
         ``build/explore/<stem>-<profile>-<hash of the changed values>/``."""
         if not self.overrides:
             return None
-        from .store import config_key
-
-        return (Path(build) / "explore" if build else paths.EXPLORE) / \
-            f"{self.spec.stem}-{self.profile}-{config_key(self.overrides)}"
+        return Path(build, "explore", f"{self.spec.stem}-{self.profile}-"
+                    f"{config_key(self.overrides)}")
 
 
 def _toc_order() -> list[str]:
-    """Notebook stems in the order _toc.yml lists their chapters (``chapters/<work>/<stem>``,
-    see :mod:`attnbook.book.publish`)."""
+    """Notebook stems in the order _toc.yml lists their chapters (``chapters/<work>/<stem>``)."""
     toc = paths.ROOT / "_toc.yml"
     text = toc.read_text() if toc.exists() else ""
     return re.findall(r"chapters/[A-Za-z0-9.-]+/([A-Za-z0-9_.-]+)", text)
@@ -184,8 +142,8 @@ def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
     """Notebook stems -> paths, in the order the book reads them (_toc.yml), then the rest."""
     d = Path(notebooks_dir or paths.NOTEBOOKS)
     found = {p.stem: p for p in sorted(d.glob("*.ipynb"))}
-    order = [s for s in _toc_order() if s in found] + [s for s in found if s not in _toc_order()]
-    return {s: found[s] for s in order}
+    toc = [s for s in _toc_order() if s in found]
+    return {s: found[s] for s in dict.fromkeys(toc + list(found))}
 
 
 def shown(value, limit: int = 60) -> str:
@@ -196,19 +154,16 @@ def shown(value, limit: int = 60) -> str:
     """
     text = str(value)
     lines = text.splitlines() or [""]
-    out = repr(lines[0][:limit])[:-1] if len(lines[0]) > limit or len(lines) > 1 \
-        else repr(text)
     if len(lines[0]) > limit:
-        return out + f"... ({len(text)} characters)"
+        return repr(lines[0][:limit])[:-1] + f"... ({len(text)} characters)"
     if len(lines) > 1:
-        return out + f"... ({len(lines)} lines)"
-    return out
+        return repr(lines[0])[:-1] + f"... ({len(lines)} lines)"
+    return repr(text)
 
 
 def resolve_notebook(name: str, available: dict[str, Path]) -> str:
-    """The stem of the book's notebook ``name`` names: a stem (``levine2020_lemma1``, with or
-    without ``.ipynb``), or a path (with a ``/``) that resolves to one of ``available``'s
-    files. Anything else is a :class:`UsageError`: a path is never cut down to its stem."""
+    """The stem of the book's notebook ``name`` names: a stem (with or without ``.ipynb``), or
+    a path to one of ``available``'s files; never a path cut down to its stem."""
     listing = f"available {', '.join(available)}"
     if "/" not in name and os.sep not in name:
         stem = name.removesuffix(".ipynb")
@@ -230,10 +185,8 @@ def resolve_notebook(name: str, available: dict[str, Path]) -> str:
 
 def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = None) -> list[Job]:
     """Resolve and check everything before running anything; raise UsageError if bad.
-
-    ``profile`` :data:`attnbook.book.shown.LARGEST` runs each chapter at the largest profile
-    whose results are complete and current (:mod:`attnbook.book.shown`), drawn from the
-    committed results at ``long`` and ``full``."""
+    ``profile`` :data:`attnbook.book.shown.LARGEST`: each chapter at the largest profile whose
+    results are complete and current (:mod:`attnbook.book.shown`)."""
     from .claims import PROFILES
     from .shown import LARGEST
 
@@ -248,18 +201,12 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
     available = available_notebooks(notebooks_dir)
     if not available:
         raise UsageError(f"no notebooks found in {notebooks_dir or paths.NOTEBOOKS}")
-    chosen = []
-    for name in names or list(available):
-        stem = resolve_notebook(name, available)
-        if stem not in chosen:
-            chosen.append(stem)
-    seen = set()
-    for pname, _ in raw_overrides:
-        if pname in seen:
+    chosen = dict.fromkeys(resolve_notebook(name, available) for name in names or available)
+    for i, (pname, _) in enumerate(raw_overrides):
+        if any(n == pname for n, _ in raw_overrides[:i]):
             given = [t for n, t in raw_overrides if n == pname]
             raise UsageError(f"parameter {pname} is given {len(given)} times "
                              f"({', '.join(map(repr, given))}): give it once")
-        seen.add(pname)
     jobs = []
     for stem in chosen:
         try:
@@ -279,8 +226,7 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
             defined = {**spec.defaults, **spec.parameters(profile)}
             notes = []
             params = spec.parameters(profile, overrides, notes)
-            changed = {k: v for k, v in params.items()
-                       if k != "profile" and v != defined[k]}
+            changed = {k: v for k, v in params.items() if k != "profile" and v != defined[k]}
             jobs.append(Job(spec, profile, params, changed, notes))
         except ParameterError as e:
             message = str(e)
@@ -302,9 +248,8 @@ _WARNING = re.compile(r"^(?:(\S+?):(\d+): )?(\w*Warning): (.*)$")
 
 
 def _cell_files(cells) -> dict[str, str]:
-    """The file name ipykernel gives each code cell's source (``<hash>.py``, the hash of the
-    source) -> ``cell N`` (N counting the source notebook's cells, markdown included; the
-    cell papermill injects is not one of them)."""
+    """The file ipykernel runs each code cell from (``<hash of the source>.py``) -> ``cell N``
+    (counting the source notebook's cells, markdown included, the injected one not)."""
     try:
         from ipykernel.compiler import get_tmp_hash_seed, murmur2_x86
     except ImportError:
@@ -321,9 +266,7 @@ def _cell_files(cells) -> dict[str, str]:
 
 def printed_warnings(nb_path: Path) -> list[str]:
     """The Python warnings an executed notebook printed on stderr, as ``Category: message
-    (where)``, in order, without repeats: ``where`` is ``cell N, line L`` for code of the
-    notebook's own cells (ipykernel runs them from files named by a hash), else
-    ``file:line``."""
+    (where)``, in order, without repeats; ``where``: ``cell N, line L`` or ``file:line``."""
     import nbformat
 
     found = []
@@ -346,30 +289,24 @@ def printed_warnings(nb_path: Path) -> list[str]:
 
 
 def hide_injected_parameters(nb_path: Path) -> None:
-    """Tag the cell papermill injected (``injected-parameters``) ``remove-cell``, in place:
-    MyST-NB then leaves it out of the book. The chapter's header line names the profile and
-    any changed values, and the manifest records every parameter of the run."""
+    """Tag the cell papermill injected (``injected-parameters``) ``remove-cell``, in place, so
+    that the book leaves it out."""
     import nbformat
 
     nb = nbformat.read(nb_path, as_version=4)
-    changed = False
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
-            changed = True
-    if changed:
+    cells = [c for c in nb.cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])
+             and "remove-cell" not in c.metadata["tags"]]
+    for cell in cells:
+        cell.metadata["tags"] = [*cell.metadata["tags"], "remove-cell"]
+    if cells:
         nbformat.write(nb, nb_path)
 
 
 def _ipc_kernel_manager(stderr: Path | None = None):
-    """A kernel manager on local sockets (IPC) rather than TCP ports: no port is opened, and
-    the kernel has no reason to warn about unencrypted TCP. Each kernel gets its own socket
-    prefix in the temporary folder (short, so under the 107-byte socket path limit).
-
-    ``stderr``: the file the kernel process's own stderr goes to (its log: what a notebook
-    prints reaches the notebook, not this stream), so that a kernel shut down mid-reply by
-    Ctrl-C does not print its socket errors over the runner's one line."""
+    """A kernel manager on local sockets (IPC), each kernel with its own short prefix (under the
+    107-byte socket path limit): no TCP port, no warning about unencrypted TCP. ``stderr``:
+    the kernel process's own log, so that a kernel shut down mid-reply by Ctrl-C does not
+    print its socket errors over the runner's one line."""
     import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
@@ -400,10 +337,9 @@ def _plan_largest(names, notebooks_dir: Path | None) -> list[Job]:
     for job in base:
         shown = choices[job.spec.stem]
         p = shown["profile"]
-        if p == FALLBACK:
-            jobs.append(Job(job.spec, p, job.parameters, shown=shown))
-        else:
-            jobs.append(Job(job.spec, p, job.spec.parameters(p), shown=shown, cache_only=True))
+        drawn = p != FALLBACK  # a larger profile, drawn from its stored results
+        jobs.append(Job(job.spec, p, job.spec.parameters(p) if drawn else job.parameters,
+                        shown=shown, cache_only=drawn))
     return jobs
 
 
@@ -443,17 +379,14 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                 f"{', '.join(j.spec.stem for j in jobs[i - 1:])}")
             break
         run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        # written to build/tmp while it runs, moved into build/executed only when it succeeded
         explore = job.explore_dir(build)
         # an exploratory run's executed copy stays with its results, out of the book
         out = (explore if explore else executed) / f"{stem}.ipynb"
-        tmp = scratch / f"{stem}.{run_id}.ipynb"
-        figs_tmp = scratch / f"{stem}.{run_id}.figures"
         figs_dest = explore / "figures" if explore else paths.COMMITTED_FIGURES
-        report = scratch / f"{stem}.{run_id}.budget.jsonl"
-        kernel_log = scratch / f"{stem}.{run_id}.kernel.log"  # the kernel process's stderr
-        work_report = scratch / f"{stem}.{run_id}.work.jsonl"
-        owner = scratch / f"{stem}.{run_id}.pid"  # whose scratch files these are, while alive
+        # in build/tmp while it runs; the .pid file says whose these are, while it is alive
+        tmp, figs_tmp, report, kernel_log, work_report, owner = (
+            scratch / f"{stem}.{run_id}.{suffix}" for suffix in
+            ("ipynb", "figures", "budget.jsonl", "kernel.log", "work.jsonl", "pid"))
         owner.write_text(str(os.getpid()))
         log(f"[{i}/{len(jobs)}] {stem} · profile {job.profile} · "
             f"started {time.strftime('%H:%M:%S')}"
@@ -488,7 +421,10 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             # papermill has shut the kernel down on its way out; nothing of this run is kept
             # but the sweep configurations it finished (stored as they finished). A second
             # Ctrl-C (or SIGTERM) waits until the manifest is written
-            held = _hold_stops()
+            held = {}
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(ValueError):  # not the main thread
+                    held[sig] = signal.signal(sig, signal.SIG_IGN)
             status, error, interrupted = "interrupted", type(e).__name__, e
             tmp.unlink(missing_ok=True)
         except Exception as e:  # noqa: BLE001 - any failure is recorded, the others still run
@@ -522,26 +458,21 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
         warned = printed_warnings(written) if written.exists() and not interrupted else []
         entry = {"run_id": run_id, "notebook": stem, "profile": job.profile,
                  "parameters": job.parameters, "overrides": job.overrides,
-                 "recompute": recompute, "start": start,
-                 "wall_s": round(wall, 2), "status": status, "error": error,
-                 "warnings": warned,
+                 "recompute": recompute, "start": start, "wall_s": round(wall, 2),
+                 "status": status, "error": error, "warnings": warned,
                  "commit": base["commit"], "dirty": base.get("dirty", False),
                  "diff_sha256": base.get("diff_sha256"), "device": base["device"],
                  "versions": base["versions"]}
-        if work is not None:
-            entry["work"] = work
-        if explore:
-            entry["explore_dir"] = str(explore)
-        if deadline is not None:
-            entry["deadline"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline))
-        if missing is not None:
-            entry["missing"] = missing
+        optional = {"work": work, "explore_dir": explore and str(explore), "missing": missing,
+                    "deadline": None if deadline is None else _utc(deadline)}
+        entry.update({k: v for k, v in optional.items() if v is not None})
         with open(manifest, "a") as f:
             f.write(dumps(entry, sort_keys=True) + "\n")
         entries.append(entry)
         if interrupted:
             log(f"      interrupted after {wall:.1f} s")
-            _release_stops(held)
+            for sig, handler in held.items():
+                signal.signal(sig, handler)
             raise interrupted
         log(f"      {status} in {wall:.1f} s" + (f" · {work_text(work)}" if work else "")
             + (f" · {error}" if error else "")
@@ -567,10 +498,9 @@ def _alive(pid: int) -> bool:
 
 
 def clean_scratch(scratch: Path) -> list[Path]:
-    """Remove from ``build/tmp`` what runs that can no longer clean up after themselves left
-    there (a SIGKILL, a machine that went down): every scratch file or folder of a run whose
-    ``<stem>.<run id>.pid`` is gone or names a process no longer alive. A run writes that file
-    before any other, so a live run's files are kept. Returns what was removed."""
+    """Remove from ``build/tmp`` (and return) every scratch file or folder of a run whose
+    ``<stem>.<run id>.pid`` is gone or names a process no longer alive (a SIGKILL, a machine
+    that went down). A run writes that file before any other, so a live run's are kept."""
     if not scratch.is_dir():
         return []
     live = set()
@@ -594,30 +524,9 @@ def clean_scratch(scratch: Path) -> list[Path]:
     return removed
 
 
-def _hold_stops() -> dict:
-    """Ignore SIGINT and SIGTERM (while an interrupted run is recorded); the handlers before."""
-    import signal
-
-    held = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            held[sig] = signal.signal(sig, signal.SIG_IGN)
-        except ValueError:  # not the main thread
-            pass
-    return held
-
-
-def _release_stops(held: dict) -> None:
-    import signal
-
-    for sig, handler in held.items():
-        signal.signal(sig, handler)
-
-
 def work_done(path: Path) -> dict | None:
-    """What a run computed, from the lines its tables and sweeps appended to ``path``
-    (``ATTNBOOK_WORK_REPORT``): ``{"computed": k, "total": n}`` units (a table is one unit, a
-    sweep one per configuration), None when it used none."""
+    """What a run computed, from the lines its tables and sweeps appended to ``path``:
+    ``{"computed": k, "total": n}`` units, None when it used none."""
     lines = _read_report(path)
     if not lines:
         return None
@@ -626,24 +535,26 @@ def work_done(path: Path) -> dict | None:
 
 
 def _read_report(path: Path) -> list[dict]:
-    """What a notebook stopped by its time budget still lacks (one dict per stopped sweep)."""
+    """The JSON lines a notebook appended to ``path`` (what a stopped sweep lacks, what a table
+    or sweep computed), leaving out any that are not JSON."""
     out = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                out.append(loads(line))
-            except ValueError:
-                continue
+    for line in path.read_text().splitlines() if path.exists() else []:
+        with contextlib.suppress(ValueError):
+            out.append(loads(line))
     return out
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def _write_budget(path: Path, entries: list[dict], deadline: float) -> None:
     """``build/time-budget.json``: per notebook of a budgeted run, its status and what is
-    still missing (``complete`` says whether anything is)."""
+    still missing."""
     rows = [{k: e[k] for k in ("notebook", "profile", "status", "missing", "run_id")
              if k in e} for e in entries]
     complete = all(e["status"] not in (PARTLY_RUN, NOT_STARTED) for e in entries)
-    text = dumps({"deadline": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline)),
+    text = dumps({"deadline": _utc(deadline),
                   "complete": complete, "notebooks": rows}, indent=1, sort_keys=True)
     path.write_text(text + "\n")
 
