@@ -124,3 +124,19 @@ def test_a_reason_shared_by_parts_is_said_once_per_claim():
     assert row.count("weights unavailable offline") == 1
     assert "{verdict}`not run` **2 parts** (size, bottleneck): weights unavailable offline" in row
     assert "{verdict}`not run` **2 parts**: as at `long`" in row
+
+
+def test_an_unfinished_claim_with_parts_lists_both():
+    """A claim not run at a profile whose chapter stored results there without a verdict, and
+    whose parts share one reason, says both (this combination once ended in a TypeError)."""
+    r = _row("W-F4", "long", "not run", work="wies2021")
+    parts = pd.DataFrame([_row("W-F4", "long", "not run", work="wies2021", part=p,
+                               measured="its sweep stopped") for p in ("a", "b")])
+    said: dict = {}
+    cell = report._verdict_cell(r, unfinished=[("nb_w", 12)], parts=parts, profile="long",
+                                said=said)
+    assert "12 results of `nb_w` stored by a run that recorded no verdict" in cell
+    assert "**2 parts** (a, b): its sweep stopped" in cell
+    again = report._verdict_cell(r, unfinished=[("nb_w", 12)], parts=parts, profile="full",
+                                 said=said)
+    assert "**2 parts**: as at `long`" in again
