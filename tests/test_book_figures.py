@@ -242,7 +242,7 @@ def test_execution_report_says_where_and_how_long_each_stored_result_was_compute
     store.put("s", {"x": 2}, {"y": 4}, wall_s=100.0)  # one group of two: counted once
     store.put("s", {"x": 3}, {"y": 9}, wall_s=20.0)
     info = report.stored_provenance(root)[("levine2020_lemma1", "full")]
-    assert info["results"] == 3 and info["devices"] == ["NVIDIA H100 80GB HBM3"]
+    assert info["results"] == 3 and info["devices"] == ["GPU (NVIDIA H100 80GB HBM3)"]
     assert info["commits"] == ["abc"] and info["compute_s"] == 120.0
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(json.dumps({"notebook": "levine2020_lemma1", "profile": "full",

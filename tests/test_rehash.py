@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from attnbook import paths
-from attnbook.book.store import ResultStore, check_record, dumps, payload_hash, stored_results
+from attnbook.book.store import ResultStore, canonical_sha256, check_record, dumps, stored_results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def _old_format(path: Path) -> None:
     record.pop("hash_version")
     payload = ({"config": record["config"], "result": record["result"]} if "result" in record
                else path.with_suffix(".csv").read_text())
-    record["sha256"] = payload_hash(payload)
+    record["sha256"] = canonical_sha256(payload)
     path.write_text(dumps(record, indent=1, sort_keys=True))
 
 

@@ -31,9 +31,9 @@ from attnbook.book.readers import loads
 from attnbook.book.store import (
     HASH_VERSION,
     atomic_write,
+    canonical_sha256,
     check_record,
     dumps,
-    payload_hash,
     record_payload,
     seal,
 )
@@ -66,7 +66,7 @@ def convert(path: Path, check: bool = False) -> tuple[str, str]:
         return "refused", "has no sha256: damaged, left untouched"
     try:
         csv_text = None if "result" in record else path.with_suffix(".csv").read_text()
-        old_ok = payload_hash(record_payload(record, path, csv_text)) == record["sha256"]
+        old_ok = canonical_sha256(record_payload(record, path, csv_text)) == record["sha256"]
     except (OSError, ValueError, TypeError) as e:
         return "refused", f"its payload cannot be read ({type(e).__name__}); left untouched"
     if not old_ok:

@@ -29,7 +29,7 @@ from .profiles import load_spec
 from .provenance import short_device
 from .publish import chapter_doc
 from .readers import notebook_cells
-from .sites import counted, not_run_text, sites_text
+from .sites import counted, device_sites, not_run_text, sites_text
 from .store import check_record, stored_counts
 from .text import escape, paper_math
 
@@ -465,16 +465,6 @@ def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
     return out
 
 
-def _device_name(device: str) -> str:
-    """'cpu: AMD EPYC (2 cores, 1 threads)' -> 'CPU AMD EPYC (2 cores)'; a GPU by its name."""
-    out = []
-    for d in (x.strip() for x in str(device).split(";") if x.strip()):
-        if d.startswith("cpu"):
-            d = "CPU " + re.sub(r",\s*\d+ threads?", "", d.removeprefix("cpu").lstrip(": "))
-        out.append(d.removeprefix("cuda:").strip())
-    return ", ".join(dict.fromkeys(out))
-
-
 def _add(items: list, item: str) -> None:
     if item and item not in items:
         items.append(item)
@@ -508,7 +498,8 @@ def stored_provenance(results: Path | None = None) -> dict:
                 info["stale"] += bool(changed)
                 for d in [record.get("device", "")] + [
                         s.get("device", "") for s in record.get("earlier_sittings") or []]:
-                    _add(info["devices"], _device_name(d))
+                    for site in device_sites(d):
+                        _add(info["devices"], site)
                 _add(info["commits"], str(record.get("commit", "") or "unknown")
                      + (" dirty" if record.get("dirty") else ""))
                 wall = record.get("wall_s")

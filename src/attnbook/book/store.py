@@ -29,7 +29,7 @@ from .readers import loads
 ENV_MIGRATE = "ATTNBOOK_MIGRATE"  # JSON {"sample": [paths], "log": path}: see the docstring
 
 __all__ = ["ResultStore", "CacheMiss", "NotStored", "StaleResultWarning", "config_key", "jsonable",
-           "finite_json", "dumps", "DamagedResultWarning", "payload_hash", "check_record",
+           "finite_json", "dumps", "DamagedResultWarning", "check_record",
            "stored_results", "atomic_write", "why_not_current", "HASH_VERSION", "record_hash",
            "record_payload", "seal", "write_record"]
 
@@ -101,13 +101,8 @@ def hash_matches(compute, expected) -> bool:
         return False
 
 
-def payload_hash(payload) -> str:
-    """sha256 of a CSV text, or of the canonical JSON of a sweep record's config and result."""
-    return canonical_sha256(payload)
-
-
 def record_hash(record: dict, payload) -> str:
-    """sha256 of the canonical JSON of ``{"payload": payload_hash(payload), "record": <the
+    """sha256 of the canonical JSON of ``{"payload": canonical_sha256(payload), "record": <the
     record without its sha256>}``: an edit to the numbers or to anything said of them fails it.
 
     >>> r = seal({"config": {"n": 1}, "result": {"y": 2.0}, "fingerprint": {"m": "ab"}})
@@ -117,7 +112,7 @@ def record_hash(record: dict, payload) -> str:
     False
     """
     body = {k: v for k, v in record.items() if k != "sha256"}
-    return canonical_sha256({"payload": payload_hash(payload), "record": finite_json(body)})
+    return canonical_sha256({"payload": canonical_sha256(payload), "record": finite_json(body)})
 
 
 def record_payload(record: dict, path: Path | None, csv_text: str | None = None):
