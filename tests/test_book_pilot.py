@@ -150,3 +150,23 @@ def test_the_standard_figure_draws_the_mean_over_a_pilots_seeds_with_their_sprea
     assert list(line.get_xdata()) == [10, 20]
     assert list(line.get_ydata()) == pytest.approx([0.3, 0.0])
     assert len(ax.collections) == 1  # one seed standard deviation at each budget
+
+
+def test_each_profile_that_has_run_is_drawn_named_and_hollow_where_untestable():
+    import matplotlib.pyplot as plt
+
+    table = pd.DataFrame({"profile": ["ci", "cpu", "long"], "x": [1, 2, 3],
+                          "y": [0.1, float("nan"), 0.3], "ok": [True, True, False]})
+    fig, ax = plt.subplots()
+    drawn = ap.mark(ax, table, x="x", y="y", colour=lambda r: "C3", filled=lambda r: r["ok"])
+    assert drawn == 2 and sorted(t.get_text() for t in ax.texts) == ["ci", "long"]
+    long, ci = ax.lines  # drawn from the highest point down
+    assert ci.get_marker() == ap.MARKERS["ci"] and long.get_markerfacecolor() == "none"
+    # points of one profile stacked at one budget: each drawn, the profile named once
+    fig2, ax2 = plt.subplots()
+    stacked = pd.DataFrame({"profile": ["cpu"] * 3, "x": [5, 5, 9], "y": [0.1, 0.2, 0.3]})
+    assert ap.mark(ax2, stacked, x="x", y="y", colour=lambda r: "C0") == 3
+    assert [t.get_text() for t in ax2.texts] == ["cpu", "cpu"]
+    assert [t.xy for t in ax2.texts] == [(9, 0.3), (5, 0.2)]
+    plt.close(fig)
+    plt.close(fig2)

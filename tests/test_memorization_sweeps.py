@@ -8,7 +8,7 @@ from functools import partial
 import pandas as pd
 import pytest
 
-from attnbook.book.pilot import at_budgets
+from attnbook.book.pilot import at_budgets, mark
 from attnbook.errors import ParameterError
 from attnbook.mahdavi2024 import sweeps as msw
 
@@ -159,7 +159,7 @@ def test_the_pilot_figure_names_each_profile_point_it_can_draw():
                              "value": [0.99, math.nan, 0.02], "unsaturated": [3, 1, 4],
                              "profile": ["cpu", "long", "long"]})
     fig, axes = plt.subplots(1, 4)
-    mfig.plot_pilot(axes, pilot, {"r2": 0.98}, min_points=3, profiles=profiles)
+    mfig.plot_pilot(axes, pilot, {"r2": 0.98}, min_points=3, profiles=profiles, mark=mark)
     names = [[t.get_text() for t in ax.texts] for ax in axes]
     assert names == [["cpu"], ["long"], [], []]  # the NaN is not drawn
     plt.close(fig)
@@ -195,6 +195,6 @@ def test_a_sweep_of_figure_2c_reads_its_first_T_and_its_own_n():
 
     fig, ax = plt.subplots()
     mfig.plot_head_size_pilot(ax, got.drop(columns="profile"), low=2, n=4, high=8,
-                              profiles=got)
+                              profiles=got, mark=mark)
     assert sorted(t.get_text() for t in ax.texts) == ["cpu", "cpu", "long", "long"]
     plt.close(fig)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnbook.book import pilot as ap
 from attnbook.book.plotting import overlapping_labels, spread_labels
 from attnbook.wies2021 import attention_ratio as ar
 from attnbook.wies2021 import figures as wfig
@@ -93,7 +94,7 @@ def test_the_ratio_pilot_draws_the_fractions_bounds_and_profiles():
     prof_sp = pd.DataFrame({"tokens": [100], "across_ratios": [0.25],
                             "across_depths_max": [0.1], "profile": ["cpu"]})
     fig = wfig.ratio_pilot_figure(fr, sp, prof_fr, prof_sp, paper=PAPER, tol=0.15, factor=2,
-                                  depths=[1, 2])
+                                  depths=[1, 2], mark=ap.mark)
     ax, bx = fig.axes
     open_bound = [line for line in ax.lines if line.get_marker() == "v"
                   and len(line.get_xdata())]
@@ -196,7 +197,7 @@ def test_the_positional_pilot_draws_each_cost_against_the_full_rank_net():
     runs = pd.DataFrame({"N": [128], "d_x": [64], "L": [4]})
     profiles = stats.assign(profile="cpu").iloc[:1]
     fig = wfig.positional_pilot_figure(stats, profiles, runs, pos_divisor=32, low_divisor=8,
-                                       high_divisor=4)
+                                       high_divisor=4, mark=ap.mark)
     ax, bx = fig.axes
     lines = {line.get_label(): line.get_ydata() for line in ax.lines}
     assert lines["positional rank 4 (N/32)"] == pytest.approx([0.02, 0.01])

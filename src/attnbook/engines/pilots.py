@@ -14,14 +14,14 @@ every chapter's pilot does alike:
   that is within 4 times the largest budget measured (:data:`HORIZON`); beyond, a reading says
   only "not reached by X; changes by a +- b per doubling" (:func:`summary`). A pilot of one
   seed gets no standard error and no crossing. :func:`grid_cost` counts what the criterion
-  needs (every net of the grid at its seeds) for the hours quoted;
-* :func:`per_profile`: the same statistic read from each profile that has run (ci, cpu, long,
-  full), one table with a ``profile`` column, and :func:`mark_profiles`, which draws it on a
-  pilot's figure, one marker per profile (:data:`PROFILE_MARKERS`), named beside it.
+  needs (every net of the grid at its seeds) for the hours quoted.
+
+What knows about profiles (the other profiles' stored units, their markers on a pilot's
+figure) is the book's: :mod:`attnbook.book.pilot`.
 
 Used by: attnbook.wies2021.attention_ratio, attnbook.engines.depth_sweep,
-attnbook.levine2020.depth_transition, attnbook.mahdavi2024.figures, attnbook.mahdavi2024.sweeps,
-attnbook.wies2021.figures and attnbook.wies2021.positional_rank, and through them by
+attnbook.levine2020.depth_transition, attnbook.mahdavi2024.sweeps and
+attnbook.wies2021.positional_rank, and through them by
 levine2020_depth_transition, mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size,
 wies2021_attention_ratio, wies2021_depth_efficiency, wies2021_rank_bottleneck and
 wies2021_vocab_rank; directly by bruna2024_furthest_neighbour. The chapters' pilot sections
@@ -45,9 +45,8 @@ import pandas as pd
 
 from ..errors import ParameterError
 
-__all__ = ["budgets", "trend", "grid_cost", "readable", "summary", "per_profile",
-           "mark_profiles", "PROFILE_MARKERS", "HORIZON", "MIN_FIT_SEEDS", "RESOLVED_SE",
-           "NO_CROSSING"]
+__all__ = ["budgets", "trend", "grid_cost", "readable", "summary", "HORIZON", "MIN_FIT_SEEDS",
+           "RESOLVED_SE", "NO_CROSSING"]
 
 HORIZON = 2  # doublings beyond the largest budget measured that a reading may reach (4 x)
 MIN_FIT_SEEDS = 2  # seeds a slope needs for a standard error, and a crossing to be read
@@ -249,57 +248,3 @@ def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "toke
         parts.append(f"Not reached by {horizon:.2g} {unit} ({times} times the largest budget): "
                      + "; ".join(t for h, t in never if h == horizon) + ".")
     return " ".join(p for p in parts if p)
-
-
-PROFILE_MARKERS = {"ci": "v", "cpu": "s", "long": "D", "full": "*"}  # a profile's points
-
-
-def per_profile(across: dict, read, columns: Sequence[str]) -> pd.DataFrame:
-    """``read(results, params)`` of each profile in ``across`` (profile -> (its stored
-    results, its parameters), as ``run.across_profiles`` gives them), read the way the pilot
-    is read, in one table with a ``profile`` column. A profile whose reading is empty (a
-    configuration the statistic needs is missing) is left out; with none left, the table is
-    empty with ``columns`` and ``profile``, so that a figure can still select from it.
-
-    >>> across = {"cpu": (pd.DataFrame({"w": [8, 8], "gap": [0.2, 0.4]}), {"w": 8}),
-    ...           "long": (pd.DataFrame({"w": [16], "gap": [0.1]}), {"w": 8})}
-    >>> def read(results, params):  # the mean gap at the parameters' width
-    ...     part = results[results["w"] == params["w"]]
-    ...     return part.groupby("w", as_index=False)["gap"].mean()
-    >>> per_profile(across, read, columns=["w", "gap"]).round(3)
-       w  gap profile
-    0  8  0.3     cpu
-    >>> list(per_profile({}, read, columns=["w", "gap"]).columns)
-    ['w', 'gap', 'profile']
-    """
-    tables = []
-    for profile, (results, params) in across.items():
-        table = read(results, params) if results is not None and len(results) else None
-        if table is not None and len(table):
-            tables.append(table.assign(profile=profile))
-    return (pd.concat(tables, ignore_index=True) if tables
-            else pd.DataFrame(columns=[*columns, "profile"]))
-
-
-def mark_profiles(ax, table: pd.DataFrame, *, x: str, y: str, colour, filled=None,
-                  label=None) -> int:
-    """Draw each row of ``table`` (with a ``profile`` column) at (``x``, ``y``) as its
-    profile's marker (:data:`PROFILE_MARKERS`) in ``colour(row)``, hollow where
-    ``filled(row)`` is false; each profile is named once at each ``x``, beside its highest
-    point there, by ``label(row)`` (default: the profile), so that points stacked at one
-    budget do not print over each other. Rows whose ``y`` is not finite are left out. Returns
-    how many were drawn."""
-    drawn, named = 0, set()
-    for _, row in table.sort_values(y, ascending=False).iterrows():
-        value = float(row[y])
-        if not math.isfinite(value):
-            continue
-        c = colour(row)
-        ax.plot(row[x], value, PROFILE_MARKERS[row["profile"]], ms=7, color=c,
-                mfc=c if filled is None or filled(row) else "none")
-        if (row["profile"], row[x]) not in named:
-            named.add((row["profile"], row[x]))
-            ax.annotate(row["profile"] if label is None else label(row), (row[x], value),
-                        xytext=(4, 3), textcoords="offset points", fontsize=7, color=c)
-        drawn += 1
-    return drawn

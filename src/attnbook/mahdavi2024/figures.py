@@ -9,8 +9,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..engines.pilots import mark_profiles
-
 __all__ = ["plot_sweep", "describe_by", "plot_pilot", "plot_head_size_pilot"]
 
 
@@ -56,15 +54,15 @@ _PILOT_AXES = (  # statistic -> (title, y label, the criterion's side of the ref
 
 
 def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points: int,
-               profiles: pd.DataFrame | None = None):
+               profiles: pd.DataFrame | None = None, mark=None):
     """Draw a pilot's statistics (:func:`attnbook.mahdavi2024.sweeps.pilot_statistics`)
     against the training steps, one axis per statistic (``r2``, ``worst_drop``, ``r2_n``,
     ``worst_rise``), one line per panel, with the criterion's value (``references``:
     statistic -> number) as a dotted line. A point where fewer than ``min_points`` models have
     not saturated is drawn hollow: there the criterion has nothing to test. ``profiles``: the
     same statistics of the profiles that have run (each profile's :func:`~attnbook.mahdavi2024.
-    sweeps.sweep_statistics`, with a ``profile`` column), each drawn by :func:`attnbook.engines.
-    pilots.mark_profiles` in its panel's colour."""
+    sweeps.sweep_statistics`, with a ``profile`` column), each drawn in its panel's colour by
+    ``mark`` (:func:`attnbook.book.pilot.mark`'s signature; none drawn without it)."""
     from .sweeps import PANELS
 
     colour = {panel: f"C{i}" for i, panel in enumerate(PANELS)}
@@ -78,9 +76,10 @@ def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points:
             ax.plot(g["steps"][free], g["value"][free], "o", ms=5, color=colour[panel])
             ax.plot(g["steps"][~free], g["value"][~free], "o", ms=5, mfc="none",
                     color=colour[panel])
-        mark_profiles(ax, profiles[profiles["statistic"] == stat], x="steps", y="value",
-                      colour=lambda r: colour[r["panel"]],
-                      filled=lambda r: r["unsaturated"] >= min_points)
+        if mark is not None:
+            mark(ax, profiles[profiles["statistic"] == stat], x="steps", y="value",
+                 colour=lambda r: colour[r["panel"]],
+                 filled=lambda r: r["unsaturated"] >= min_points)
         if stat in references and not math.isnan(references[stat]):
             ax.axhline(references[stat], color="0.3", ls=":", lw=1)
         ax.set(xscale="log", xlabel="optimizer steps per model", ylabel=ylabel, title=title)
@@ -90,18 +89,18 @@ def plot_pilot(axes, stats_table: pd.DataFrame, references: dict, *, min_points:
 
 
 def plot_head_size_pilot(ax, gains: pd.DataFrame, *, low: int, n: int, high: int,
-                         profiles: pd.DataFrame | None = None):
+                         profiles: pd.DataFrame | None = None, mark=None):
     """Draw Figure 2(c)'s pilot (:func:`attnbook.mahdavi2024.sweeps.head_size_pilot_gains`):
     the accuracy gained from d_h = ``low`` to ``n`` and from ``n`` to ``high`` against the
     training steps, and, ``profiles`` (the same gains of each profile that has run, at its
-    first T, with a ``profile`` column), each drawn by
-    :func:`attnbook.engines.pilots.mark_profiles` in its gain's colour."""
+    first T, with a ``profile`` column), each drawn in its gain's colour by ``mark``
+    (:func:`attnbook.book.pilot.mark`'s signature; none drawn without it)."""
     for column, colour, marker, label in (
             ("gain_to_n", "C0", "o-", f"gain from d_h = {low} to n = {n}"),
             ("gain_beyond_n", "C1", "s-", f"gain from n to d_h = {high}")):
         ax.plot(gains["steps"], gains[column], marker, color=colour, label=label)
-        if profiles is not None:
-            mark_profiles(ax, profiles, x="steps", y=column, colour=lambda r, c=colour: c)
+        if profiles is not None and mark is not None:
+            mark(ax, profiles, x="steps", y=column, colour=lambda r, c=colour: c)
     ax.axhline(0, color="0.3", lw=1, ls=":")
     ax.set(xscale="log", xlabel="optimizer steps per model", ylabel="training accuracy gained")
     ax.legend(fontsize=7)

@@ -22,7 +22,7 @@ The embedding rank (section 5.1, appendix C.4, Tables 1-2):
 Each draws or arranges what its chapter measured (the tables of
 :mod:`attnbook.wies2021.attention_ratio`, :mod:`attnbook.wies2021.rank_bottleneck` and
 :mod:`attnbook.wies2021.positional_rank`) and decides nothing; the profiles that have run are
-drawn by :func:`attnbook.engines.pilots.mark_profiles`.
+drawn by the ``mark`` a chapter passes (:func:`attnbook.book.pilot.mark`).
 
 Used by: wies2021_attention_ratio, wies2021_rank_bottleneck.
 
@@ -35,8 +35,6 @@ from collections.abc import Iterable
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-
-from ..engines.pilots import mark_profiles
 
 __all__ = ["ratio_colours", "figure4", "figure6", "ratio_pilot_figure", "ratio_pilot_table",
            "ratio_remarks", "figure2", "figure2_labels", "figure7_curves", "figure7",
@@ -124,7 +122,8 @@ def figure6(table: pd.DataFrame, best: pd.DataFrame, paper_table: pd.DataFrame):
 
 def ratio_pilot_figure(fractions: pd.DataFrame, spreads: pd.DataFrame,
                        profile_fractions: pd.DataFrame, profile_spreads: pd.DataFrame, *,
-                       paper: dict, tol: float, factor: float, depths: Iterable[int]):
+                       paper: dict, tol: float, factor: float, depths: Iterable[int],
+                       mark=None):
     """The attention-ratio pilot against the training tokens per net. Left: the matched
     fraction per ratio (``fractions``,
     :func:`attnbook.wies2021.attention_ratio.pilot_fractions`; an open triangle at its
@@ -132,39 +131,39 @@ def ratio_pilot_figure(fractions: pd.DataFrame, spreads: pd.DataFrame,
     (dashed, in a band of +- ``tol``). Right: per size, the spread of the best-depth loss
     across ratios beside ``factor`` times the largest across depths (``spreads``,
     :func:`~attnbook.wies2021.attention_ratio.pilot_spreads`). The same reads of the profiles
-    that have run (``profile_*``, with a ``profile`` column) as their markers. Returns the
+    that have run (``profile_*``, with a ``profile`` column) as their markers, drawn by
+    ``mark`` (:func:`attnbook.book.pilot.mark`'s signature; none without it). Returns the
     figure."""
     fr, sp = fractions, spreads
     tint = {rho: f"C{i}" for i, rho in enumerate(sorted(set(fr["ratio"])))}
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 3.9))
     for rho, part in fr.groupby("ratio"):
         ax.plot(part["tokens"], part["fraction"], "o-", color=tint[rho], label=f"ratio {rho}")
-        for side, mark in (("below", "v"), ("above", "^")):
+        for side, symbol in (("below", "v"), ("above", "^")):
             out = part[part["outside"] == side]
-            ax.plot(out["tokens"], out["bound"], mark, color=tint[rho], mfc="none", ms=8)
+            ax.plot(out["tokens"], out["bound"], symbol, color=tint[rho], mfc="none", ms=8)
         if rho in paper:
             ax.axhspan(paper[rho] - tol, paper[rho] + tol, color=tint[rho], alpha=0.12, lw=0)
             ax.axhline(paper[rho], color=tint[rho], ls="--", lw=1,
                        label=f"paper: {paper[rho]:g} at ratio {rho}")
     ax.plot([], [], "v", color="0.4", mfc="none", label="no match: below this bound")
-    if len(profile_fractions):
-        mark_profiles(ax, profile_fractions, x="tokens", y="fraction",
-                      colour=lambda r: tint.get(r["ratio"], "0.45"))
+    if len(profile_fractions) and mark is not None:
+        mark(ax, profile_fractions, x="tokens", y="fraction",
+             colour=lambda r: tint.get(r["ratio"], "0.45"))
     ax.set(xscale="log", ylim=(0, 1.25), xlabel="training tokens per net",
            ylabel="baseline size with the same loss / own size",
            title="W-F4: matched fraction per ratio")
     ax.xaxis.set_minor_formatter(plt.NullFormatter())  # decades only: no crowded labels
     ax.legend(fontsize=7, loc="upper left")
-    for (size, part), mark in zip(sp.groupby("size"), "os^D", strict=False):
-        bx.plot(part["tokens"], part["across_ratios"], f"{mark}-", color="k",
+    for (size, part), symbol in zip(sp.groupby("size"), "os^D", strict=False):
+        bx.plot(part["tokens"], part["across_ratios"], f"{symbol}-", color="k",
                 label=f"across ratios (size {size:,})")
-        bx.plot(part["tokens"], factor * part["across_depths_max"], f"{mark}--", color="0.55",
+        bx.plot(part["tokens"], factor * part["across_depths_max"], f"{symbol}--", color="0.55",
                 mfc="none", label=f"{factor:g} x largest across depths (size {size:,})")
-    if len(profile_spreads):
-        mark_profiles(bx, profile_spreads, x="tokens", y="across_ratios", colour=lambda r: "k")
-        mark_profiles(bx, profile_spreads.assign(
-            twice=factor * profile_spreads["across_depths_max"]), x="tokens", y="twice",
-            colour=lambda r: "0.55", filled=lambda r: False)
+    if len(profile_spreads) and mark is not None:
+        mark(bx, profile_spreads, x="tokens", y="across_ratios", colour=lambda r: "k")
+        mark(bx, profile_spreads.assign(twice=factor * profile_spreads["across_depths_max"]),
+             x="tokens", y="twice", colour=lambda r: "0.55", filled=lambda r: False)
     bx.set(xscale="log", xlabel="training tokens per net", ylabel="spread of test loss (nats)",
            title="W-F6: ratio against depth")
     bx.xaxis.set_minor_formatter(plt.NullFormatter())  # decades only: no crowded labels
@@ -305,15 +304,16 @@ def figure7(vocab: pd.DataFrame, positional: pd.DataFrame):
 
 
 def positional_pilot_figure(stats: pd.DataFrame, profiles: pd.DataFrame, runs: pd.DataFrame, *,
-                            pos_divisor: int, low_divisor: int, high_divisor: int):
+                            pos_divisor: int, low_divisor: int, high_divisor: int, mark=None):
     """W-F7's pilot against the training tokens per net (``stats``,
     :func:`attnbook.wies2021.positional_rank.f7_pilot_statistics`, with the ranks it read):
     (a) each net's test loss minus the full-rank net's, (b) where positional rank 1 lies
     between the vocabulary ranks (0 at d_x / ``high_divisor``, 1 at d_x / ``low_divisor``;
     the criterion's band shaded). ``profiles``: the same reads of the profiles that have run
     (:func:`~attnbook.wies2021.positional_rank.f7_sweep_statistics`, with a ``profile``
-    column), drawn as their markers; ``runs``: the pilot's nets (the title names their N,
-    d_x and L). Returns the figure."""
+    column), drawn as their markers by ``mark`` (:func:`attnbook.book.pilot.mark`'s
+    signature; none without it); ``runs``: the pilot's nets (the title names their N, d_x and
+    L). Returns the figure."""
     r_pos, r_high, r_low = (int(stats[k].iloc[0]) for k in ("r_pos", "r_high", "r_low"))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 3.8), sharex=True)
     lines = [("loss_pos", f"positional rank {r_pos} (N/{pos_divisor})", "tab:blue", "o-"),
@@ -324,10 +324,10 @@ def positional_pilot_figure(stats: pd.DataFrame, profiles: pd.DataFrame, runs: p
     for col, label, color, style in lines:
         ax.plot(stats["tokens"], stats[col] - stats["loss_full"], style, color=color,
                 label=label)
-        if len(profiles):
-            mark_profiles(ax, profiles.assign(cost=profiles[col] - profiles["loss_full"]),
-                          x="tokens", y="cost", colour=lambda r, c=color: c,
-                          filled=lambda r, solid="--" not in style: solid)
+        if len(profiles) and mark is not None:
+            mark(ax, profiles.assign(cost=profiles[col] - profiles["loss_full"]),
+                 x="tokens", y="cost", colour=lambda r, c=color: c,
+                 filled=lambda r, solid="--" not in style: solid)
     ax.axhline(0, color="0.3", lw=1, label="full rank")
     ax.set(xscale="log", xlabel="training tokens per net",
            ylabel="test loss minus full rank's (nats)", title="(a) the cost of each rank")
@@ -335,8 +335,8 @@ def positional_pilot_figure(stats: pd.DataFrame, profiles: pd.DataFrame, runs: p
     bx.axhspan(0, 1, color="0.88", zorder=0, label="W-F7: between the vocabulary ranks")
     bx.plot(stats["tokens"], stats["rank1_between"], "s--", color="tab:blue",
             label="positional rank 1")
-    if len(profiles):
-        mark_profiles(bx, profiles, x="tokens", y="rank1_between", colour=lambda r: "tab:blue")
+    if len(profiles) and mark is not None:
+        mark(bx, profiles, x="tokens", y="rank1_between", colour=lambda r: "tab:blue")
     if stats["rank1_between"].isna().any():
         bx.text(0.02, 0.03, f"no point: vocabulary rank {r_low}'s loss not above rank "
                 f"{r_high}'s (no bracket)", transform=bx.transAxes, fontsize=7)
