@@ -84,14 +84,14 @@ def nn_pilot_reading(pt: pd.DataFrame, *, d0: int, thresholds: dict):
             f"doubling of the steps (the criterion asks at least {NN['low_min']} for every "
             f"r <= d/2). ")
     if half["min_loss"] < NN["low_min"] and half["per_doubling"] < 0:
-        text += ("It is below the criterion's minimum and still falling: training longer only "
-                 "moves it further from the talk's reading.")
+        text += ("It is below the criterion's minimum and fell over the pilot's budgets: at no "
+                 "budget measured does it reach the talk's reading.")
         below = reading[reading["r"] * NN["rank_div"] <= d0]
         if np.isfinite(below["reaches_at"]).all():
             text += (f" By the same trend every r <= d/2 is below {NN['low_min']} within about "
                      f"{below['reaches_at'].max():.2g} steps.")
-        text += (" The low-rank side of B-NN fails at this d within what a CPU trains, so the "
-                 "long profile trains no further lines.")
+        text += (" The low-rank side of the talk's levels fails at this d at every budget the "
+                 "pilot trained, so the long profile trains no further lines.")
     else:
         text += "Its side of the criterion can still change with longer training."
     return reading, text
