@@ -95,6 +95,19 @@ def test_lines_figure_draws_each_line_against_rank_and_the_first_lines_curves():
     assert overlapping_labels(fig) == []
 
 
+def test_lines_figure_draws_the_mean_over_seeds_with_their_spread():
+    lines_frame = pd.DataFrame([
+        {"kind": "attention", "rank_heads": 4, "seed": s, "r": [1, 4], "H": [4, 1],
+         "min_loss": [0.9 + 0.1 * s, 0.05], "curve": [[1.0, 0.5], [0.95, 0.05]]}
+        for s in (0, 1)])
+    table = lines_frame.explode(["r", "H", "min_loss"]).astype(
+        {"r": int, "H": int, "min_loss": float})
+    fig = ff.nn_lines_figure(table, lines_frame, d=4, N=8, eval_every=50)
+    left = fig.axes[0]
+    assert left.lines[0].get_ydata().tolist() == pytest.approx([0.95, 0.05])  # one line
+    assert len(left.collections) == 1  # the seeds' standard deviation as bars
+
+
 def test_levels_read_the_worst_full_rank_and_the_low_rank_range():
     table = pd.DataFrame({"r": [1, 2, 4, 4, 2], "min_loss": [0.91, 0.72, 0.04, 0.3, 0.8]})
     assert ff.nn_levels(table, d=4, rank_div=2) == ("0.30", "0.72 to 0.91")
