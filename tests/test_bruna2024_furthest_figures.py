@@ -60,7 +60,8 @@ def test_pilot_reading_of_a_falling_half_rank_says_it_fails():
     assert text.startswith("Reading the pilot: after 400 steps at d = 4, the full-rank model's "
                            "loss is 0.050")
     assert "that of r = d/2 is 0.250, -0.100 per doubling" in text
-    assert "below the criterion's minimum and still falling" in text
+    assert "below the criterion's minimum and fell over the pilot's budgets: at no budget" in text
+    assert "still falling" not in text and "further from" not in text  # no forecast from one seed
     assert text.endswith("so the long profile trains no further lines.")
 
 
@@ -92,6 +93,19 @@ def test_lines_figure_draws_each_line_against_rank_and_the_first_lines_curves():
     assert list(right.lines[2].get_ydata()) == [0.97, 0.8, 0.05]  # model 3 of each evaluation
     assert right.get_title() == "training, attention line rH = 4"
     assert overlapping_labels(fig) == []
+
+
+def test_lines_figure_draws_the_mean_over_seeds_with_their_spread():
+    lines_frame = pd.DataFrame([
+        {"kind": "attention", "rank_heads": 4, "seed": s, "r": [1, 4], "H": [4, 1],
+         "min_loss": [0.9 + 0.1 * s, 0.05], "curve": [[1.0, 0.5], [0.95, 0.05]]}
+        for s in (0, 1)])
+    table = lines_frame.explode(["r", "H", "min_loss"]).astype(
+        {"r": int, "H": int, "min_loss": float})
+    fig = ff.nn_lines_figure(table, lines_frame, d=4, N=8, eval_every=50)
+    left = fig.axes[0]
+    assert left.lines[0].get_ydata().tolist() == pytest.approx([0.95, 0.05])  # one line
+    assert len(left.collections) == 1  # the seeds' standard deviation as bars
 
 
 def test_levels_read_the_worst_full_rank_and_the_low_rank_range():

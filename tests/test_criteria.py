@@ -1393,6 +1393,19 @@ def _(t):
              criteria.NOT_TESTABLE)]
 
 
+@edge("W-F2", "anchor_factor")
+def _(t):
+    # d_x 1000, one rank below it: just within the factor of the paper's ratio it is judged
+    # (and matches), just beyond it the part is not testable
+    d_x, a, f = 1000, t["anchor_ratio"], t["anchor_factor"]
+    r_in = int(a * f * d_x * 0.99)
+    r_out = int(a * f * d_x * 1.01) + 1
+
+    def nets(r):
+        return _f2({r: 2.3, 2 * d_x: 2.0}, matched={r: t["size_ratio"] * 400, 2 * d_x: 400})
+    return [(("size", nets(r_in), d_x), True), (("size", nets(r_out), d_x), criteria.NOT_TESTABLE)]
+
+
 def test_wf2_needs_seeds_and_a_control_and_a_steady_cost():
     one_seed = [{**n, "losses": n["losses"][:1]} for n in _f2({4: 2.3, 16: 2.0})]
     assert criteria.decide("W-F2", "bottleneck", one_seed, 8) == criteria.NOT_TESTABLE

@@ -84,14 +84,14 @@ def nn_pilot_reading(pt: pd.DataFrame, *, d0: int, thresholds: dict):
             f"doubling of the steps (the criterion asks at least {NN['low_min']} for every "
             f"r <= d/2). ")
     if half["min_loss"] < NN["low_min"] and half["per_doubling"] < 0:
-        text += ("It is below the criterion's minimum and still falling: training longer only "
-                 "moves it further from the talk's reading.")
+        text += ("It is below the criterion's minimum and fell over the pilot's budgets: at no "
+                 "budget measured does it reach the talk's reading.")
         below = reading[reading["r"] * NN["rank_div"] <= d0]
         if np.isfinite(below["reaches_at"]).all():
             text += (f" By the same trend every r <= d/2 is below {NN['low_min']} within about "
                      f"{below['reaches_at'].max():.2g} steps.")
-        text += (" The low-rank side of B-NN fails at this d within what a CPU trains, so the "
-                 "long profile trains no further lines.")
+        text += (" The low-rank side of the talk's levels fails at this d at every budget the "
+                 "pilot trained, so the long profile trains no further lines.")
     else:
         text += "Its side of the criterion can still change with longer training."
     return reading, text
@@ -99,14 +99,20 @@ def nn_pilot_reading(pt: pd.DataFrame, *, d0: int, thresholds: dict):
 
 def nn_lines_figure(table: pd.DataFrame, lines_frame: pd.DataFrame, *, d: int, N: int,
                     eval_every: int):
-    """Left: the lowest held-out loss of ``table`` (one row per rank of each line) against the
-    per-head rank r, one line per (kind, rH), with the zero output dotted at 1. Right: the
-    held-out loss of each model of the first line of ``lines_frame`` during training, one
-    evaluation every ``eval_every`` steps. Returns the figure."""
+    """Left: the lowest held-out loss of ``table`` (one row per rank of each line and seed)
+    against the per-head rank r, one line per (kind, rH), the mean over its seeds with bars of
+    one seed standard deviation where there are several, and the zero output dotted at 1.
+    Right: the held-out loss of each model of the first line of ``lines_frame`` during
+    training, one evaluation every ``eval_every`` steps. Returns the figure."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for (kind, P), sub in table.groupby(["kind", "rank_heads"]):
-        axes[0].semilogx(sub["r"], sub["min_loss"], "o-" if kind == "attention" else "s--",
-                         base=2, label=f"{LINE_NAMES[kind]}, rH = {P}")
+        at = sub.groupby("r")["min_loss"].agg(["mean", "std", "size"])
+        style = "o-" if kind == "attention" else "s--"
+        (drawn,) = axes[0].semilogx(at.index, at["mean"], style, base=2,
+                                    label=f"{LINE_NAMES[kind]}, rH = {P}")
+        if at["size"].max() > 1:
+            axes[0].errorbar(at.index, at["mean"], at["std"], fmt="none", capsize=2,
+                             ecolor=drawn.get_color())
     axes[0].axhline(1.0, color="k", lw=0.8, ls=":", label="zero output")
     axes[0].set(xlabel="per-head rank r  (H = rH / r)", ylabel="min held-out MSE x d",
                 title=f"furthest neighbour, d = {d}, N = {N}", ylim=(0, 1.1))

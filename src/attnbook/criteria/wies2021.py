@@ -321,8 +321,8 @@ def _mean_var(losses) -> tuple[float, float, int]:
 
 
 @criterion("W-F2")
-def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio, size_ratio,
-                                          size_tolerance):
+def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio, anchor_factor,
+                                          size_ratio, size_tolerance):
     """W-F2, in two parts; ``nets`` holds one record per factored net of width ``d_x``:
     ``r``, ``losses`` (one per seed), ``params`` (its size) and ``matched`` (the size of the
     full-rank net of reduced width with its loss; 0 below the smallest). The control is the
@@ -337,7 +337,9 @@ def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio
     ``"size"`` (the paper's 16/680 ~ a full-rank net 25% smaller): at the rank whose r / d_x is
     nearest ``anchor_ratio`` in log ratio, the matched size over the control's matched size
     (the size the rank costs beyond the factoring) is within ``size_tolerance`` of
-    ``size_ratio``. Not testable where the control or the net falls below every baseline."""
+    ``size_ratio``. Not testable where no rank run lies within a factor ``anchor_factor`` of
+    ``anchor_ratio`` (a rank far from the paper's ratio tests another bottleneck), or where the
+    control or the net falls below every baseline."""
     by_r = {int(n["r"]): n for n in nets}
     controls = sorted(r for r in by_r if r > d_x)
     below = sorted(r for r in by_r if r < d_x)
@@ -357,6 +359,8 @@ def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio
         return bool(above_ctrl and steady)
     if part == "size":
         r = f2_anchor_rank(below, d_x, anchor_ratio)
+        if abs(math.log(r / d_x / anchor_ratio)) > math.log(anchor_factor):
+            return NOT_TESTABLE
         if not float(ctrl["matched"]) > 0 or not float(by_r[r]["matched"]) > 0:
             return NOT_TESTABLE
         ratio = float(by_r[r]["matched"]) / float(ctrl["matched"])
@@ -410,7 +414,11 @@ def f2_description(part, nets, d_x, unfactored=None) -> str:
     n = by_r[r]
     over_c = (f"{n['matched'] / c['matched']:.2f}" if c["matched"] > 0 and n["matched"] > 0
               else "not measured (below every full-rank net)")
-    return (f"at r = {r} (r/d_x {r / d_x:.3g}, the ratio run nearest {t['anchor_ratio']:g}): "
+    far = abs(math.log(r / d_x / t["anchor_ratio"])) > math.log(t["anchor_factor"])
+    return (f"at r = {r} (r/d_x {r / d_x:.3g}, the ratio run nearest {t['anchor_ratio']:g}, "
+            + (f"{r / d_x / t['anchor_ratio']:.2g} times it: beyond the factor "
+               f"{t['anchor_factor']:g} asked, so not judged" if far else
+               f"within the factor {t['anchor_factor']:g} asked") + "): "
             f"matched full-rank size over the control r = {controls[0]} matched size {over_c} "
             f"(asked {t['size_ratio']:g} +- {t['size_tolerance']:g}); over its own size "
             f"{n['matched'] / n['params']:.2f}")
