@@ -1,8 +1,8 @@
 """The pages name code that exists: every module path of book/notation.md, and every
 `attnbook.<...>` name in the book's pages, the README, CONTRIBUTING and the chapters."""
 
-import importlib
 import importlib.util
+import pkgutil
 import re
 
 from attnbook import paths
@@ -18,22 +18,12 @@ def _dotted_names(text: str) -> list[str]:
 
 
 def _missing(names) -> list[str]:
-    """The dotted names (inside attnbook) that import or attribute lookup cannot find."""
+    """The dotted names (inside attnbook) that :func:`pkgutil.resolve_name` cannot find."""
     missing = []
     for name in names:
-        parts = name.split(".")
-        for cut in range(len(parts), 0, -1):  # the longest importable module prefix
-            try:
-                obj = importlib.import_module("attnbook." + ".".join(parts[:cut]))
-            except ModuleNotFoundError:
-                continue
-            try:
-                for attr in parts[cut:]:
-                    obj = getattr(obj, attr)
-            except AttributeError:
-                missing.append(name)
-            break
-        else:
+        try:
+            pkgutil.resolve_name("attnbook." + name)
+        except (ImportError, AttributeError):
             missing.append(name)
     return missing
 
