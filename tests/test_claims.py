@@ -174,19 +174,20 @@ def test_a_chapter_that_runs_only_its_pilot_says_so_where_its_claim_is_not_run(s
                                                                              tmp_path):
     """A chapter whose pilot put the effect beyond the profile stores only the pilot: its
     claim's cell says that, not that a later run resumes a sweep."""
-    from attnbook.book.report import pilot_only_chapters, status_markdown
+    from attnbook.book.report import chapter_plans, status_markdown
 
     table = claims.status_table(claims_dir=sandbox / "data/claims")
     checks = {"B-FR": [("nb_a", "Section")]}
     page = status_markdown(table, tmp_path, overview=None, checks=checks,
                            stored={("nb_a", "long"): 7, ("nb_a", "full"): 12},
-                           pilots={("nb_a", "long")})
+                           plans={"nb_a": {"claims": ["B-FR"], "profiles": {"long", "full"},
+                                           "cost": {}, "pilots": {"long"}}})
     row = next(line for line in page.splitlines() if line.startswith("| {claim-row}`B-FR`"))
     long, full = row.split(" | ")[-2:]
     assert "`nb_a` runs only its pilot here (7 results stored)" in long
     assert "resumes" not in long and "12 results of `nb_a` stored by a run" in full
     # which chapters run only their pilot, read from the .yml files (run_main: false)
-    found = pilot_only_chapters()
+    found = {(stem, p) for stem, plan in chapter_plans().items() for p in plan["pilots"]}
     assert ("bruna2024_furthest_neighbour", "long") in found
     assert not any(p in ("ci", "cpu") for _, p in found)
 

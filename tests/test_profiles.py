@@ -156,8 +156,9 @@ def test_saturation_grid_must_bracket_the_papers_capacity(T_factors, ok):
 
 # expressions whose value would take hours or all the memory to compute
 HOSTILE = ["k < 9 ** 9 ** 9", "k < 10 ** 10 ** 10", "len([0] * 10 ** 10) > k",
-           "sum(range(10 ** 12)) > k", "comb(10 ** 9, 10 ** 8) > k", "0.5 in range(10 ** 12)",
-           "all(a >= 0 for a in range(10 ** 7) for b in range(10 ** 7))",
+           "sum([1] * 10 ** 6) > k", "comb(10 ** 9, 10 ** 8) > k",
+           "0.5 in [0] * 10 ** 5 * 10 ** 5", "range(10 ** 12) and k",
+           "all(a >= 0 for a in [0] * 10 ** 5 for b in [0] * 10 ** 5)",
            "k < len('%0999999999d' % k)"]
 _HOSTILE_SCRIPT = r'''
 import json, shutil, sys

@@ -368,18 +368,6 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
             + "\n\n".join(body) + "\n::::\n")
 
 
-def status_of(reproduced) -> str:
-    """A criterion's answer as the ledger's word for it.
-
-    >>> status_of(True), status_of(False), status_of(None), status_of("not testable")
-    ('reproduced', 'not reproduced', 'not run', 'not testable')
-    """
-    if isinstance(reproduced, str) and reproduced == "not testable":
-        return "not testable"
-    return {True: "reproduced", False: "not reproduced", None: "not run"}[
-        None if reproduced is None else bool(reproduced)]
-
-
 def _verdict_roles(row) -> str:
     """A ledger row's verdict badge (and a ``stale`` one), linked to the claim's status row."""
     text = f"{{verdict}}`{row['status']} <{row['id']}>`"

@@ -1,6 +1,6 @@
-"""Where the units of a sweep are computed: the :class:`Executor` interface.
-
-:meth:`~attnbook.book.notebook.Sweep.run` stores each result the moment an executor yields it.
+"""Where the units of a sweep are computed. An executor's ``map(fn, units)`` yields (unit,
+result, wall seconds) per unit, in any order; :meth:`~attnbook.book.notebook.Sweep.run` stores
+each result the moment an executor yields it.
 :class:`LocalExecutor` computes here, one unit after another; :class:`ProcessExecutor` in worker
 processes of one thread each (``ATTNBOOK_WORKERS``, :func:`default_executor`). Every trainer
 seeds its own generators, so neither the process nor the order of units enters a result.
@@ -8,25 +8,16 @@ seeds its own generators, so neither the process nor the order of units enters a
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Protocol
 
 from ..errors import ParameterError
 from ..progress import progress_bar
 
-__all__ = ["Executor", "LocalExecutor", "ProcessExecutor", "default_executor",
+__all__ = ["LocalExecutor", "ProcessExecutor", "default_executor",
            "deterministic_kernels", "ENV_WORKERS"]
 
 ENV_WORKERS = "ATTNBOOK_WORKERS"  # worker processes for a sweep's units (unset or 1: in-process)
-
-
-class Executor(Protocol):
-    """Computes ``fn(unit)`` for each unit of work, yielding results as they finish."""
-
-    def map(self, fn: Callable, units: Iterable) -> Iterator[tuple[object, object, float]]:
-        """Yield (unit, result, wall seconds) per unit, in any order."""
-        ...
 
 
 class LocalExecutor:

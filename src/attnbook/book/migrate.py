@@ -234,14 +234,9 @@ def stored_threads(records) -> int | None:
 
 def migrated_results(root: Path | None = None, profile: str | None = None) -> list[dict]:
     """The stored results current by migration, with their ``migrated`` record."""
-    out = []
-    for r in stored_results(root, profile):
-        if r["problem"] or r["changed"]:
-            continue
-        record = loads(r["path"].read_text())
-        if isinstance(record.get("migrated"), dict):
-            out.append({**r, "migrated": record["migrated"]})
-    return out
+    return [{**r, "migrated": r["record"]["migrated"]} for r in stored_results(root, profile)
+            if not (r["problem"] or r["changed"])
+            and isinstance(r["record"].get("migrated"), dict)]
 
 
 def _tolerance(spec) -> dict:
@@ -323,7 +318,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             log(f"      not asked for by the chapter (left as it is): {p.relative_to(paths.ROOT)}")
         units = []
         for p in sorted(p for p in stale if p in asked):
-            record = loads(p.read_text())
+            record = stale[p]["record"]
             units.append({"path": p, "group": group_of(p, profile_dir.resolve()),
                           "wall_s": record.get("wall_s"), "record": record})
         if not units:

@@ -269,7 +269,7 @@ class Run:
             short = _claims.seed_rule(seeds)
             if short and reproduced is not None:
                 measured = (f"{short} (on these the criterion says "
-                            f"{_display.status_of(reproduced)}): {measured}")
+                            f"{_claims.status_word(reproduced)}): {measured}")
                 reproduced = _claims.NOT_TESTABLE
             elif not short and decide_seeds is not None:
                 resamples = {f"without seed {s}": decide_seeds([k for k in seeds if k != s])

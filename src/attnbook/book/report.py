@@ -30,12 +30,12 @@ from .provenance import short_device
 from .publish import chapter_doc
 from .readers import notebook_cells
 from .sites import counted, device_sites, not_run_text, sites_text
-from .store import check_record, stored_counts
+from .store import stored_counts, stored_results
 from .text import escape, paper_math
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
            "stored_provenance", "work_text", "overview_figure", "chapter_plans", "profile_sites",
-           "grouped_parts", "claim_checks", "pilot_only_chapters"]
+           "grouped_parts", "claim_checks"]
 
 _WORK_TITLES = {
     "levine2020": "Depth-to-width interplay (Levine et al. 2020)",
@@ -164,13 +164,6 @@ def _profile_label(profile: str, kind: str = "profile") -> str:
     return f'<span class="attnbook-{kind}-label">{profile}</span> '
 
 
-def pilot_only_chapters(notebooks_dir: Path | None = None) -> set:
-    """(notebook, profile) where the chapter runs only its pilot (``run_main: false`` in its
-    .yml): its stored results are the pilot's, and no sweep follows at that profile."""
-    return {(stem, p) for stem, plan in chapter_plans(notebooks_dir).items()
-            for p in plan["pilots"]}
-
-
 def grouped_parts(parts: pd.DataFrame) -> list[tuple]:
     """The parts of a claim as (status, [part names], measured, stability), parts that share
     their verdict and their words (a reason a part could not run, given for six of them) in
@@ -289,8 +282,8 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
                   profile: str = "", pilots: set | None = None, said: dict | None = None) -> str:
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
     it and have current results of that profile stored (said where the claim is not run);
-    ``pilots``: :func:`pilot_only_chapters`; ``parts``: the rows of its parts at that profile,
-    parts that share verdict and value in one line; ``said``: such groups already listed at a
+    ``pilots``: the (notebook, profile) pairs that run only their pilot; ``parts``: the rows of
+    its parts at that profile, parts that share verdict and value in one line; ``said``: such groups already listed at a
     smaller profile of the same claim (filled here), which this one refers to instead."""
     txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
     if r["status"] == "not run" and unfinished:
@@ -346,16 +339,18 @@ def _figure_lines(path: str, name: str, caption: str) -> list[str]:
 
 def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = OVERVIEW,
                     checks: dict | None = None, stored: dict | None = None,
-                    pilots: set | None = None, plans: dict | None = None) -> str:
+                    plans: dict | None = None) -> str:
     """The reproduction status page: the overview figure, the verdicts counted, then per work
     each claim's paper value beside its verdict at every profile shown, linked to where a
     chapter checks it.
 
     ``table``: :func:`~attnbook.book.claims.status_table`, with its parts or without;
     ``stored``: :func:`.store.stored_counts`, for what an unfinished run has stored;
-    ``pilots``: :func:`pilot_only_chapters`; ``plans``: :func:`chapter_plans`.
+    ``plans``: :func:`chapter_plans`.
     """
     checks = claim_checks() if checks is None else checks
+    plans = chapter_plans() if plans is None else plans
+    pilots = {(stem, p) for stem, plan in plans.items() for p in plan["pilots"]}
     stored = stored or {}
     whole = _whole(table)
     profiles = shown_profiles(whole)
@@ -456,8 +451,6 @@ def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
                 out.setdefault((r["notebook"], r["profile"]), set()).update(
                     r["stale"].split(", "))
     if results is not None and results.exists():
-        from .store import stored_results
-
         for r in stored_results(results):
             if r["changed"] or r["problem"]:
                 out.setdefault((r["notebook"], r["profile"]), set()).update(
@@ -478,40 +471,35 @@ def stored_provenance(results: Path | None = None) -> dict:
     (paths under the notebook's profile folder)."""
     root = Path(results or paths.COMMITTED_RESULTS)
     out: dict = {}
-    if not root.exists():
-        return out
-    for nb_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for prof_dir in sorted(p for p in nb_dir.iterdir() if p.is_dir()):
-            info = {"results": 0, "devices": [], "commits": [], "compute_s": 0.0,
-                    "first": "", "last": "", "stale": 0, "damaged": 0, "damaged_files": []}
-            units = set()
-            for f in sorted(prof_dir.rglob("*.json")):
-                name = f.relative_to(prof_dir)
-                if any(part.startswith(".") for part in name.parts):
-                    continue  # checkpoints and scratch files
-                record, problem, changed = check_record(f)
-                info["results"] += 1
-                if problem or record is None:
-                    info["damaged"] += 1
-                    info["damaged_files"].append(name.as_posix())
-                    continue
-                info["stale"] += bool(changed)
-                for d in [record.get("device", "")] + [
-                        s.get("device", "") for s in record.get("earlier_sittings") or []]:
-                    for site in device_sites(d):
-                        _add(info["devices"], site)
-                _add(info["commits"], str(record.get("commit", "") or "unknown")
-                     + (" dirty" if record.get("dirty") else ""))
-                wall = record.get("wall_s")
-                if isinstance(wall, (int, float)) and (record.get("run_id"), wall) not in units:
-                    units.add((record.get("run_id"), wall))
-                    info["compute_s"] += float(wall)
-                day = str(record.get("time", ""))[:10]
-                if day:
-                    info["first"] = min(info["first"] or day, day)
-                    info["last"] = max(info["last"], day)
-            if info["results"]:
-                out[nb_dir.name, prof_dir.name] = info
+    units: dict = {}
+    for r in stored_results(root) if root.exists() else ():
+        key = (r["notebook"], r["profile"])
+        info = out.setdefault(key, {"results": 0, "devices": [], "commits": [],
+                                    "compute_s": 0.0, "first": "", "last": "", "stale": 0,
+                                    "damaged": 0, "damaged_files": []})
+        info["results"] += 1
+        record = r["record"]
+        if r["problem"] or record is None:
+            info["damaged"] += 1
+            info["damaged_files"].append(r["path"].relative_to(root / r["notebook"]
+                                                               / r["profile"]).as_posix())
+            continue
+        info["stale"] += bool(r["changed"])
+        for d in [record.get("device", "")] + [
+                s.get("device", "") for s in record.get("earlier_sittings") or []]:
+            for site in device_sites(d):
+                _add(info["devices"], site)
+        _add(info["commits"], str(record.get("commit", "") or "unknown")
+             + (" dirty" if record.get("dirty") else ""))
+        wall = record.get("wall_s")
+        if isinstance(wall, (int, float)) and (record.get("run_id"), wall) not in \
+                units.setdefault(key, set()):
+            units[key].add((record.get("run_id"), wall))
+            info["compute_s"] += float(wall)
+        day = str(record.get("time", ""))[:10]
+        if day:
+            info["first"] = min(info["first"] or day, day)
+            info["last"] = max(info["last"], day)
     return out
 
 
@@ -715,7 +703,7 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     plans = chapter_plans()
     overview_figure(table, pages / OVERVIEW)
     out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts(),
-                                      pilots=pilot_only_chapters(), plans=plans))
+                                      plans=plans))
     out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
                                          paths.COMMITTED_RESULTS))
     pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML

@@ -208,19 +208,20 @@ def why_not_current(problem: str | None, changed) -> str:
 
 def stored_results(root: Path | None = None, profile: str | None = None):
     """Every stored result under ``root`` (default ``data/results``), checked: dicts with
-    notebook, profile, path, problem and changed."""
+    notebook, profile, path, record (None where damaged), problem and changed. Files and
+    folders whose name starts with a dot (checkpoints, scratch) are not results."""
     root = Path(root or paths.COMMITTED_RESULTS)
     for nb_dir in sorted(p for p in root.glob("*") if p.is_dir() and
-                         not p.name.startswith(".")):  # .checkpoints: not results
+                         not p.name.startswith(".")):
         for prof_dir in sorted(p for p in nb_dir.glob("*") if p.is_dir()):
             if profile is not None and prof_dir.name != profile:
                 continue
             for f in sorted(prof_dir.rglob("*.json")):
-                if f.name.startswith("."):
+                if any(part.startswith(".") for part in f.relative_to(prof_dir).parts):
                     continue
-                _, problem, changed = check_record(f)
+                record, problem, changed = check_record(f)
                 yield {"notebook": nb_dir.name, "profile": prof_dir.name, "path": f,
-                       "problem": problem, "changed": changed}
+                       "record": record, "problem": problem, "changed": changed}
 
 
 def stored_counts(root: Path | None = None, profile: str | None = None) -> dict:
