@@ -283,8 +283,9 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
     """One claim at one profile; ``unfinished``: (notebook, results) of the chapters that check
     it and have current results of that profile stored (said where the claim is not run);
     ``pilots``: the (notebook, profile) pairs that run only their pilot; ``parts``: the rows of
-    its parts at that profile, parts that share verdict and value in one line; ``said``: such groups already listed at a
-    smaller profile of the same claim (filled here), which this one refers to instead."""
+    its parts at that profile, parts that share verdict and value in one line; ``said``: such
+    groups already listed at a smaller profile of the same claim (filled here), which this one
+    refers to instead."""
     txt = (_profile_label(profile) if profile else "") + f"{{verdict}}`{r['status']}`"
     if r["status"] == "not run" and unfinished:
         txt += " (" + "; ".join(
