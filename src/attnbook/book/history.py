@@ -10,27 +10,17 @@ import ast
 import csv
 import hashlib
 import io
-import subprocess
 from datetime import datetime
 from pathlib import Path
 
 from .. import paths
+from .provenance import git
 from .readers import loads
 
 __all__ = ["NO_HISTORY", "criterion_change", "criterion_state", "fixed_sentence", "runs_of"]
 
 NO_HISTORY = "the date of its last change is not known here (no git history in this copy)"
 _PROFILES = ("cpu", "long", "full")  # profiles whose ledger entries are committed
-
-
-def _git(root: Path, *args: str) -> str | None:
-    """git's output, or None where it fails (no git, no history, no such file)."""
-    try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                             timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout if out.returncode == 0 else None
 
 
 def _row(text: str | None, claim_id: str) -> str | None:
@@ -104,16 +94,16 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     if where is None:
         return None
     csv_path, module_path = where
-    log = _git(root, "log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--",
-               csv_path, module_path)
+    log = git("log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--", csv_path,
+              module_path, root=root)
     if log is None:
         return None
     cache: dict[str, str | None] = {}
 
     def state(commit: str) -> str | None:
         if commit not in cache:
-            cache[commit] = criterion_state(_git(root, "show", f"{commit}:{csv_path}"),
-                                            _git(root, "show", f"{commit}:{module_path}"),
+            cache[commit] = criterion_state(git("show", f"{commit}:{csv_path}", root=root),
+                                            git("show", f"{commit}:{module_path}", root=root),
                                             claim_id)
         return cache[commit]
 
@@ -130,7 +120,7 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     if found is None:
         return None
     here = criterion_state(_read(root / csv_path), _read(root / module_path), claim_id)
-    head = (_git(root, "rev-parse", "HEAD") or "").strip()
+    head = (git("rev-parse", "HEAD", root=root) or "").strip()
     if head and here != state(head):
         found["uncommitted"] = True
     return found

@@ -14,7 +14,6 @@ import math
 import os
 import random
 import re
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ import pandas as pd
 
 from .. import paths
 from ..errors import AttnbookError
-from .provenance import git_state
+from .provenance import git, git_state
 from .readers import loads
 from .store import ENV_MIGRATE, check_record, record_payload, stored_results, write_record
 
@@ -248,12 +247,7 @@ def _tolerance(spec) -> dict:
 def _clean_or_refuse(stem: str) -> dict:
     """The git state, refusing uncommitted changes to src/ and notebooks/, or no git."""
     state = git_state()
-    try:
-        changed = subprocess.run(["git", "status", "--porcelain", "--", "src", "notebooks"],
-                                 cwd=paths.ROOT, capture_output=True, text=True,
-                                 check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        changed = None
+    changed = git("status", "--porcelain", "--", "src", "notebooks")
     if changed is None or state.get("commit") in (None, "unknown"):
         raise AttnbookError("migrate needs a git checkout: the re-stamped results name the "
                             "commit they were checked at")

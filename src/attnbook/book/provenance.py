@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..paths import ROOT
 
-__all__ = ["git_state", "now_iso", "provenance", "code_fingerprint",
+__all__ = ["git", "git_state", "now_iso", "provenance", "code_fingerprint",
            "changed_modules", "module_closure", "function_modules", "short_device",
            "NO_FINGERPRINT"]
 
@@ -31,9 +31,15 @@ _SKIP = ("attnbook.book", "attnbook.paths", "attnbook.progress", "attnbook.regis
          "attnbook.criteria")  # criteria judge numbers: see claims.criterion_sha
 
 
-def _git(*args) -> str:
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=30).stdout
+def git(*args: str, root: Path | None = None) -> str | None:
+    """git's output in ``root`` (default: the repository), or None where it fails (no git, no
+    history, no such file)."""
+    try:
+        out = subprocess.run(["git", *args], cwd=root or ROOT, capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
 
 
 CODE_PATHS = ("src", "notebooks", "pyproject.toml", "requirements-lock.txt",
@@ -43,16 +49,13 @@ CODE_PATHS = ("src", "notebooks", "pyproject.toml", "requirements-lock.txt",
 def git_state() -> dict:
     """``{"commit": short sha, "dirty": bool}``, plus ``diff_sha256`` of ``git diff HEAD`` of
     :data:`CODE_PATHS` when dirty (what a run writes under ``data/`` does not count)."""
-    try:
-        sha = _git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
-        dirty = bool(_git("status", "--porcelain", "--", *CODE_PATHS).strip())
-        state = {"commit": sha, "dirty": dirty}
-        if dirty:
-            diff = _git("diff", "HEAD", "--no-color", "--no-ext-diff", "--", *CODE_PATHS)
-            state["diff_sha256"] = hashlib.sha256(diff.encode()).hexdigest()[:16]
-        return state
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": "unknown", "dirty": False}
+    sha = (git("rev-parse", "--short=12", "HEAD") or "").strip() or "unknown"
+    dirty = bool((git("status", "--porcelain", "--", *CODE_PATHS) or "").strip())
+    state = {"commit": sha, "dirty": dirty}
+    if dirty:
+        diff = git("diff", "HEAD", "--no-color", "--no-ext-diff", "--", *CODE_PATHS) or ""
+        state["diff_sha256"] = hashlib.sha256(diff.encode()).hexdigest()[:16]
+    return state
 
 
 def now_iso() -> str:
