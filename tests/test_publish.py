@@ -5,8 +5,8 @@ import re
 import nbformat
 
 from attnbook import paths
-from attnbook.book.publish import chapter_doc, publish_chapters
-from attnbook.book.runner import _toc_order, available_notebooks, hide_injected_parameters
+from attnbook.book.publish import chapter_doc, publish_chapters, toc_order
+from attnbook.book.runner import available_notebooks, hide_injected_parameters
 
 
 def test_toc_lists_every_notebook_under_chapters_in_runner_order():
@@ -15,8 +15,8 @@ def test_toc_lists_every_notebook_under_chapters_in_runner_order():
     for stem in stems:
         assert f"file: {chapter_doc(stem)}\n" in toc
     assert "build/executed" not in re.sub(r"#.*", "", toc), "chapters are not read from build/"
-    assert sorted(_toc_order()) == stems
-    assert list(available_notebooks()) == _toc_order()
+    assert sorted(toc_order()) == stems
+    assert list(available_notebooks()) == toc_order()
 
 
 def test_publish_links_executed_notebooks_and_drops_stale_ones(tmp_path):

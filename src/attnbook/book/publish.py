@@ -6,11 +6,12 @@
 """
 
 import os
+import re
 from pathlib import Path
 
 from .. import paths
 
-__all__ = ["CHAPTERS", "chapter_doc", "publish_chapters"]
+__all__ = ["CHAPTERS", "chapter_doc", "publish_chapters", "toc_order"]
 
 CHAPTERS = "chapters"  # the published folder, at the repository root (git-ignored)
 
@@ -22,6 +23,13 @@ def chapter_doc(stem: str) -> str:
     'chapters/levine2020/levine2020_lemma1'
     """
     return f"{CHAPTERS}/{stem.split('_', 1)[0]}/{stem}"
+
+
+def toc_order() -> list[str]:
+    """Notebook stems in the order _toc.yml lists their chapters (``chapters/<work>/<stem>``)."""
+    toc = paths.ROOT / "_toc.yml"
+    return re.findall(r"chapters/[A-Za-z0-9.-]+/([A-Za-z0-9_.-]+)",
+                      toc.read_text() if toc.exists() else "")
 
 
 def publish_chapters(root: Path | None = None, executed: Path | None = None) -> list[Path]:

@@ -27,7 +27,7 @@ from .claims import (
 from .figures import badge_status, check_label, read_manifest, seconds_text
 from .profiles import load_spec
 from .provenance import short_device
-from .publish import chapter_doc
+from .publish import chapter_doc, toc_order
 from .readers import notebook_cells
 from .sites import counted, device_sites, not_run_text, sites_text
 from .store import stored_counts, stored_results
@@ -539,8 +539,10 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
                   "or one table computation).", "",
                   "| chapter | profile | stored results: where, when, how long | this build |",
                   "|---|---|---|---|"]
+        toc = toc_order()
         for (nb, prof), info in sorted(stored.items(), key=lambda kv: (
-                _toc_rank(kv[0][0]), PROFILES.index(kv[0][1]) if kv[0][1] in PROFILES else 9)):
+                toc.index(kv[0][0]) if kv[0][0] in toc else len(toc),
+                PROFILES.index(kv[0][1]) if kv[0][1] in PROFILES else 9)):
             when = info["first"] + ("" if info["last"] == info["first"] else
                                     f" to {info['last']}")
             what = (f"{counted(info['results'], 'result')}, computed on "
@@ -594,14 +596,6 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
               "", f"{len(entries)} runs recorded in all"
               + (f"; {damaged} unreadable lines of {manifest.name} skipped." if damaged else ".")]
     return "\n".join(lines) + "\n"
-
-
-def _toc_rank(notebook: str) -> int:
-    """A chapter's place in the book (``_toc.yml``), for listing chapters in book order."""
-    toc = paths.ROOT / "_toc.yml"
-    text = toc.read_text() if toc.exists() else ""
-    i = text.find(f"/{notebook}\n")
-    return i if i >= 0 else len(text) + 1
 
 
 def _chapter_link(notebook: str) -> str:

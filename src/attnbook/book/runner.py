@@ -33,6 +33,7 @@ from .notebook import (
 )
 from .profiles import NotebookSpec, load_spec, parse_value
 from .provenance import now_iso, provenance
+from .publish import toc_order
 from .readers import loads
 from .report import work_text
 from .store import config_key, dumps
@@ -131,18 +132,11 @@ class Job:
                     f"{config_key(self.overrides)}")
 
 
-def _toc_order() -> list[str]:
-    """Notebook stems in the order _toc.yml lists their chapters (``chapters/<work>/<stem>``)."""
-    toc = paths.ROOT / "_toc.yml"
-    text = toc.read_text() if toc.exists() else ""
-    return re.findall(r"chapters/[A-Za-z0-9.-]+/([A-Za-z0-9_.-]+)", text)
-
-
 def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
     """Notebook stems -> paths, in the order the book reads them (_toc.yml), then the rest."""
     d = Path(notebooks_dir or paths.NOTEBOOKS)
     found = {p.stem: p for p in sorted(d.glob("*.ipynb"))}
-    toc = [s for s in _toc_order() if s in found]
+    toc = [s for s in toc_order() if s in found]
     return {s: found[s] for s in dict.fromkeys(toc + list(found))}
 
 
