@@ -19,7 +19,7 @@ from .. import criteria, paths
 from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
-from .store import atomic_write, canonical_sha256, dumps, finite_json, hash_matches, jsonable
+from .store import atomic_write, canonical_sha256, dumps, hash_matches, jsonable
 
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", "STATUSES",
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
@@ -271,7 +271,7 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
                                                          "notebook", "stability")) \
                 and not stale_modules(old, claims_dir):
             return old
-    entry = finite_json(entry)
+    entry = jsonable(entry, finite=True)
     entry["sha256"] = entry_sha(entry)
     atomic_write(path, dumps(entry, indent=1, sort_keys=True))
     return entry
@@ -279,7 +279,8 @@ def record(claim_id: str, reproduced: bool | None, measured: str, *, profile: st
 
 def entry_sha(entry: dict) -> str:
     """sha256 of a ledger entry's content: its canonical JSON without the ``sha256`` key."""
-    return canonical_sha256(finite_json({k: v for k, v in entry.items() if k != "sha256"}))
+    return canonical_sha256(jsonable({k: v for k, v in entry.items() if k != "sha256"},
+                                     finite=True))
 
 
 def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | None, str | None]:

@@ -238,8 +238,7 @@ class Run:
 
     def profile_parameters(self, profile: str) -> dict:
         """Every parameter of this chapter at another ``profile`` (defaults and its .yml)."""
-        spec = load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb")
-        return {**spec.defaults, **spec.parameters(profile)}
+        return load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb").effective(profile)
 
     def partly(self, why: str) -> None:
         """End the chapter here, recorded as ``partly run`` (exit code 75): what ran is stored,

@@ -78,8 +78,7 @@ def across(run, name: str, read: Callable, columns: Sequence[str] = ()) -> pd.Da
         if not spec.has_profile(profile) or completeness(run.notebook, path, profile, table, []):
             continue
         results = run.stored_sweep(name, profile)
-        read_there = read(results, {**spec.defaults, **spec.parameters(profile)}) \
-            if len(results) else None
+        read_there = read(results, spec.effective(profile)) if len(results) else None
         if read_there is not None and len(read_there):
             tables.append(read_there.assign(profile=profile))
     return (pd.concat(tables, ignore_index=True) if tables

@@ -217,7 +217,7 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
                     spec.check(pname, text)  # raises: names the notebook and its parameters
                 overrides[pname] = spec.absolute(pname, parse_value(pname, text,
                                                                     spec.defaults[pname]))
-            defined = {**spec.defaults, **spec.parameters(profile)}
+            defined = spec.effective(profile)
             notes = []
             params = spec.parameters(profile, overrides, notes)
             changed = {k: v for k, v in params.items() if k != "profile" and v != defined[k]}

@@ -29,7 +29,7 @@ from .readers import loads
 ENV_MIGRATE = "ATTNBOOK_MIGRATE"  # JSON {"sample": [paths], "log": path}: see the docstring
 
 __all__ = ["ResultStore", "CacheMiss", "NotStored", "StaleResultWarning", "config_key", "jsonable",
-           "finite_json", "dumps", "DamagedResultWarning", "check_record",
+           "dumps", "DamagedResultWarning", "check_record",
            "stored_results", "atomic_write", "why_not_current", "HASH_VERSION", "record_hash",
            "record_payload", "seal", "write_record"]
 
@@ -40,40 +40,29 @@ class DamagedResultWarning(UserWarning):
     """A stored result failed its hash or did not parse: it is recomputed, never used."""
 
 
-def jsonable(x):
-    """Plain JSON types for numpy/torch scalars and arrays, recursively.
+def jsonable(x, finite: bool = False):
+    """Plain JSON types for numpy/torch scalars and arrays, recursively; ``finite``: NaN and
+    infinities as None (strict JSON has no NaN).
 
-    >>> jsonable({"a": np.int64(3), "b": np.arange(2)})
-    {'a': 3, 'b': [0, 1]}
+    >>> jsonable({"a": np.int64(3), "b": np.arange(2)}), jsonable([np.nan, 1.0], finite=True)
+    ({'a': 3, 'b': [0, 1]}, [None, 1.0])
     """
     if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
+        return {str(k): jsonable(v, finite) for k, v in x.items()}
     if hasattr(x, "detach"):  # torch tensor
         x = x.detach().cpu().numpy()
     if isinstance(x, np.ndarray):
-        return x.tolist()
+        x = x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v, finite) for v in x]
     if isinstance(x, np.generic):
-        return x.item()
-    return x
-
-
-def finite_json(x):
-    """:func:`jsonable`, with NaN and infinities as None (strict JSON has no NaN)."""
-    x = jsonable(x)
-    if isinstance(x, dict):
-        return {k: finite_json(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [finite_json(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+        x = x.item()
+    return None if finite and isinstance(x, float) and not math.isfinite(x) else x
 
 
 def dumps(x, **kwargs) -> str:
     """Strict JSON (no NaN tokens): measured NaN and infinities are written as null."""
-    return json.dumps(finite_json(x), allow_nan=False, **kwargs)
+    return json.dumps(jsonable(x, finite=True), allow_nan=False, **kwargs)
 
 
 def config_key(config: dict) -> str:
@@ -111,8 +100,8 @@ def record_hash(record: dict, payload) -> str:
     >>> record_hash({**r, "fingerprint": {}}, record_payload(r, None)) == r["sha256"]
     False
     """
-    body = {k: v for k, v in record.items() if k != "sha256"}
-    return canonical_sha256({"payload": canonical_sha256(payload), "record": finite_json(body)})
+    body = jsonable({k: v for k, v in record.items() if k != "sha256"}, finite=True)
+    return canonical_sha256({"payload": canonical_sha256(payload), "record": body})
 
 
 def record_payload(record: dict, path: Path | None, csv_text: str | None = None):
@@ -128,7 +117,7 @@ def record_payload(record: dict, path: Path | None, csv_text: str | None = None)
 def seal(record: dict, csv_text: str | None = None) -> dict:
     """``record`` as stored: strict JSON, ``hash_version`` and ``sha256``. It blesses what it
     is given: a writer that re-stamps a stored record checks it (:func:`check_record`) first."""
-    body = finite_json({k: v for k, v in record.items() if k != "sha256"})
+    body = jsonable({k: v for k, v in record.items() if k != "sha256"}, finite=True)
     body["hash_version"] = HASH_VERSION
     return {**body, "sha256": record_hash(body, record_payload(body, None, csv_text))}
 
