@@ -25,11 +25,13 @@ __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", 
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
            "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
            "parts_count", "record", "recorded_ids", "seed_rule", "shown_profiles", "stability",
-           "stability_text", "stale_modules", "status_table", "status_word", "verdict_line"]
+           "stability_text", "stale_modules", "status_table", "status_word", "UNRUN",
+           "verdict_line"]
 
 PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
             "partly reproduced", "not run", "no chapter yet")
+UNRUN = ("not run", "no chapter yet")  # statuses of a claim with no verdict
 PARTLY_REPRODUCED = "partly reproduced"  # some parts reproduced, others not (or not testable)
 NOT_TESTABLE = "not testable"  # a verdict: the measurement does not meet the criterion's premise
 FRAGILE = "fragile"  # a "reproduced" that a resample of its evidence overturns
@@ -462,5 +464,5 @@ def _least_stable(entries) -> str:
 
 def shown_profiles(table) -> list[str]:
     """The profiles a page shows: ``ci`` only where some claim has a ``ci`` result."""
-    ran = table[~table["status"].isin(["not run", "no chapter yet"])]
+    ran = table[~table["status"].isin(UNRUN)]
     return [p for p in PROFILES if p != "ci" or (ran["profile"] == "ci").any()]

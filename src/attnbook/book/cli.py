@@ -13,7 +13,7 @@ import sys
 import time
 
 from ..errors import AttnbookError
-from .claims import PROFILES
+from .claims import PROFILES, UNRUN
 
 __all__ = ["main"]
 
@@ -187,7 +187,7 @@ def _claims(args) -> int:
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
     cols = ["id", "part", "profile", "status", "stability", "paper_value", "measured",
             "notebook", "commit", "kind", "type", "source", "device", "time", "stale", "damaged"]
-    ran = ~table["status"].isin(["not run", "no chapter yet"])
+    ran = ~table["status"].isin(UNRUN)
     stale = ran & (table["stale"].fillna("") != "")
     damaged = table["damaged"].fillna("") != ""
     if args.json:  # "stale": the changed modules ('' when current); "damaged": the bad files
@@ -229,9 +229,8 @@ def _params(args) -> int:
 def _stale(args) -> int:
     """List stale or damaged stored results and stale ledger entries (one per line)."""
     from .. import paths
-    from .claims import damaged_entries, recorded_ids, status_table
+    from .claims import damaged_entries, notebook_claims, status_table
     from .migrate import migrated_results
-    from .readers import notebook_cells
     from .store import stored_results, why_not_current
 
     if args.profile is not None and args.profile not in PROFILES:
@@ -253,10 +252,8 @@ def _stale(args) -> int:
                    f"{why_not_current(None, row['stale'].split(', '))}")
         chapters = {}  # claim id -> the stem of the chapter that records it
         for nb in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
-            for c in notebook_cells(nb):
-                if c.get("cell_type") == "code":
-                    for cid in recorded_ids("".join(c.get("source", ""))):
-                        chapters.setdefault(cid, nb.stem)
+            for cid in notebook_claims(nb):
+                chapters.setdefault(cid, nb.stem)
         for d in damaged_entries(args.profile):
             yield (f"{chapters.get(d['id'], '?')}\t{d['profile']}\t{rel(d['path'])}\tdamaged "
                    f"ledger entry: {d['problem']}")

@@ -13,7 +13,7 @@ import math
 import numbers
 import re
 
-from .claims import PARTLY_REPRODUCED, combined_status, shown_profiles  # noqa: F401 - the pages show them
+from .claims import PARTLY_REPRODUCED, UNRUN, combined_status, shown_profiles  # noqa: F401 - the pages show them
 from .text import escape, paper_math
 
 __all__ = ["Table", "table_markdown", "FOLD_ROWS", "install_formatters", "verdict_markdown",
@@ -371,7 +371,7 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
 def _verdict_roles(row) -> str:
     """A ledger row's verdict badge (and a ``stale`` one), linked to the claim's status row."""
     text = f"{{verdict}}`{row['status']} <{row['id']}>`"
-    if str(row.get("stale") or "") and row["status"] not in ("not run", "no chapter yet"):
+    if str(row.get("stale") or "") and row["status"] not in UNRUN:
         text += f" {{verdict}}`stale <{row['id']}>`"
     return text
 

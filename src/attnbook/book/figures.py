@@ -24,7 +24,7 @@ import re
 from docutils import nodes
 
 from .. import paths
-from .claims import recorded_ids, status_table
+from .claims import UNRUN, recorded_ids, status_table
 from .display import verdict_class
 from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
 from .provenance import short_device
@@ -61,7 +61,7 @@ def badge_status(row) -> str:
     """A ledger row's badge: its status, or ``stale`` when a result that ran is stale or its
     ledger entry is damaged (its verdict unknown)."""
     status = row["status"]
-    if str(row.get("damaged") or "") or (status not in ("not run", "no chapter yet")
+    if str(row.get("damaged") or "") or (status not in UNRUN
                                          and str(row.get("stale") or "")):
         return "stale"
     return status
@@ -426,7 +426,7 @@ def _badge_text(claim_id: str, profile: str | None):
         sub = rows[rows["profile"] == profile]
         row = sub.iloc[0] if len(sub) else rows.iloc[0]
     else:
-        ran = rows[~rows["status"].isin(["not run", "no chapter yet"])]
+        ran = rows[~rows["status"].isin(UNRUN)]
         row = (ran.iloc[-1] if len(ran) else rows[rows["profile"] == "cpu"].iloc[0])
     status = badge_status(row)
     was = f" (was {row['status']})" if status == "stale" else ""

@@ -19,6 +19,7 @@ from .claims import (
     PARTLY_REPRODUCED,
     PROFILES,
     STATUSES,
+    UNRUN,
     notebook_claims,
     recorded_ids,
     shown_profiles,
@@ -50,7 +51,6 @@ COLOURS = {"reproduced": "#2e7d32", "fragile": "#827717", "not reproduced": "#c6
            "partly reproduced": "#00838f",
            "stale": "#6a1b9a", "not run": "#9e9e9e", "no chapter yet": "#d9d9d9"}
 OVERVIEW = "overview.png"
-UNRUN = ("not run", "no chapter yet")  # statuses of a claim with no verdict
 
 
 def _name(text) -> str:
