@@ -184,13 +184,13 @@ def _as_frame(obj):
 
 
 def table_markdown(obj, *, units: dict | None = None, missing: str | None = None,
-                   note: str | None = None, max_rows: int = 200) -> str:
+                   max_rows: int = 200) -> str:
     """A DataFrame, Styler, Series, dict or list of row dicts as a MyST Markdown table.
 
     ``units``: column name -> unit, shown as ``name (unit)``; ``missing``: what a dash means
-    in this table (default :data:`MISSING_NOTE`); ``note``: a line under the table. A table of
-    more than :data:`FOLD_ROWS` rows is folded in a dropdown under a line naming its rows and
-    columns, so that it does not push the page's argument out of view.
+    in this table (default :data:`MISSING_NOTE`). A table of more than :data:`FOLD_ROWS` rows
+    is folded in a dropdown under a line naming its rows and columns, so that it does not push
+    the page's argument out of view.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"d_h": [1, 2], "wall_s": [0.5, float("nan")]})
@@ -232,8 +232,6 @@ def table_markdown(obj, *, units: dict | None = None, missing: str | None = None
     notes = [f"the first {len(shown)} of {len(rows)} rows"] if len(rows) > len(shown) else []
     if gap:
         notes.append(f"{DASH} {missing or MISSING_NOTE}")
-    if note:
-        notes.append(note)
     text = "\n".join(lines) + "\n"
     if notes:
         text += "\n" + "\n\n".join(f"<small>{n}</small>" for n in notes) + "\n"
@@ -248,12 +246,11 @@ class Table:
     """A table as the book shows it: ``ab.table(df, units={"wall_s": "s"}, missing="...")``
     as a cell's last expression (the rendering of :func:`table_markdown`)."""
 
-    def __init__(self, data, *, units: dict | None = None, missing: str | None = None,
-                 note: str | None = None):
-        self.data, self.units, self.missing, self.note = data, units, missing, note
+    def __init__(self, data, *, units: dict | None = None, missing: str | None = None):
+        self.data, self.units, self.missing = data, units, missing
 
     def _repr_markdown_(self) -> str:
-        return table_markdown(self.data, units=self.units, missing=self.missing, note=self.note)
+        return table_markdown(self.data, units=self.units, missing=self.missing)
 
     def __repr__(self) -> str:
         return repr(getattr(self.data, "data", self.data))  # a Styler's frame

@@ -137,13 +137,13 @@ def _time(text) -> datetime | None:
         return None
 
 
-def runs_of(claim_id: str, root: Path | None = None, profiles=_PROFILES) -> list[dict]:
+def runs_of(claim_id: str, root: Path | None = None) -> list[dict]:
     """Per profile with committed ledger entries of ``claim_id``: ``{"profile", "status",
     "first", "last"}``, when the models behind them were trained (``computed_by``, else the
     entry's run); ``status`` is ``not run`` where every part is."""
     root = Path(root or paths.ROOT)
     out = []
-    for profile in profiles:
+    for profile in _PROFILES:
         times, statuses = [], []
         for f in sorted((root / "data" / "claims" / "results" / profile).glob(f"{claim_id}*.json")):
             if f.stem != claim_id and not f.stem.startswith(f"{claim_id}__"):

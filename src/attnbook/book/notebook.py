@@ -511,9 +511,6 @@ class Sweep:
     def missing(self, configs):
         return self.store.missing(self.name, configs)
 
-    def get(self, config):
-        return self.store.get(self.name, config)
-
     def put(self, config, result, wall_s=None, earlier=None, modules=None, stacked_with=None):
         self.store.put(self.name, config, result, wall_s, earlier, modules, stacked_with)
 

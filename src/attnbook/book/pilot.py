@@ -110,7 +110,7 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
           label: Callable, panels: Sequence[str] = (), title: Callable = str,
           sides: tuple[str, str] = ("shallow better", "deep better"), ylabel: str = "",
           xlabel: str = "training tokens per model", size=(6.0, 3.8), x: str = "tokens",
-          y: str = "gap", colour_key: Callable | None = None):
+          y: str = "gap"):
     """The standard pilot figure, "how the effect grows with training": per panel (``panels``
     columns), one line per group of ``line`` columns of ``gaps`` (``y`` against ``x``, log
     scale, mean and std over seeds) coloured by ``colour_by``, the ``profiles`` that have run
@@ -119,7 +119,6 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
     fig, axes = plt.subplots(1, len(parts), figsize=(size[0] * len(parts), size[1]),
                              squeeze=False, sharey=True)
     top = 1.15 * max(pd.concat([gaps[y], profiles[y]]).abs().max(), 1e-3)
-    key = colour_key or (lambda r: r[colour_by])
     for ax, (at, part) in zip(axes[0], parts, strict=True):
         shown = profiles
         for c, v in zip(panels, at if isinstance(at, tuple) else (at,), strict=True):
@@ -130,7 +129,7 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
             ax.plot(at_x.index, at_x["mean"], "o-", color=c, label=label(k))  # over its seeds
             if at_x["size"].max() > 1:
                 ax.errorbar(at_x.index, at_x["mean"], at_x["std"], fmt="none", ecolor=c, capsize=2)
-        mark(ax, shown, x=x, y=y, colour=lambda r, c=colour: c.get(key(r), "0.45"))
+        mark(ax, shown, x=x, y=y, colour=lambda r, c=colour: c.get(r[colour_by], "0.45"))
         ax.axhline(0, color="0.3", lw=1)
         ax.set(xscale="log", ylim=(-top, top), xlabel=xlabel, title=title(at))
         ax.xaxis.set_minor_formatter(plt.NullFormatter())  # decades only: no crowded labels

@@ -152,13 +152,13 @@ def overlapping_labels(fig, tol_pt: float = 0.5) -> list[tuple[str, str]]:
 
 
 def spread_labels(ax, points, labels, *, offset=(10.0, 0.0), gap_pt: float = 1.0,
-                  fontsize: float = 8, colors=None, leader: bool = True,
+                  fontsize: float = 8, colors=None,
                   column: bool = False) -> list:
     """Label each of ``points`` (data coordinates) with its text in ``labels``, ``offset``
     points from it, then move labels up or down, each as little as it can, so that none
     overlaps another (``gap_pt`` apart) where they share a stretch of x, in the order of their
     points' heights; with ``column``, such labels also line up right of the rightmost of their
-    points; with ``leader``, a thin grey line joins each to its point. The one way a chapter
+    points; a thin grey line joins each to its point. The one way a chapter
     names points that lie close together. Call it once the layout is set (after
     ``tight_layout``): the labels are spread on the canvas. Returns the annotations.
     """
@@ -166,8 +166,7 @@ def spread_labels(ax, points, labels, *, offset=(10.0, 0.0), gap_pt: float = 1.0
 
     fig = ax.figure
     colors = ["black"] * len(labels) if colors is None else list(colors)
-    arrow = (dict(arrowstyle="-", color="0.6", lw=0.6, shrinkA=0, shrinkB=2) if leader
-             else None)
+    arrow = dict(arrowstyle="-", color="0.6", lw=0.6, shrinkA=0, shrinkB=2)
     notes = [ax.annotate(text, xy, xytext=offset, textcoords="offset points", va="center",
                          ha="left", fontsize=fontsize, color=c, arrowprops=arrow)
              for xy, text, c in zip(points, labels, colors, strict=True)]
