@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 from matplotlib.text import Text
+from page_checks import parameter_differences
 
 from attnbook import paths
 from attnbook.book import display, figures, plotting, report
@@ -62,7 +63,7 @@ def test_the_book_turns_a_figure_output_into_a_captioned_labelled_figure(tmp_pat
     assert fig.startswith(":::{glue:figure} fig-demo_fig\n:name: fig-demo_fig\n")
     assert "Demo: $x^2$ against $x$" in fig
     for words in ("notebook `levine2020_lemma1`", "profile `ci`", "`max_depth = 3`",
-                  "`heads = [1, 2]`", "commit `abc123`", "numbers computed on NVIDIA H100",
+                  "`heads = [1, 2]`", "commit `abc123`", "numbers computed on GPU (NVIDIA H100",
                   "drawn on CPU", "the whole run 12.5 s", "{claim}`L-Lem1@ci`",
                   "{download}`data </figures/demo_fig.csv>`"):
         assert words in fig, words
@@ -297,17 +298,17 @@ def test_parameter_differences_name_each_value_the_page_gets_wrong():
     shown = ("profile = 'long'  # [long; the notebook's default: \"cpu\"]\n"
              "d = 64  # width [long; the notebook's default: 16]\nH = 4\nflush = True\n"
              "T = [1, 4]")
-    assert figures.parameter_differences(shown, expected) == []  # 1 and 1.0: the same
+    assert parameter_differences(shown, expected) == []  # 1 and 1.0: the same
     # the page shows the notebook's cpu defaults beside results at long
     defaults = "profile = 'cpu'\nd = 16\nH = 4\nflush = 1\nT = [1.0, 4.0]\nextra = 2"
-    assert figures.parameter_differences(defaults, expected) == [
+    assert parameter_differences(defaults, expected) == [
         "profile = 'cpu' is shown; the run had profile = 'long'",
         "d = 16 is shown; the run had d = 64",
         "flush = 1 is shown; the run had flush = True",
         "extra = 2 is shown but is not a parameter of the run"]
-    assert figures.parameter_differences("d = 64", {"d": 64, "H": 4}) == [
+    assert parameter_differences("d = 64", {"d": 64, "H": 4}) == [
         "H is not shown (the run had H = 4)"]
-    assert "does not parse" in figures.parameter_differences("d = (", {"d": 1})[0]
+    assert "does not parse" in parameter_differences("d = (", {"d": 1})[0]
 
 
 @pytest.mark.parametrize("stem", sorted(p.stem for p in paths.NOTEBOOKS.glob("*.ipynb")))
@@ -329,7 +330,7 @@ def test_every_chapter_page_shows_its_profiles_values(stem, tmp_path):
                          "outputs": [], "source": cell.source}]}
         out, _ = rewrite_notebook(nb, stem, root=tmp_path)
         shown = next(c for c in out["cells"] if c.get("id") == "p")["source"]
-        assert figures.parameter_differences(shown, spec.effective(profile)) == [], \
+        assert parameter_differences(shown, spec.effective(profile)) == [], \
             f"{stem} at {profile}:\n{shown}"
 
 

@@ -426,7 +426,8 @@ def _parameter_problems(page, path: str) -> list[str]:
     """The chapter's parameters cell as the page shows it against the values its run had:
     the notebook's defaults with its profile's changes from ``notebooks/<stem>.yml`` (and any
     value changed by hand for that run, from the executed notebook's papermill parameters)."""
-    from attnbook.book.figures import parameter_differences, same_value
+    from page_checks import parameter_differences, same_value
+
     from attnbook.book.profiles import load_spec
 
     cell = page.locator(".tag_parameters .cell_input pre")

@@ -20,6 +20,7 @@ from ..errors import AttnbookError
 from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
 from .store import atomic_write, canonical_sha256, dumps, hash_matches, jsonable
+from .text import clip
 
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", "STATUSES",
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
@@ -295,17 +296,13 @@ def check_entry(path: Path, text: str | bytes | None = None) -> tuple[dict | Non
                 or not isinstance(entry.get("measured"), str):
             raise ValueError("not a ledger entry")
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
-        return None, f"cannot be read as a ledger entry ({type(e).__name__}: {_short(e)})"
+        first = (str(e).splitlines() or [""])[0]
+        return None, f"cannot be read as a ledger entry ({type(e).__name__}: {clip(first, 80)})"
     if "sha256" not in entry:
         return None, "has no sha256 (damaged or edited: an entry without its hash is never used)"
     if not hash_matches(lambda: entry_sha(entry), entry["sha256"]):
         return None, "content does not match its recorded sha256 (damaged or edited)"
     return entry, None
-
-
-def _short(e: Exception, limit: int = 80) -> str:
-    text = str(e).splitlines()[0] if str(e) else ""
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _device(run: dict) -> str:

@@ -14,6 +14,7 @@ import time
 
 from ..errors import AttnbookError
 from .claims import PROFILES, UNRUN
+from .text import clip
 
 __all__ = ["main"]
 
@@ -324,11 +325,6 @@ def _split_values(argv: list[str]) -> tuple[list[str], list[tuple[str, str]] | N
     return out, pairs
 
 
-def _one_line(message: str, limit: int = 1000) -> str:
-    text = " ".join(str(message).split("\n"))
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
-
-
 EXIT_PIPE = 141  # the reader of the output went away (`... | head -1`): 128 + SIGPIPE
 
 
@@ -360,13 +356,14 @@ def _main(argv=None) -> int:
     try:
         return commands[args.command](args)
     except AttnbookError as e:
-        print(f"attnbook: error: {_one_line(e)}", file=sys.stderr)
+        print("attnbook: error: " + clip(" ".join(str(e).splitlines()), 1000), file=sys.stderr)
         return 2
     except OSError as e:  # a file or folder that cannot be written or read (a full disk)
         if isinstance(e, BrokenPipeError):
             raise
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-        print(f"attnbook: error: {_one_line(where + (e.strerror or str(e)))}", file=sys.stderr)
+        print("attnbook: error: " + clip(" ".join((where + (e.strerror or str(e))).splitlines()),
+                                         1000), file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         from .runner import Terminated

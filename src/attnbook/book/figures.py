@@ -27,13 +27,12 @@ from .. import paths
 from .claims import UNRUN, recorded_ids, status_table
 from .display import verdict_class
 from .plotting import FIGURE_KEY, MIN_PHONE_TEXT_PX
-from .provenance import short_device
 from .readers import loads
+from .sites import device_sites
 
 __all__ = ["rewrite_notebook", "fold_input", "split_computing", "claim_label", "check_label",
-           "strip_harness", "effective_parameters", "literal_assignments", "parameter_differences",
-           "same_value", "badge_status", "seconds_text", "read_manifest", "provenance_markdown",
-           "STATUS_DOC", "setup"]
+           "strip_harness", "effective_parameters", "badge_status", "seconds_text",
+           "read_manifest", "provenance_markdown", "STATUS_DOC", "setup"]
 
 STATUS_DOC = "status/reproduction_status"
 GLUE_PREFIX = "application/papermill.record/"  # MyST-NB's: a glued output hidden where it stands
@@ -111,8 +110,8 @@ def provenance_markdown(info: dict, *, run_wall_s=None, data_exists: bool = True
         parts.append("changed by hand: " + _assignments(info["overrides"]))
     parts.append(f"commit `{info.get('commit', '') or 'unknown'}`"
                  + (" (with uncommitted changes)" if info.get("dirty") else ""))
-    drawn = short_device(info.get("device", ""))
-    computed = sorted({short_device(d) for d in info.get("computed_by") or []} - {""})
+    drawn = ", ".join(device_sites(info.get("device", "")))
+    computed = sorted({", ".join(device_sites(d)) for d in info.get("computed_by") or []} - {""})
     if computed and computed != [drawn]:
         parts.append(f"numbers computed on {', '.join(computed)}, drawn on {drawn}")
     elif drawn:
@@ -260,58 +259,6 @@ def effective_parameters(source: str, params: dict, profile: str) -> str:
         lines[node.lineno - 1:node.end_lineno] = [
             f"{name} = {value!r}  # " + (f"{comment} {mark}" if comment else mark)]
     return "\n".join(lines)
-
-
-def literal_assignments(code: str) -> dict | None:
-    """name -> value of each top-level ``name = <literal>`` of a cell's code; None when the
-    code does not parse.
-
-    >>> literal_assignments("d = 64  # width [long; the notebook's default: 16]\\nH = [2, 4]")
-    {'d': 64, 'H': [2, 4]}
-    """
-    assigned = _assigned(code)
-    if assigned is None:
-        return None
-    out = {}
-    for name, node in assigned:
-        try:
-            out[name] = ast.literal_eval(node.value)
-        except ValueError:
-            continue
-    return out
-
-
-def same_value(a, b) -> bool:
-    """Equal values of the same kind (a bool is not the number 1; 4 and 4.0 are the same).
-
-    >>> same_value([1, 4], [1.0, 4.0]), same_value(True, 1), same_value({"a": [2]}, {"a": [2]})
-    (True, False, True)
-    """
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
-
-
-def parameter_differences(code: str, expected: dict) -> list[str]:
-    """How a parameters cell as the page shows it differs from the values the run had
-    (``expected``), one line per parameter; [] when it shows exactly those values.
-
-    >>> parameter_differences("profile = 'ci'\\nd = 16", {"profile": "ci", "d": 8, "H": 2})
-    ['d = 16 is shown; the run had d = 8', 'H is not shown (the run had H = 2)']
-    """
-    shown = literal_assignments(code)
-    if shown is None:
-        return [f"the parameters cell does not parse as Python: {code[:80]!r}"]
-    out = []
-    for name, value in expected.items():
-        if name not in shown:
-            out.append(f"{name} is not shown (the run had {name} = {value!r})")
-        elif not same_value(shown[name], value):
-            out.append(f"{name} = {shown[name]!r} is shown; the run had {name} = {value!r}")
-    return out + [f"{name} = {shown[name]!r} is shown but is not a parameter of the run"
-                  for name in shown if name not in expected]
 
 
 def _hide_input(cell: dict, tags: list, **changes) -> dict:

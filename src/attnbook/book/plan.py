@@ -11,6 +11,7 @@ import sys
 from .. import paths
 from .profiles import ExpressionError, evaluate_expression
 from .readers import loads
+from .sites import minutes_text
 from .store import stored_counts
 
 __all__ = ["cost_table", "format_table", "estimate", "check_costs", "machine_memory_gb",
@@ -161,14 +162,6 @@ def machine_memory_gb(device: str = "cpu") -> float | None:
         return None
 
 
-def _amount(minutes: float) -> str:
-    if minutes < 120:
-        return f"{minutes:.3g} minutes"
-    if minutes < 60 * 48:
-        return f"{minutes / 60:.3g} hours"
-    return f"{minutes / 1440:.3g} days"
-
-
 def check_costs(jobs, *, device: str = "cpu", budgeted: bool = False,
                 memory_gb: float | None = None) -> None:
     """Refuse (:class:`~attnbook.book.runner.UsageError`, one line) the first job with changed
@@ -192,7 +185,7 @@ def check_costs(jobs, *, device: str = "cpu", budgeted: bool = False,
         if not budgeted and job.profile in MINUTES_PROFILES and est["minutes"] is not None \
                 and est["minutes"] > MAX_MINUTES:
             raise UsageError(
-                f"{job.spec.stem}: at {changed} the run takes about {_amount(est['minutes'])} "
+                f"{job.spec.stem}: at {changed} the run takes about {minutes_text(est['minutes'])} "
                 f"on this {where} (estimated from {est['basis']} and {job.spec.stem}.yml), "
                 f"and profile {job.profile} is meant to take minutes: choose smaller values, "
                 "give a --time-budget, or add --no-cost-check to run it anyway")

@@ -35,6 +35,7 @@ from ..criteria import thresholds
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 from .readers import yaml_loads
+from .text import clip
 
 __all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
            "parse_value", "check_value", "evaluate_expression", "COST_KEYS", "ESTIMATE_KEYS",
@@ -90,7 +91,7 @@ def _threshold(claim_id: str, name: str) -> float:
 def _short(value, limit: int = 120) -> str:
     """``repr(value)``, cut to ``limit`` characters."""
     text = repr(value) if isinstance(value, str) else repr(str(value)[:limit + 1])
-    return text if len(text) <= limit else text[:limit] + f"... ({len(str(value))} characters)"
+    return clip(text, limit)
 
 
 class ExpressionError(AttnbookError):

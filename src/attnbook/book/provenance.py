@@ -21,7 +21,7 @@ from pathlib import Path
 from ..paths import ROOT
 
 __all__ = ["git", "git_state", "now_iso", "provenance", "code_fingerprint",
-           "changed_modules", "module_closure", "function_modules", "short_device",
+           "changed_modules", "module_closure", "function_modules",
            "NO_FINGERPRINT"]
 
 NO_FINGERPRINT = "(no code fingerprint: recorded before fingerprints)"
@@ -228,14 +228,3 @@ def provenance(device=None) -> dict:
         "versions": library_versions(),
         "time": now_iso(),
     }
-
-
-def short_device(device: str) -> str:
-    """'cuda: NVIDIA H100 80GB' -> 'NVIDIA H100 80GB'; any CPU -> 'CPU'.
-
-    >>> short_device("cpu: AMD EPYC (2 cores, 1 threads); cuda: NVIDIA H100 80GB HBM3")
-    'CPU, NVIDIA H100 80GB HBM3'
-    """
-    parts = [d.strip() for d in str(device).split(";") if d.strip()]
-    return ", ".join("CPU" if d.startswith("cpu") else d.removeprefix("cuda:").strip()
-                     for d in parts)

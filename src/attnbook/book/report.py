@@ -27,7 +27,6 @@ from .claims import (
 )
 from .figures import badge_status, check_label, read_manifest, seconds_text
 from .profiles import load_spec
-from .provenance import short_device
 from .publish import chapter_doc, toc_order
 from .readers import notebook_cells
 from .sites import counted, device_sites, not_run_text, sites_text
@@ -317,7 +316,8 @@ def _verdict_cell(r, unfinished: list | None = None, parts: pd.DataFrame | None 
         txt += f" (stability {escape(r['stability'])})"
     if r["notebook"]:
         dirty = f" {r['dirty']}" if r.get("dirty") else ""  # 'dirty (diff <hash>)'
-        txt += f" <br>`{_code(r['commit'])}`{escape(dirty)}, {escape(short_device(r['device']))}"
+        where = ", ".join(device_sites(r["device"]))
+        txt += f" <br>`{_code(r['commit'])}`{escape(dirty)}, {escape(where)}"
     if stale:
         txt += f"; changed since: {escape(r['stale'])}"
     if r.get("damaged"):  # its verdict is not used: python -m attnbook stale lists the file

@@ -37,6 +37,7 @@ from .publish import toc_order
 from .readers import loads
 from .report import work_text
 from .store import config_key, dumps
+from .text import clip
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError", "EXIT_BUDGET", "exit_code"]
 
@@ -235,7 +236,7 @@ def _error_summary(exc: Exception, limit: int = 500) -> tuple[str, str]:
     (a value with a newline in it) keeps them all, in order, joined by a visible ``\\n``."""
     ename = getattr(exc, "ename", type(exc).__name__)
     text = "\\n".join(x.rstrip() for x in str(getattr(exc, "evalue", exc)).strip().splitlines())
-    return ename, (text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)")
+    return ename, clip(text, limit)
 
 
 _WARNING = re.compile(r"^(?:(\S+?):(\d+): )?(\w*Warning): (.*)$")

@@ -5,7 +5,7 @@ each chapter's profile note use, never typed in prose."""
 import re
 from collections import Counter
 
-__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "counted"]
+__all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "counted", "minutes_text"]
 
 
 def counted(n: int, what: str) -> str:
@@ -59,7 +59,7 @@ def sites_text(devices) -> str:
     return ", ".join(f"{site} for {counted(k, 'claim')}" for site, k in n.items())
 
 
-def _amount(minutes: float) -> str:
+def minutes_text(minutes: float) -> str:
     """Minutes in words: ``85 minutes``, ``2 hours``, ``4.6 hours``."""
     if minutes < 90:
         return f"{minutes:.2g} minute{'' if minutes == 1 else 's'}" if minutes < 10 \
@@ -86,7 +86,7 @@ def cost_text(cost: dict | None) -> str:
     minutes = cost.get("minutes")
     if not isinstance(minutes, (int, float)) or isinstance(minutes, bool):
         return f"{where} (no time given)"
-    return (f"about {_amount(float(minutes))} {where} "
+    return (f"about {minutes_text(float(minutes))} {where} "
             f"({'measured' if cost.get('measured') else 'estimated'})")
 
 

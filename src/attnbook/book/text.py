@@ -3,9 +3,18 @@ emphasis or math) and :func:`paper_math` (a paper's value with its formulas as i
 
 import re
 
-__all__ = ["escape", "paper_math"]
+__all__ = ["clip", "escape", "paper_math"]
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}&])")
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters for a one-line message, saying how long it was.
+
+    >>> clip("abc", 5), clip("abcdefgh", 3)
+    ('abc', 'abc... (8 characters)')
+    """
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def escape(text) -> str:
