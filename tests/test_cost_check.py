@@ -8,7 +8,7 @@ import pytest
 
 from attnbook.book.claims import PROFILES
 from attnbook.book.cli import main
-from attnbook.book.plan import MAX_MINUTES, check_costs, estimate
+from attnbook.book.costs import MAX_MINUTES, check_costs, estimate
 from attnbook.book.runner import UsageError, available_notebooks, plan
 
 STEMS = list(available_notebooks())

@@ -19,7 +19,7 @@ import pytest
 from test_cost_check import _extremes
 
 from attnbook.book.claims import load_ledger
-from attnbook.book.plan import check_costs, estimate
+from attnbook.book.costs import check_costs, estimate
 from attnbook.book.runner import UsageError, execute, plan
 
 pytestmark = pytest.mark.extremes

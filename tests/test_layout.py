@@ -121,7 +121,7 @@ WINGS = {
                  "profiles", "display", "plotting", "history", "readers", "text"},
     "pages": {"report", "figures", "shown", "publish", "sites", "page_scripts", "mathjax_local",
               "pilot"},
-    "commands": {"cli", "plan", "runner", "slurm", "migrate"},
+    "commands": {"cli", "costs", "runner", "slurm", "migrate"},
 }
 
 

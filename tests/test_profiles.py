@@ -163,7 +163,7 @@ HOSTILE = ["k < 9 ** 9 ** 9", "k < 10 ** 10 ** 10", "len([0] * 10 ** 10) > k",
 _HOSTILE_SCRIPT = r'''
 import json, shutil, sys
 from pathlib import Path
-from attnbook.book.plan import estimate
+from attnbook.book.costs import estimate
 from attnbook.book.profiles import load_spec
 from attnbook.book.runner import plan
 from attnbook.errors import AttnbookError

@@ -14,7 +14,7 @@ import time
 
 from ..errors import AttnbookError
 from .claims import PROFILES, UNRUN
-from .text import clip
+from .text import clip, quoted
 
 __all__ = ["main"]
 
@@ -89,7 +89,7 @@ def _run(args) -> int:
     if args.recompute and args.cache_only:
         raise runner.UsageError("--recompute and --cache-only exclude each other")
     if not args.no_cost_check and not args.cache_only:  # --cache-only computes nothing
-        from .plan import check_costs
+        from .costs import check_costs
 
         check_costs(jobs, device=_device() if any(j.overrides for j in jobs) else "cpu",
                     budgeted=budget is not None)
@@ -153,21 +153,21 @@ def _time_budget(text: str | None) -> float | None:
     """``--time-budget`` in seconds (a finite number > 0), or None."""
     if text is None:
         return None
-    from .runner import UsageError, shown
+    from .runner import UsageError
 
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
     if not math.isfinite(value) or not MIN_BUDGET_S <= value <= MAX_BUDGET_S:
-        raise UsageError(f"--time-budget {shown(text)}: allowed a number of seconds "
+        raise UsageError(f"--time-budget {quoted(text)}: allowed a number of seconds "
                          f"{MIN_BUDGET_S:g} <= SECONDS <= {MAX_BUDGET_S:g} (a kernel takes "
                          "seconds to start: a shorter budget can never fit a unit)")
     return value
 
 
 def _plan(args) -> int:
-    from .plan import cost_table, format_table
+    from .costs import cost_table, format_table
     from .runner import plan
 
     rows = cost_table(plan(args.notebooks, args.profile))

@@ -21,7 +21,7 @@ from .display import Table
 from .profiles import load_spec
 from .shown import completeness
 
-__all__ = ["Pilot", "at_budgets", "units", "parameters", "across", "MARKERS", "mark", "grows",
+__all__ = ["Pilot", "at_budgets", "units", "pilot_parameters", "across", "MARKERS", "mark", "grows",
            "show", "standing", "count", "reading", "stop", "NOTHING_STORED", "SIZED_LATER"]
 
 NOTHING_STORED = "*The `long` profile's pilot has stored nothing yet.*"
@@ -58,7 +58,7 @@ def units(run, train: bool, compute: Callable, unit: str = "results") -> Pilot:
     return Pilot(runs, f"the long profile's pilot, {len(runs)} {unit} stored so far")
 
 
-def parameters(run, train: bool, namespace: dict) -> dict:
+def pilot_parameters(run, train: bool, namespace: dict) -> dict:
     """The parameters the pilot is trained with: this run's (from ``namespace``, the notebook's
     globals) when it trains it, else the ``long`` profile's."""
     if not train:

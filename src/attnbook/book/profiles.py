@@ -11,7 +11,7 @@ defaults) and a sibling ``notebooks/<stem>.yml`` (CONTRIBUTING.md, *Running note
         follow: {line_max_depth: "min(line_max_depth, max_depth)"}  # what -p did not set
     profiles: {ci: {max_depth: 3}, full: {max_depth: 5}}  # only what differs from the cell
     cost: {full: {where: gpu, minutes: 60, units: 30, flop: 5.0e17, measured: false, note: ""}}
-    estimate: {work: "steps * N * N", memory_gb: "12 * N * N / 1e9"}  # attnbook.book.plan
+    estimate: {work: "steps * N * N", memory_gb: "12 * N * N / 1e9"}  # attnbook.book.costs
     migrate: {rtol: 1e-6, atol: 0, why: "..."}                        # attnbook.book.migrate
 
 Rules and estimates are small expressions (names, numbers, texts, comparisons, boolean and
@@ -35,7 +35,7 @@ from ..criteria import thresholds
 from ..errors import AttnbookError, ParameterError
 from .claims import PROFILES
 from .readers import yaml_loads
-from .text import clip
+from .text import quoted
 
 __all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
            "parse_value", "check_value", "evaluate_expression", "COST_KEYS", "ESTIMATE_KEYS",
@@ -88,12 +88,6 @@ def _threshold(claim_id: str, name: str) -> float:
     return numbers[name]
 
 
-def _short(value, limit: int = 120) -> str:
-    """``repr(value)``, cut to ``limit`` characters."""
-    text = repr(value) if isinstance(value, str) else repr(str(value)[:limit + 1])
-    return clip(text, limit)
-
-
 class ExpressionError(AttnbookError):
     """A .yml expression that fails or would exceed the bounds of an evaluation: one line
     naming the .yml, the expression and why."""
@@ -116,14 +110,14 @@ class Rule:
 def _compile_rule(expr: str, where: str, parameters) -> tuple:
     """Check that ``expr`` uses only the whitelisted syntax; return the parameters it reads."""
     if not isinstance(expr, str) or len(expr) > MAX_EXPR_CHARS:
-        raise AttnbookError(f"{where}: rule {_short(expr)} is not an expression of at most "
+        raise AttnbookError(f"{where}: rule {quoted(expr, 120)} is not an expression of at most "
                             f"{MAX_EXPR_CHARS} characters")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise AttnbookError(f"{where}: rule {expr!r} is not an expression: {e.msg}") from None
     except (RecursionError, MemoryError, ValueError) as e:  # 20,000 unary minuses; a NUL
-        raise AttnbookError(f"{where}: rule {_short(expr)} is not an expression Python can "
+        raise AttnbookError(f"{where}: rule {quoted(expr, 120)} is not an expression Python can "
                             f"read ({type(e).__name__})") from None
     bound = {t.id for node in ast.walk(tree) if isinstance(node, ast.comprehension)
              for t in ast.walk(node.target) if isinstance(t, ast.Name)}
@@ -164,7 +158,7 @@ def evaluate_expression(expr: str, params: dict, where: str = "expression"):
             MemoryError, KeyError, IndexError, NameError) as e:  # 1 / 0, log2(0), max([]),
         # 'a' < 1, [0] * 1.5, 10.0 ** 400, a threshold the ledger lacks
         why = " ".join(str(e).split())[:200]
-        raise ExpressionError(f"{where}: {_short(expr)} cannot be evaluated at these "
+        raise ExpressionError(f"{where}: {quoted(expr, 120)} cannot be evaluated at these "
                               f"parameters ({type(e).__name__}: {why})") from None
 
 
@@ -693,7 +687,7 @@ def _check_sections(allowed, profiles, rules, yml: Path) -> None:
                                 "choices, path, suffixes"[:300])
         for key in ("min", "max"):
             if key in rule and not _finite(rule[key]):
-                raise AttnbookError(f"{yml}: allowed {name!r}: {key} = {_short(rule[key])}: "
+                raise AttnbookError(f"{yml}: allowed {name!r}: {key} = {quoted(rule[key], 120)}: "
                                     "allowed a finite number")
         for key, kinds, what in (("choices", (bool, int, float, str), "numbers or texts"),
                                  ("suffixes", str, "texts")):
@@ -775,7 +769,7 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                                         f"{yml}: estimate {key} at profile {profile}")
             if not (_is_number(value) and (isinstance(value, int) and value.bit_length() < 1000
                                            or math.isfinite(value))):
-                raise ExpressionError(f"{yml}: estimate {key} {_short(expr)} gives "
-                                      f"{_short(value)} at profile {profile}: allowed a finite "
-                                      "number")
+                raise ExpressionError(f"{yml}: estimate {key} {quoted(expr, 120)} gives "
+                                      f"{quoted(value, 120)} at profile {profile}: allowed a "
+                                      "finite number")
     return spec

@@ -37,7 +37,7 @@ from .publish import toc_order
 from .readers import loads
 from .report import work_text
 from .store import config_key, dumps
-from .text import clip
+from .text import clip, quoted
 
 __all__ = ["available_notebooks", "plan", "execute", "UsageError", "EXIT_BUDGET", "exit_code"]
 
@@ -70,21 +70,21 @@ def check_environment(command: str | None = None) -> None:
     text = os.environ.get("ATTNBOOK_ROOT", "")
     if command is not None and text:
         if not Path(text).is_dir():
-            raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: allowed an "
+            raise UsageError(f"environment variable ATTNBOOK_ROOT = {quoted(text)}: allowed an "
                              "existing folder (a checkout of the book), or unset")
         if command in ("run", "report", "migrate"):  # the commands that write
             root = Path(text)
             bad = [p for p in [root, *(root / d for d in ("build", "status", "data", "figures"))]
                    if p.exists() and not os.access(p, os.W_OK | os.X_OK)]
             if bad:
-                raise UsageError(f"environment variable ATTNBOOK_ROOT = {shown(text)}: {bad[0]} "
+                raise UsageError(f"environment variable ATTNBOOK_ROOT = {quoted(text)}: {bad[0]} "
                                  f"is not writable, and {command} writes there (allowed: a "
                                  "folder this user may write in)")
     if command in ("run", "migrate"):
         for name, why in _NOT_FOR_A_RUN.items():
             text = os.environ.get(name, "")
             if text:
-                raise UsageError(f"environment variable {name} = {shown(text)} {why}: unset it "
+                raise UsageError(f"environment variable {name} = {quoted(text)} {why}: unset it "
                                  f"(allowed: unset, for {command})")
     source = os.environ.get("ATTNBOOK_SOURCE", "")
     if source:
@@ -93,13 +93,13 @@ def check_environment(command: str | None = None) -> None:
         except ValueError:
             state = None
         if not isinstance(state, dict) or not isinstance(state.get("commit"), str):
-            raise UsageError(f"environment variable ATTNBOOK_SOURCE = {shown(source)}: allowed a "
+            raise UsageError(f"environment variable ATTNBOOK_SOURCE = {quoted(source)}: allowed a "
                              "JSON object with a commit (tools/device.py check-source prints "
                              "it), or unset")
     for name in ("ATTNBOOK_THREADS", "ATTNBOOK_WORKERS"):
         text = os.environ.get(name, "").strip()
         if text and (not re.fullmatch(r"[0-9]{1,5}", text) or not 1 <= int(text) <= 4096):
-            raise UsageError(f"environment variable {name} = {shown(text)}: allowed an "
+            raise UsageError(f"environment variable {name} = {quoted(text)}: allowed an "
                              "integer 1 <= value <= 4096 (or unset)")
     device = os.environ.get("ATTNBOOK_DEVICE", "").strip()
     if device:
@@ -110,7 +110,7 @@ def check_environment(command: str | None = None) -> None:
         except (AttnbookError, RuntimeError) as e:
             why = f"allowed {e.allowed}" if isinstance(e, ParameterError) else \
                 (str(e).splitlines() or ["not a device here"])[0]
-            raise UsageError(f"environment variable ATTNBOOK_DEVICE = {shown(device)}: {why}") \
+            raise UsageError(f"environment variable ATTNBOOK_DEVICE = {quoted(device)}: {why}") \
                 from None
 
 
@@ -141,21 +141,6 @@ def available_notebooks(notebooks_dir: Path | None = None) -> dict[str, Path]:
     return {s: found[s] for s in dict.fromkeys(toc + list(found))}
 
 
-def shown(value, limit: int = 60) -> str:
-    """``repr(value)`` for a one-line message: its first line, at most ``limit`` characters.
-
-    >>> shown("x" * 100, 10), shown("a\\nb")
-    ("'xxxxxxxxxx... (100 characters)", "'a... (2 lines)")
-    """
-    text = str(value)
-    lines = text.splitlines() or [""]
-    if len(lines[0]) > limit:
-        return repr(lines[0][:limit])[:-1] + f"... ({len(text)} characters)"
-    if len(lines) > 1:
-        return repr(lines[0])[:-1] + f"... ({len(lines)} lines)"
-    return repr(text)
-
-
 def resolve_notebook(name: str, available: dict[str, Path]) -> str:
     """The stem of the book's notebook ``name`` names: a stem (with or without ``.ipynb``), or
     a path to one of ``available``'s files; never a path cut down to its stem."""
@@ -163,17 +148,17 @@ def resolve_notebook(name: str, available: dict[str, Path]) -> str:
     if "/" not in name and os.sep not in name:
         stem = name.removesuffix(".ipynb")
         if stem not in available:
-            raise UsageError(f"unknown notebook {shown(name)}: {listing}")
+            raise UsageError(f"unknown notebook {quoted(name)}: {listing}")
         return stem
     path = Path(name)
     if path.suffix != ".ipynb":
         path = path.with_name(path.name + ".ipynb")
     stem = path.stem
     if not path.is_file():
-        raise UsageError(f"notebook path {shown(name)}: no such file ({path}); give a stem "
+        raise UsageError(f"notebook path {quoted(name)}: no such file ({path}); give a stem "
                          f"or the path of a notebook of the book: {listing}")
     if stem not in available or path.resolve() != available[stem].resolve():
-        raise UsageError(f"notebook path {shown(name)} is not a notebook of the book (those "
+        raise UsageError(f"notebook path {quoted(name)} is not a notebook of the book (those "
                          f"are under {Path(next(iter(available.values()))).parent}): {listing}")
     return stem
 
@@ -226,7 +211,7 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
         except ParameterError as e:
             message = str(e)
             if isinstance(getattr(e, "value", None), (str, list, tuple)):  # the value, cut
-                message = message.replace(repr(e.value), shown(e.value), 1)
+                message = message.replace(repr(e.value), quoted(e.value), 1)
             raise UsageError(f"{stem}: {message}") from e
     return jobs
 

@@ -3,7 +3,7 @@ emphasis or math) and :func:`paper_math` (a paper's value with its formulas as i
 
 import re
 
-__all__ = ["clip", "escape", "paper_math"]
+__all__ = ["clip", "escape", "paper_math", "quoted"]
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|$#~^{}&])")
 
@@ -15,6 +15,21 @@ def clip(text: str, limit: int) -> str:
     ('abc', 'abc... (8 characters)')
     """
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def quoted(value, limit: int = 60) -> str:
+    """``repr(value)`` for a one-line message: its first line, at most ``limit`` characters.
+
+    >>> quoted("x" * 100, 10), quoted("a\\nb")
+    ("'xxxxxxxxxx... (100 characters)", "'a... (2 lines)")
+    """
+    text = str(value)
+    lines = text.splitlines() or [""]
+    if len(lines[0]) > limit:
+        return repr(lines[0][:limit])[:-1] + f"... ({len(text)} characters)"
+    if len(lines) > 1:
+        return repr(lines[0])[:-1] + f"... ({len(lines)} lines)"
+    return repr(text)
 
 
 def escape(text) -> str:
