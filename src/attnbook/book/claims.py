@@ -8,6 +8,7 @@ not parse or match its hash (reported for its own claim alone). The stability ru
 (:func:`stability`, :data:`MIN_SEEDS`, :data:`FRAGILE`) is as CONTRIBUTING.md says.
 """
 
+import csv
 import hashlib
 import re
 from functools import lru_cache
@@ -53,7 +54,6 @@ def _stamp(claims_dir: Path) -> tuple:
 
 def _check_csv(path: Path) -> None:
     """Raise one line naming the file and line of a ledger CSV's first malformed record."""
-    import csv
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -78,16 +78,16 @@ def _check_csv(path: Path) -> None:
 @lru_cache(maxsize=4)
 def _load_ledger(claims_dir: Path, stamp: tuple = ()) -> pd.DataFrame:
     frames = []
-    for csv in sorted(claims_dir.glob("*.csv")):
-        _check_csv(csv)
+    for path in sorted(claims_dir.glob("*.csv")):
+        _check_csv(path)
         try:
-            df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+            df = pd.read_csv(path, dtype=str, keep_default_na=False)
         except (ValueError, pd.errors.ParserError) as e:
-            raise AttnbookError(f"{csv}: cannot be read as CSV "
+            raise AttnbookError(f"{path}: cannot be read as CSV "
                                 f"({str(e).strip().splitlines()[-1][:120]})") from None
         if list(df.columns) != LEDGER_COLUMNS:
-            raise AttnbookError(f"{csv}: columns must be {LEDGER_COLUMNS}, got {list(df.columns)}")
-        frames.append(df.assign(work=csv.stem))
+            raise AttnbookError(f"{path}: columns must be {LEDGER_COLUMNS}, got {list(df.columns)}")
+        frames.append(df.assign(work=path.stem))
     if not frames:
         raise AttnbookError(f"no ledger files (*.csv) in {claims_dir}")
     ledger = pd.concat(frames, ignore_index=True)

@@ -13,6 +13,9 @@ import math
 import numbers
 import re
 
+import pandas as pd
+from pandas.io.formats.style import Styler
+
 from .claims import PARTLY_REPRODUCED, UNRUN, combined_status, shown_profiles  # noqa: F401 - the pages show them
 from .text import escape, paper_math
 
@@ -54,7 +57,6 @@ def _missing(value) -> bool:
         return True
     if isinstance(value, (list, tuple, dict, set)) or getattr(value, "shape", ()) != ():
         return False
-    import pandas as pd
 
     try:
         return bool(pd.isna(value))
@@ -105,7 +107,6 @@ def _cell(value, shown: str | None = None) -> tuple[str, bool]:
 def _index_columns(df):
     """(the frame with a meaningful index moved into columns and a default one dropped, how
     many columns the index became)."""
-    import pandas as pd
 
     index = df.index
     names = [n if n is not None else "" for n in index.names]
@@ -144,7 +145,6 @@ def _frame_rows(df, formats=None, units=None):
 
 def _styler_default(value, shown: str) -> bool:
     """Whether ``shown`` is a Styler's default rendering of ``value`` (no format given)."""
-    import pandas as pd
 
     if isinstance(value, bool) or not isinstance(value, numbers.Number):
         return False
@@ -166,7 +166,6 @@ def _styler_rows(styler, units=None):
 
 def _as_frame(obj):
     """A dict, a list of row dicts or a Series as a DataFrame (None: not a table)."""
-    import pandas as pd
 
     if isinstance(obj, pd.Series):
         return obj.to_frame(name=obj.name if obj.name is not None else "value")
@@ -203,8 +202,6 @@ def table_markdown(obj, *, units: dict | None = None, missing: str | None = None
     <small>— not computed</small>
     <BLANKLINE>
     """
-    import pandas as pd
-    from pandas.io.formats.style import Styler
 
     if isinstance(obj, Styler):
         headers, rows, gap = _styler_rows(obj, units)
@@ -268,8 +265,6 @@ def install_formatters(shell=None) -> bool:
         shell = get_ipython()
     if shell is None or getattr(shell, "display_formatter", None) is None:
         return False
-    import pandas as pd
-    from pandas.io.formats.style import Styler
 
     formatters = shell.display_formatter.formatters
     md, html = formatters["text/markdown"], formatters["text/html"]

@@ -1,5 +1,6 @@
 """Shared figure style and saving: one figure, one file, named for the paper figure it redraws."""
 
+import base64
 import os
 import sys
 from pathlib import Path
@@ -11,6 +12,10 @@ import matplotlib
 if "ipykernel" not in sys.modules and not os.environ.get("MPLBACKEND"):
     matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.text import Annotation, Text  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from .. import paths  # noqa: E402
 
@@ -40,7 +45,6 @@ def style() -> None:
 def figure_table(data):
     """The plotted numbers as one table: a DataFrame as it is; a dict of DataFrames (one per
     panel) stacked, with the panel's name in a first column ``panel``."""
-    import pandas as pd
 
     if isinstance(data, pd.DataFrame):
         return data
@@ -92,7 +96,6 @@ def add_footer(fig, text: str) -> None:
 def smallest_text_pt(fig) -> float | None:
     """The smallest font size (points) of the visible, non-empty texts ``fig`` draws; None when
     it draws none."""
-    from matplotlib.text import Text
 
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip()]
@@ -103,7 +106,6 @@ def _drawn_texts(fig) -> list:
     """(text, its own box on the canvas as last drawn) of each Text artist ``fig`` draws: a tick
     label only where its tick is in the axis' view (matplotlib keeps the others, undrawn), an
     annotation only where its point is in view, without its arrow."""
-    from matplotlib.text import Annotation, Text
 
     renderer = fig.canvas.get_renderer()
     hidden = set()
@@ -138,7 +140,6 @@ def overlapping_labels(fig, tol_pt: float = 0.5) -> list[tuple[str, str]]:
     [('r=16', 'r=96')]
     >>> plt.close(fig)
     """
-    import numpy as np
 
     fig.canvas.draw()
     tol = tol_pt * fig.dpi / 72
@@ -162,7 +163,6 @@ def spread_labels(ax, points, labels, *, offset=(10.0, 0.0), gap_pt: float = 1.0
     names points that lie close together. Call it once the layout is set (after
     ``tight_layout``): the labels are spread on the canvas. Returns the annotations.
     """
-    from matplotlib.text import Text
 
     fig = ax.figure
     colors = ["black"] * len(labels) if colors is None else list(colors)
@@ -238,7 +238,6 @@ def phone_text_px(points: float, width_in: float, dpi: float = STYLE["figure.dpi
 def png_text_px(png) -> float | None:
     """The height of a PNG's smallest text in its own pixels, as its text chunk records under
     :data:`TEXT_PX_KEY` (None when it records none)."""
-    from PIL import Image
 
     with Image.open(png) as im:
         value = (getattr(im, "text", None) or im.info).get(TEXT_PX_KEY)
@@ -276,7 +275,6 @@ def figure_output(fig, png, info: dict) -> bool:
     inline backend does not show it again. Outside a kernel: False, nothing done."""
     if not in_kernel():
         return False
-    import base64
 
     from IPython.display import display
 

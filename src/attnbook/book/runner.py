@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import AttnbookError, ParameterError
+from .claims import PROFILES
 from .notebook import (
     ENV_BUDGET_REPORT,
     ENV_CACHE_ONLY,
@@ -36,6 +37,7 @@ from .provenance import now_iso, provenance
 from .publish import toc_order
 from .readers import loads
 from .report import work_text
+from .shown import LARGEST
 from .store import config_key, dumps
 from .text import clip, quoted
 
@@ -167,8 +169,6 @@ def plan(names, profile: str, raw_overrides=(), notebooks_dir: Path | None = Non
     """Resolve and check everything before running anything; raise UsageError if bad.
     ``profile`` :data:`attnbook.book.shown.LARGEST`: each chapter at the largest profile whose
     results are complete and current (:mod:`attnbook.book.shown`)."""
-    from .claims import PROFILES
-    from .shown import LARGEST
 
     if profile == LARGEST:
         if raw_overrides:
