@@ -176,13 +176,22 @@ def standing(gaps: pd.DataFrame, what: str = "width") -> str:
 
 
 def count(runs: pd.DataFrame, unit: str = "nets") -> str:
-    """How many units a pilot stored, and of how many seeds.
+    """How many units a pilot stored, and of how many seeds (each unit is one seed's).
 
     >>> count(pd.DataFrame({"seed": [0, 0, 0]}))
     '3 nets of one seed'
+    >>> count(pd.DataFrame({"seed": [0, 0, 1, 1]}))
+    '4 nets, 2 of each of 2 seeds'
+    >>> count(pd.DataFrame({"seed": [0, 0, 1]}))
+    '3 nets over 2 seeds'
     """
-    n = runs["seed"].nunique() if "seed" in runs.columns else 1
-    return f"{len(runs)} {unit} of {'one seed' if n == 1 else f'{n} seeds'}"
+    if "seed" not in runs.columns or runs["seed"].nunique() == 1:
+        return f"{len(runs)} {unit} of one seed"
+    per = runs["seed"].value_counts()
+    n = len(per)
+    if per.nunique() == 1:
+        return f"{len(runs)} {unit}, {per.iloc[0]} of each of {n} seeds"
+    return f"{len(runs)} {unit} over {n} seeds"
 
 
 def reading(runs: pd.DataFrame, gaps: pd.DataFrame) -> str:
