@@ -233,7 +233,7 @@ def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
 
 
 def test_execution_report_says_where_and_how_long_each_stored_result_was_computed(tmp_path):
-    from attnbook.book.store import ResultStore
+    from attnbook.book.store import ResultStore, stored_counts
 
     root = tmp_path / "results"
     store = ResultStore("levine2020_lemma1", "full", root=root,
@@ -256,6 +256,14 @@ def test_execution_report_says_where_and_how_long_each_stored_result_was_compute
     assert row.endswith("| ok in 9.1 s, from cache |")
     assert "| ok (from cache) | 9.1 |" in page
     assert report.work_text({"computed": 12, "total": 36}) == "computed 12 of 36 units"
+    # one walk of the results feeds the status page's counts and the report's stale column
+    sorted((root / "levine2020_lemma1" / "full").rglob("*.json"))[0].write_text("{")
+    stored = report.stored_provenance(root)
+    assert report.current_counts(stored) == {("levine2020_lemma1", "full"): 2}
+    assert stored_counts(root) == {("levine2020_lemma1", "full"): 2}
+    assert stored[("levine2020_lemma1", "full")]["changed"] == ["damaged result"]
+    assert "results **stale** (changed: damaged result)" in report.execution_markdown(
+        manifest, None, stored)
 
 
 def test_the_paper_trend_and_the_source_stamp_sit_where_they_do_not_hide_data():

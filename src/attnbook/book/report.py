@@ -30,7 +30,7 @@ from .profiles import load_spec
 from .publish import chapter_doc, toc_order
 from .readers import notebook_cells
 from .sites import counted, device_sites, not_run_text, sites_text
-from .store import stored_counts, stored_results
+from .store import stored_results
 from .text import escape, paper_math
 
 __all__ = ["write_pages", "status_markdown", "execution_markdown", "summary_markdown",
@@ -443,20 +443,26 @@ def status_markdown(table: pd.DataFrame, executed: Path, overview: str | None = 
     return "\n".join(lines) + "\n"
 
 
-def _stale_by_run(table: pd.DataFrame | None, results: Path | None) -> dict:
-    """(notebook, profile) -> changed modules of its stale ledger entries and stored results."""
+def _stale_by_run(table: pd.DataFrame | None, stored: dict) -> dict:
+    """(notebook, profile) -> changed modules of its stale ledger entries and stored results
+    (``stored``: :func:`stored_provenance`)."""
     out: dict = {}
     if table is not None and "stale" in table:
         for _, r in table[table["stale"].fillna("") != ""].iterrows():
             if r["notebook"]:
                 out.setdefault((r["notebook"], r["profile"]), set()).update(
                     r["stale"].split(", "))
-    if results is not None and results.exists():
-        for r in stored_results(results):
-            if r["changed"] or r["problem"]:
-                out.setdefault((r["notebook"], r["profile"]), set()).update(
-                    r["changed"] or ["damaged result"])
+    for key, info in stored.items():
+        if info["changed"]:
+            out.setdefault(key, set()).update(info["changed"])
     return out
+
+
+def current_counts(stored: dict) -> dict:
+    """(notebook, profile) -> its intact, current stored results, from :func:`stored_provenance`
+    (the counts of :func:`.store.stored_counts`, without walking the results again)."""
+    return {key: info["results"] - info["stale"] - info["damaged"]
+            for key, info in stored.items()}
 
 
 def _add(items: list, item: str) -> None:
@@ -468,8 +474,9 @@ def stored_provenance(results: Path | None = None) -> dict:
     """(notebook, profile) -> where and how long its stored results were computed: ``results``
     (count), ``devices``, ``commits`` (with ``dirty``), ``compute_s`` (each unit's wall time
     once: the configurations of a group and the tables of one computation share theirs),
-    ``first`` and ``last`` (dates), ``stale`` and ``damaged`` (counts) and ``damaged_files``
-    (paths under the notebook's profile folder)."""
+    ``first`` and ``last`` (dates), ``stale`` and ``damaged`` (counts), ``damaged_files``
+    (paths under the notebook's profile folder) and ``changed`` (the modules that made its
+    stale results stale, and "damaged result" for a damaged one)."""
     root = Path(results or paths.COMMITTED_RESULTS)
     out: dict = {}
     units: dict = {}
@@ -477,15 +484,18 @@ def stored_provenance(results: Path | None = None) -> dict:
         key = (r["notebook"], r["profile"])
         info = out.setdefault(key, {"results": 0, "devices": [], "commits": [],
                                     "compute_s": 0.0, "first": "", "last": "", "stale": 0,
-                                    "damaged": 0, "damaged_files": []})
+                                    "damaged": 0, "damaged_files": [], "changed": []})
         info["results"] += 1
         record = r["record"]
         if r["problem"] or record is None:
             info["damaged"] += 1
+            _add(info["changed"], "damaged result")
             info["damaged_files"].append(r["path"].relative_to(root / r["notebook"]
                                                                / r["profile"]).as_posix())
             continue
         info["stale"] += bool(r["changed"])
+        for module in r["changed"] or ():
+            _add(info["changed"], module)
         for d in [record.get("device", "")] + [
                 s.get("device", "") for s in record.get("earlier_sittings") or []]:
             for site in device_sites(d):
@@ -519,15 +529,17 @@ def work_text(work: dict | None) -> str:
 
 
 def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
-                       results: Path | None = None) -> str:
+                       results: Path | dict | None = None) -> str:
     """The execution report: per chapter and profile, where and how long its stored results
     were computed beside this build's run of it, then the latest run of each notebook at each
-    profile in this build's manifest."""
+    profile in this build's manifest. ``results``: the stored results' folder, or its
+    :func:`stored_provenance` where the caller has read that already."""
     lines = ["# Execution report", ""]
     entries, damaged = read_manifest(manifest)
     latest = {(e["notebook"], e["profile"]): e for e in entries
               if not e.get("overrides")}  # exploratory runs stand for no profile
-    stored = stored_provenance(results) if results is not None else {}
+    stored = (results if isinstance(results, dict)  # stored_provenance(...), read already
+              else stored_provenance(results) if results is not None else {})
     if stored:
         lines += ["## Where the results were computed", "",
                   "Each chapter draws its numbers from results stored under "
@@ -573,7 +585,7 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
               "computed against what it read from the cache).", ""]
     if not entries:
         return "\n".join(lines + ["No notebook has been run yet."]) + "\n"
-    stale = _stale_by_run(table, results)
+    stale = _stale_by_run(table, stored)
     lines += ["| notebook | profile | status | wall time (s) | device | commit | started |",
               "|---|---|---|---|---|---|---|"]
     for (nb, prof), e in sorted(latest.items()):
@@ -697,10 +709,10 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     table = status_table(parts=True)
     plans = chapter_plans()
     overview_figure(table, pages / OVERVIEW)
-    out[0].write_text(status_markdown(table, build / "executed", stored=stored_counts(),
+    stored = stored_provenance(paths.COMMITTED_RESULTS)  # one walk of the stored results
+    out[0].write_text(status_markdown(table, build / "executed", stored=current_counts(stored),
                                       plans=plans))
-    out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
-                                         paths.COMMITTED_RESULTS))
+    out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table), stored))
     pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
     out[2].write_text(summary_markdown(table, pdf=f"../{pdf.relative_to(pages.parent).as_posix()}"
                                        if pdf.exists() and pdf.is_relative_to(pages.parent)
