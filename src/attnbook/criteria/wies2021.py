@@ -6,7 +6,7 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, all_at_most, criterion, crossing_text, description, thresholds
 from . import records as _records  # the one table-to-dicts of the criteria
 
-__all__ = ["flagged_in_words", "seed_outliers", "seed_sd"]
+__all__ = ["diverged", "noise_in_words", "seed_sd"]
 
 
 @criterion("W-F1")
@@ -93,33 +93,43 @@ def seed_sd(seed_losses) -> float:
     return statistics.median(scaled) if scaled else math.nan
 
 
-def seed_outliers(seed_losses, outlier_sd) -> list[tuple[int, int, float]]:
-    """The seeds whose loss sits more than ``outlier_sd`` standard deviations from the mean of
-    their net's other seeds: (net, seed, deviation in those units) for each, the deviation
-    x_i - mean(others) over its standard deviation under the sweep's seed noise,
-    :func:`seed_sd` sqrt(1 + 1/(n-1)). With two seeds a diverged one flags both (nothing says
-    which of the two it is).
+def diverged(seed_losses) -> list[int]:
+    """The nets (indices into ``seed_losses``, one list of seed losses per net) with a seed
+    whose test loss is not finite: a training that diverged. W-F4's and W-F6's guard.
 
-    >>> seed_outliers([[1.0, 1.01], [2.0, 2.01], [3.0, 3.01], [4.0, 4.5]], 3)[0][:2]
-    (3, 0)
+    >>> diverged([[1.0, 1.01], [2.0, float("nan")], [3.0, float("inf")], [4.0, 4.5]])
+    [1, 2]
     """
-    sd = seed_sd(seed_losses)
-    out = []
-    for i, xs in enumerate(seed_losses):
-        xs = [float(x) for x in xs]
-        n = len(xs)
-        for j in range(n if n >= 2 else 0):
-            others = xs[:j] + xs[j + 1:]
-            dev = (xs[j] - sum(others) / len(others)) / (sd * math.sqrt(1 + 1 / (n - 1))) \
-                if sd > 0 else (math.inf if xs[j] != others[0] else 0.0)
-            if abs(dev) > outlier_sd:
-                out.append((i, j, round(dev, 2)))
-    return out
+    return [i for i, xs in enumerate(seed_losses)
+            if not all(math.isfinite(float(x)) for x in xs)]
+
+
+def noise_in_words(seed_losses, nets) -> str:
+    """The seed noise beside W-F4's and W-F6's verdicts: :func:`seed_sd` of the sweep and of
+    each ratio's nets alone (``nets``: the (ratio, size, L) of each list of ``seed_losses``),
+    then the nets :func:`diverged` names, with their seeds' losses ("none" where none).
+
+    >>> print(noise_in_words([[1.0, 1.01], [2.0, 2.01], [3.0, 3.04], [4.0, float("nan")]],
+    ...       [(1, 8000, 2), (1, 8000, 3), (4, 8000, 2), (4, 8000, 3)]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    seed sd of the sweep 0.010 (per ratio: 1: 0.010, 4: 0.042); nets with a seed whose loss is
+    not finite: ratio 4, L = 3, size 8,000: seeds 4.000, nan
+    """
+    finite = [[x for x in xs if math.isfinite(float(x))] for xs in seed_losses]
+    by_ratio: dict[int, list] = {}
+    for xs, net in zip(finite, nets, strict=True):
+        by_ratio.setdefault(net[0], []).append(xs)
+    per = ", ".join(f"{r}: {seed_sd(nets_r):.3f}" for r, nets_r in sorted(by_ratio.items()))
+    bad = "; ".join(f"ratio {nets[i][0]}, L = {nets[i][2]}, size {nets[i][1]:,}: seeds "
+                    + ", ".join(f"{float(x):.3f}" for x in seed_losses[i])
+                    for i in diverged(seed_losses)) or "none"
+    return (f"seed sd of the sweep {seed_sd(finite):.3f} (per ratio: {per}); nets with a seed "
+            f"whose loss is not finite: {bad}")
 
 
 @criterion("W-F4")
 def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, paper_a, ratio_b,
-                               paper_b, tol, outlier_sd):
+                               paper_b, tol):
     """W-F4 (Figure 4): the matched fraction f_rho (ratio-1 baseline size with the same loss
     over the net's own size, mean over sizes) is non-increasing in rho up to ``mono_tol``
     (f_1 = 1), and lies within ``tol`` of ``paper_a`` at rho = ``ratio_a`` and of ``paper_b`` at
@@ -130,10 +140,13 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
     pilot's smaller budgets are reported beside the verdict, never decided.
 
     Guard: ``seed_losses`` holds the seeds' test losses of every net of the sweep (one list
-    per net); where a seed sits more than ``outlier_sd`` standard deviations from its net's
-    other seeds (:func:`seed_outliers`), a training diverged and the seed means the fractions
-    are read from do not measure the nets: not testable."""
-    if seed_outliers(seed_losses, outlier_sd):
+    per net); a seed whose loss is not finite (:func:`diverged`) is a training that diverged,
+    and the seed means the fractions are read from do not measure the nets: not testable.
+    Whether one seed decides the verdict is the leave-one-seed-out stability every verdict
+    from trained models carries, not a threshold on a seed's distance from its others: the
+    seed noise differs between ratios (:func:`noise_in_words`), so no one noise level of the
+    sweep tells a diverged seed from a noisy net."""
+    if diverged(seed_losses):
         return NOT_TESTABLE
     f = {1: 1.0}
     for rho, v in dict(fractions).items():
@@ -149,51 +162,33 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
             and abs(f[ratio_b] - paper_b) <= tol)
 
 
-def flagged_in_words(seed_losses, nets, outlier_sd) -> str:
-    """The nets whose seeds :func:`seed_outliers` flags beyond ``outlier_sd`` (W-F4's and
-    W-F6's guard), each with its seeds' losses; ``nets``: the (ratio, size, L) of each list of
-    ``seed_losses``. "none" where no seed is flagged.
-
-    >>> flagged_in_words([[1.0, 1.01], [2.0, 2.01], [3.0, 3.01], [4.0, 4.5]],
-    ...                  [(1, 8000, 2), (1, 8000, 3), (4, 8000, 2), (4, 8000, 3)], 3)
-    'ratio 4, L = 3, size 8,000: seeds 4.000, 4.500'
-    >>> flagged_in_words([[1.0, 1.01], [2.0, 2.02]], [(1, 8000, 2), (4, 8000, 2)], 3)
-    'none'
-    """
-    flagged = sorted({i for i, _, _ in seed_outliers(seed_losses, outlier_sd)})
-    return "; ".join(f"ratio {nets[i][0]}, L = {nets[i][2]}, size {nets[i][1]:,}: seeds "
-                     + ", ".join(f"{x:.3f}" for x in seed_losses[i]) for i in flagged) or "none"
-
-
 @description("W-F4")
 def attention_ratio_redundancy_in_words(fractions, seed_losses, *, sizes, nets, mono_tol,
-                                        ratio_a, paper_a, ratio_b, paper_b, tol, outlier_sd):
+                                        ratio_a, paper_a, ratio_b, paper_b, tol):
     """What W-F4 reads: the matched fraction of each ratio (mean over ``sizes``; "no match"
     where a size had none), beside the paper's two readings and the criterion's tolerances,
-    and its guard: the sweep's seed noise (:func:`seed_sd`) and the nets a seed of which it
-    flags (:func:`flagged_in_words`; ``nets``: the (ratio, size, L) of each list of
-    ``seed_losses``).
+    then the seed noise and its guard (:func:`noise_in_words`; ``nets``: the (ratio, size, L)
+    of each list of ``seed_losses``).
 
     >>> print(attention_ratio_redundancy_in_words({4: 0.7, 16: float("nan")},
     ...       [[2.0, 2.01], [1.9, 1.91]], sizes=[32000], nets=[(1, 32000, 2), (4, 32000, 2)],
-    ...       mono_tol=0.1, ratio_a=4, paper_a=0.75, ratio_b=16, paper_b=0.55, tol=0.15,
-    ...       outlier_sd=3))  # doctest: +NORMALIZE_WHITESPACE
+    ...       mono_tol=0.1, ratio_a=4, paper_a=0.75, ratio_b=16, paper_b=0.55, tol=0.15))
+    ... # doctest: +NORMALIZE_WHITESPACE
     matched fraction f (baseline size with the same loss / own size, mean over sizes 32,000):
     ratio 4: 0.70, ratio 16: no match (paper: ratio 4: 0.75, ratio 16: 0.55; tolerance 0.15,
-    monotone up to 0.1); seed sd of the sweep 0.010, nets with a seed more than 3 sd from its
-    other seeds: none
+    monotone up to 0.1); seed sd of the sweep 0.010 (per ratio: 1: 0.010, 4: 0.010); nets
+    with a seed whose loss is not finite: none
     """
     read = ", ".join(f"ratio {r}: " + (f"{f:.2f}" if math.isfinite(f) else "no match")
                      for r, f in sorted(dict(fractions).items()))
     return ("matched fraction f (baseline size with the same loss / own size, mean over sizes "
             f"{', '.join(f'{s:,}' for s in sizes)}): {read} (paper: ratio {ratio_a}: {paper_a}, "
-            f"ratio {ratio_b}: {paper_b}; tolerance {tol}, monotone up to {mono_tol}); seed sd "
-            f"of the sweep {seed_sd(seed_losses):.3f}, nets with a seed more than {outlier_sd} "
-            f"sd from its other seeds: {flagged_in_words(seed_losses, nets, outlier_sd)}")
+            f"ratio {ratio_b}: {paper_b}; tolerance {tol}, monotone up to {mono_tol}); "
+            + noise_in_words(seed_losses, nets))
 
 
 @criterion("W-F6")
-def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, outlier_sd):
+def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se):
     """W-F6 (Figure 6): at every size, the spread of the best-depth loss across ratios is at
     least ``factor`` times the largest spread of the loss across depths within one ratio.
     ``spreads``: (across_ratios, largest across_depths) pairs, one per size; ``seed_losses``:
@@ -206,13 +201,12 @@ def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, o
     ones are, would pass a comparison of spreads vacuously); it fails otherwise (the ratio
     spread not resolved but the depth spread is, or the ratio spread too small). Reproduced when
     every size passes; not reproduced when a size fails; else (some size measures nothing) not
-    testable, as it is where W-F4's guard flags a seed (:func:`seed_outliers` beyond
-    ``outlier_sd``)."""
+    testable, as it is where W-F4's guard finds a diverged seed (:func:`diverged`)."""
     pairs = [(float(r), float(d)) for r, d in spreads]
+    if diverged(seed_losses):
+        return NOT_TESTABLE
     if not pairs or not all(math.isfinite(r) and math.isfinite(d) for r, d in pairs):
         return False
-    if seed_outliers(seed_losses, outlier_sd):
-        return NOT_TESTABLE
     n = min((len(xs) for xs in seed_losses if len(xs) >= 2), default=0)
     sd = seed_sd(seed_losses)
     if n < 2 or not math.isfinite(sd):
@@ -230,26 +224,25 @@ def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se, o
 
 
 @description("W-F6")
-def ratio_spread_in_words(spreads, seed_losses, *, sizes, nets, factor, tie_se, outlier_sd):
+def ratio_spread_in_words(spreads, seed_losses, *, sizes, nets, factor, tie_se):
     """What W-F6 reads at each of ``sizes`` (one pair of ``spreads`` each): the spread across
     ratios against the largest across depths, the factor asked, the band a spread must leave
     (``tie_se`` standard errors of a difference of seed means, :func:`seed_sd` sqrt(2/n), n
-    the fewest seeds of a net) and the nets W-F4's guard flags (:func:`flagged_in_words`).
+    the fewest seeds of a net), then the seed noise and the guard (:func:`noise_in_words`).
 
     >>> print(ratio_spread_in_words([(0.27, 0.11)], [[2.0, 2.01], [1.9, 1.91]], sizes=[32000],
-    ...       nets=[(1, 32000, 2), (4, 32000, 2)], factor=2, tie_se=2, outlier_sd=3))
+    ...       nets=[(1, 32000, 2), (4, 32000, 2)], factor=2, tie_se=2))
     ... # doctest: +NORMALIZE_WHITESPACE
     size 32,000: across ratios 0.270 vs largest across depths 0.110 (needs a factor 2; a spread
-    counts beyond 2 standard errors of a difference of seed means, 0.021; nets with a seed more
-    than 3 sd from its other seeds: none)
+    counts beyond 2 standard errors of a difference of seed means, 0.021; seed sd of the sweep
+    0.010 (per ratio: 1: 0.010, 4: 0.010); nets with a seed whose loss is not finite: none)
     """
     few = min(len(xs) for xs in seed_losses)
     band = tie_se * seed_sd(seed_losses) * math.sqrt(2 / few)
     return ("; ".join(f"size {s:,}: across ratios {float(r):.3f} vs largest across depths "
                       f"{float(d):.3f}" for s, (r, d) in zip(sizes, spreads, strict=True))
             + f" (needs a factor {factor}; a spread counts beyond {tie_se} standard errors of a "
-            f"difference of seed means, {band:.3f}; nets with a seed more than {outlier_sd} sd "
-            f"from its other seeds: {flagged_in_words(seed_losses, nets, outlier_sd)})")
+            f"difference of seed means, {band:.3f}; {noise_in_words(seed_losses, nets)})")
 
 
 def _groups(rows, keys):
