@@ -120,8 +120,8 @@ CASES = {
     "M-P4": ((_P4,), (_P4.assign(out_asm1=[True, False]),)),
     "M-F2a": ((_pts("H", _LINEAR),), (_pts("H", _BENT),)),
     "M-F2c": (("beyond n", _head(0.0), 8), ("beyond n", _head(0.05), 8)),
-    "M-F3": ((_ACC3, _SAT, 4, 8),  # 145 / 29 = 5.0, within 1.25 of 4.4, bracketed by 174
-             (_ACC3.assign(T=[58, 87, 116], metric=[1.0, 0.9, 0.8]), _SAT[:58], 4, 8)),  # 2.0
+    "M-F3": (([(_ACC3, _SAT)], 4, 8),  # 145 / 29 = 5.0, within 1.25 of 4.4, bracketed by 174
+             ([(_ACC3.assign(T=[58, 87, 116], metric=[1.0, 0.9, 0.8]), _SAT[:58])], 4, 8)),
     "M-F4": ((_pts("H", _LINEAR), _pts("n", _LINEAR), _pts("n", _BENT)),
              (_pts("H", _LINEAR), _pts("n", _LINEAR), _pts("n", _LINEAR))),
     "M-F5": ((_noisy("H", {64: [(1, 0.05), (2, 0.01), (4, 2e-3), (8, 5e-5)]}, std=1e-3),
@@ -260,12 +260,32 @@ def test_nan_measurement_is_not_reproduced():
 def test_mahdavi_saturation_needs_each_part():
     """M-F3 fails on saturation alone, on an unbracketed limit, and refuses an H the paper
     does not report; M-F4 fails on the line in H alone."""
-    assert criteria.decide("M-F3", _ACC3, np.full((145, 4), 0.999), 4, 8) is False  # none free
-    assert criteria.decide("M-F3", _ACC3, np.full((145, 4), 0.5), 4, 8) is False  # none saturated
+    free, none = np.full((145, 4), 0.999), np.full((145, 4), 0.5)
+    assert criteria.decide("M-F3", [(_ACC3, free)], 4, 8) is False  # no head free
+    assert criteria.decide("M-F3", [(_ACC3, none)], 4, 8) is False  # none saturated
     top = _ACC3.assign(metric=[1.0, 1.0, 1.0])  # 174 / 29 = 6.0 memorized at the top of the grid
-    assert criteria.decide("M-F3", top, _SAT[:1].repeat(174, axis=0), 4, 8) is False
+    assert criteria.decide("M-F3", [(top, _SAT[:1].repeat(174, axis=0))], 4, 8) is False
     with pytest.raises(AttnbookError, match="not H = 2"):
-        criteria.decide("M-F3", _ACC3.assign(H=2), _SAT[:, :2], 2, 8)
+        criteria.decide("M-F3", [(_ACC3.assign(H=2), _SAT[:, :2])], 2, 8)
+    assert criteria.decide("M-F3", [], 4, 8) is False
+
+
+def test_mahdavi_saturation_over_seeds():
+    """M-F3 over seeds: the median seed's limit, the seeds' mean shares, and every seed with a
+    bracketed limit."""
+    low = _ACC3.assign(T=[58, 87, 116], metric=[1.0, 0.9, 0.8])  # 58 / 29 = 2.0: far below 4.4
+    assert criteria.decide("M-F3", [(_ACC3, _SAT)] * 2 + [(low, _SAT[:58])], 4, 8) is True
+    assert criteria.decide("M-F3", [(_ACC3, _SAT)] + [(low, _SAT[:58])] * 2, 4, 8) is False
+    # the shares are means over the seeds: one seed with none saturated (share 0) pulls the mean
+    # of two with 3 of 4 heads saturated to 0.5, which is not above 0.5
+    none = np.full((145, 4), 0.5)
+    assert criteria.decide("M-F3", [(_ACC3, _SAT)] * 2 + [(_ACC3, none)], 4, 8) is False
+    # a seed whose limit lies above the grid, or that memorizes no T, fails the claim
+    top = _ACC3.assign(metric=[1.0, 1.0, 1.0])
+    assert criteria.decide("M-F3", [(_ACC3, _SAT)] * 2 + [(top, _SAT[:1].repeat(174, axis=0))],
+                           4, 8) is False
+    nothing = _ACC3.assign(metric=[0.9, 0.8, 0.7])
+    assert criteria.decide("M-F3", [(_ACC3, _SAT)] * 2 + [(nothing, None)], 4, 8) is False
     assert criteria.decide("M-F4", _pts("H", _BENT), _pts("n", _LINEAR),
                            _pts("n", _BENT)) is False
 
@@ -864,7 +884,7 @@ def _f3(t, H, T, *, n=8, sat=None, max_coef=None):
     if max_coef is None:
         hi = t["coef"] + 1e-6 if sat is None else sat
         max_coef = np.where(np.arange(T * H).reshape(T, H) % 4 == 0, 0.5, hi)
-    return (acc, max_coef, H, n)
+    return ([(acc, max_coef)], H, n)
 
 
 @edge("M-F3", "ratio_H4", "ratio_factor")

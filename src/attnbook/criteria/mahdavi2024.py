@@ -522,36 +522,44 @@ def memorization_limit(accuracy, H, n):
 
 
 @criterion("M-F3")
-def saturation_at_the_memorization_limit(accuracy, max_coef, H, n, *, coef, saturated_pairs,
+def saturation_at_the_memorization_limit(seeds, H, n, *, coef, saturated_pairs,
                                          unsaturated_examples, ratio_H4, ratio_H8,
                                          ratio_factor):
-    """M-F3, one part per H of the paper (4 and 8). ``accuracy``: the grid of T (``H``, ``T``,
-    ``metric``); ``max_coef``: (T, H) largest softmax coefficient of every example and head of
-    the model at the largest T memorized perfectly; ``n``: the context size.
+    """M-F3, one part per H of the paper (4 and 8). ``seeds``: one ``(accuracy, max_coef)``
+    pair per seed: ``accuracy`` the grid of T (``H``, ``T``, ``metric``), ``max_coef`` the
+    (T, H) largest softmax coefficient of every example and head of that seed's model at its
+    largest T memorized perfectly; ``n``: the context size.
 
-    Capacity: that T, as a ratio to H(n-1)+1, lies within a factor ``ratio_factor`` of the
-    paper's ratio (``ratio_H4`` = 550/125, ``ratio_H8`` = 1300/249 at d = 64, n = 32), and a
-    larger T of the grid is not memorized (else the limit lies above the grid). Saturation: at
-    that T more than a share ``saturated_pairs`` of (head, example) pairs have a coefficient
-    above ``coef``, and at least a share ``unsaturated_examples`` of the examples keep a head
-    with none above it. No T memorized perfectly: not reproduced."""
+    Capacity: each seed's limit, that T as a ratio to H(n-1)+1; the median over the seeds lies
+    within a factor ``ratio_factor`` of the paper's ratio (``ratio_H4`` = 550/125, ``ratio_H8`` =
+    1300/249 at d = 64, n = 32), and every seed has a larger T of the grid not memorized (else
+    its limit lies above the grid). Saturation: at each seed's own limit, the share of (head,
+    example) pairs with a coefficient above ``coef``, and the share of examples that keep a head
+    with none above it; their means over the seeds are above ``saturated_pairs`` and at least
+    ``unsaturated_examples``. A seed with no T memorized perfectly: not reproduced."""
     paper = {4: ratio_H4, 8: ratio_H8}
     if H not in paper:
         raise AttnbookError(f"M-F3: the paper reports the memorization limit for H in "
                             f"{sorted(paper)}, not H = {H}")
-    T, ratio, bracketed = memorization_limit(accuracy, H, n)
-    if T is None:
+    if not len(seeds):
         return False
-    m = np.asarray(max_coef, dtype=float)
-    if m.shape != (T, H):
-        raise AttnbookError(f"M-F3: max_coef has shape {m.shape}, expected (T, H) = {(T, H)} "
-                            f"for the largest T memorized perfectly")
-    sat = m > coef
-    frac_saturated = float(sat.mean())
-    frac_with_unsaturated = float((sat.sum(axis=1) < H).mean())
-    return (bracketed and 1 / ratio_factor <= ratio / paper[H] <= ratio_factor
-            and frac_saturated > saturated_pairs
-            and frac_with_unsaturated >= unsaturated_examples)
+    ratios, saturated, unsaturated = [], [], []
+    for accuracy, max_coef in seeds:
+        T, ratio, bracketed = memorization_limit(accuracy, H, n)
+        if T is None or not bracketed:
+            return False
+        m = np.asarray(max_coef, dtype=float)
+        if m.shape != (T, H):
+            raise AttnbookError(f"M-F3: max_coef has shape {m.shape}, expected (T, H) = "
+                                f"{(T, H)} for the largest T memorized perfectly")
+        sat = m > coef
+        ratios.append(ratio)
+        saturated.append(float(sat.mean()))
+        unsaturated.append(float((sat.sum(axis=1) < H).mean()))
+    ratio = float(np.median(ratios))
+    return (1 / ratio_factor <= ratio / paper[H] <= ratio_factor
+            and float(np.mean(saturated)) > saturated_pairs
+            and float(np.mean(unsaturated)) >= unsaturated_examples)
 
 
 @criterion("M-F4")

@@ -11,6 +11,8 @@ drawn per example (Figure 4, appendix I.1) or real-valued labels (Figure 5):
 * :func:`head_size_configs` and :func:`head_size_pilot_gains`: Figure 2(c)'s sweep over d_h at
   one step budget (its pilot trains it at a few), and per budget the gains its criterion
   compares;
+* :func:`saturation_by_seed`: Figure 3's trained grids of several seeds, with each seed's
+  chosen model per H and its saturation statistics;
 * :func:`pilot_panels` and :func:`pilot_statistics`: the same panels at a few step budgets
   (one seed, the first T of each panel), and per budget the statistic each criterion decides
   on (the R^2 of the line in H, the largest drop of accuracy along n, the largest rise of the
@@ -20,7 +22,8 @@ drawn per example (Figure 4, appendix I.1) or real-valued labels (Figure 5):
 Training is :func:`attnbook.mahdavi2024.trained.train_sweep`'s; nothing here trains, so a
 change here leaves stored models current.
 
-Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size.
+Used by: mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size,
+mahdavi2024_fig3_saturation.
 """
 
 import math
@@ -30,11 +33,18 @@ import pandas as pd
 
 from ..engines.pilots import budgets as checked_budgets
 from ..errors import ParameterError
-from .statistics import head_size_gains, linearity_by, mean_over_seeds, monotonicity_by
+from .statistics import (
+    head_size_gains,
+    linearity_by,
+    mean_over_seeds,
+    monotonicity_by,
+    saturation_stats,
+)
 from .trained import MemorizationConfig, training_flops
 
 __all__ = ["PANELS", "SWEEP_PARAMETERS", "figure2_panels", "panel_points", "pilot_panels",
-           "pilot_statistics", "sweep_statistics", "head_size_configs", "head_size_pilot_gains"]
+           "pilot_statistics", "sweep_statistics", "head_size_configs", "head_size_pilot_gains",
+           "saturation_by_seed"]
 
 # panel -> (swept variable, task, context): Figure 2 (a, b), Figure 4, Figure 5
 PANELS = {
@@ -227,3 +237,31 @@ def head_size_pilot_gains(results: pd.DataFrame, n: int) -> pd.DataFrame:
         rows.append({"steps": int(steps), "flops": flops, **head_size_gains(pts, n).to_dict(),
                      "models": len(pts)})
     return pd.DataFrame(rows)
+
+
+def saturation_by_seed(tables: dict, threshold: float) -> tuple[pd.DataFrame, dict]:
+    """Figure 3's trained grids of several seeds. ``tables``: seed -> the tables of
+    :func:`~attnbook.mahdavi2024.statistics.saturation_experiment` (``accuracy`` and
+    ``max_coef``). Returns the accuracy grids with a ``seed`` column, and per (seed, H) the
+    chosen model's :func:`~attnbook.mahdavi2024.statistics.saturation_stats` at ``threshold``
+    with its ``T`` and whether it memorized perfectly (``perfect``).
+
+    >>> acc = pd.DataFrame({"H": [2, 2], "T": [3, 6], "metric": [1.0, 0.9]})
+    >>> coef = pd.DataFrame({"H": 2, "T": 3, "max_coef": [0.999, 0.5, 1.0, 1.0, 0.3, 0.2]})
+    >>> grid, stats = saturation_by_seed({7: {"accuracy": acc, "max_coef": coef}}, 0.99)
+    >>> grid["seed"].tolist(), stats[7, 2]["T"], stats[7, 2]["perfect"]
+    ([7, 7], 3, True)
+    >>> stats[7, 2]["n_saturated"].tolist(), round(stats[7, 2]["frac_with_unsaturated"], 3)
+    ([1, 2, 0], 0.667)
+    """
+    grids, stats = [], {}
+    for seed, t in sorted(tables.items()):
+        acc = t["accuracy"]
+        grids.append(acc.assign(seed=seed))
+        for H, g in t["max_coef"].groupby("H"):
+            T = int(g["T"].iloc[0])
+            row = acc[(acc["H"] == H) & (acc["T"] == T)]["metric"]
+            stats[seed, int(H)] = {
+                **saturation_stats(g["max_coef"].to_numpy().reshape(T, int(H)), threshold),
+                "T": T, "perfect": bool(row.iloc[0] >= 1.0)}
+    return pd.concat(grids, ignore_index=True), stats
