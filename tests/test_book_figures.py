@@ -251,7 +251,7 @@ def test_execution_report_says_where_and_how_long_each_stored_result_was_compute
                                     "status": "ok", "wall_s": 9.1, "device": "cpu",
                                     "commit": "def", "start": "s", "overrides": {},
                                     "work": {"computed": 0, "total": 3}}) + "\n")
-    page = report.execution_markdown(manifest, None, root)
+    page = report.execution_markdown(manifest, provenance=report.stored_provenance(root))
     row = next(line for line in page.splitlines() if "`full`" in line and "3 results" in line)
     assert "NVIDIA H100 80GB HBM3" in row and "`abc`" in row and "compute time 2.0 min" in row
     assert row.endswith("| ok in 9.1 s, from cache |")
@@ -264,7 +264,7 @@ def test_execution_report_says_where_and_how_long_each_stored_result_was_compute
     assert stored_counts(root) == {("levine2020_lemma1", "full"): 2}
     assert stored[("levine2020_lemma1", "full")]["changed"] == ["damaged result"]
     assert "results **stale** (changed: damaged result)" in report.execution_markdown(
-        manifest, None, stored)
+        manifest, provenance=stored)
 
 
 def test_the_paper_trend_and_the_source_stamp_sit_where_they_do_not_hide_data():

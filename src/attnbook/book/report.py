@@ -528,18 +528,17 @@ def work_text(work: dict | None) -> str:
     return f"computed {work['computed']} of {work['total']} units"
 
 
-def execution_markdown(manifest: Path, table: pd.DataFrame | None = None,
-                       results: Path | dict | None = None) -> str:
+def execution_markdown(manifest: Path, table: pd.DataFrame | None = None, *,
+                       provenance: dict | None = None) -> str:
     """The execution report: per chapter and profile, where and how long its stored results
     were computed beside this build's run of it, then the latest run of each notebook at each
-    profile in this build's manifest. ``results``: the stored results' folder, or its
-    :func:`stored_provenance` where the caller has read that already."""
+    profile in this build's manifest. ``provenance``: the stored results'
+    :func:`stored_provenance` (none: no section on them)."""
     lines = ["# Execution report", ""]
     entries, damaged = read_manifest(manifest)
     latest = {(e["notebook"], e["profile"]): e for e in entries
               if not e.get("overrides")}  # exploratory runs stand for no profile
-    stored = (results if isinstance(results, dict)  # stored_provenance(...), read already
-              else stored_provenance(results) if results is not None else {})
+    stored = provenance or {}
     if stored:
         lines += ["## Where the results were computed", "",
                   "Each chapter draws its numbers from results stored under "
@@ -712,7 +711,8 @@ def write_pages(build_dir: Path | None = None, root: Path | None = None) -> list
     stored = stored_provenance(paths.COMMITTED_RESULTS)  # one walk of the stored results
     out[0].write_text(status_markdown(table, build / "executed", stored=current_counts(stored),
                                       plans=plans))
-    out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table), stored))
+    out[1].write_text(execution_markdown(build / "manifest.jsonl", _whole(table),
+                                         provenance=stored))
     pdf = build / "pdf" / "_build" / "latex" / "attnbook.pdf"  # make pdf, before the HTML
     out[2].write_text(summary_markdown(table, pdf=f"../{pdf.relative_to(pages.parent).as_posix()}"
                                        if pdf.exists() and pdf.is_relative_to(pages.parent)
