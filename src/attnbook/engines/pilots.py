@@ -23,9 +23,9 @@ Used by: attnbook.wies2021.attention_ratio, attnbook.engines.depth_sweep,
 attnbook.levine2020.depth_transition, attnbook.mahdavi2024.sweeps and
 attnbook.wies2021.positional_rank, and through them by
 levine2020_depth_transition, mahdavi2024_fig2_heads_context, mahdavi2024_fig2c_head_size,
-wies2021_attention_ratio, wies2021_depth_efficiency, wies2021_rank_bottleneck and
-wies2021_vocab_rank; directly by bruna2024_furthest_neighbour. The chapters' pilot sections
-read their pilots with it.
+mahdavi2024_fig3_saturation (which uses no pilot of it), wies2021_attention_ratio,
+wies2021_depth_efficiency, wies2021_rank_bottleneck and wies2021_vocab_rank; directly by
+bruna2024_furthest_neighbour. The chapters' pilot sections read their pilots with it.
 
 >>> budgets([2000, 500, 1000])
 [500, 1000, 2000]
