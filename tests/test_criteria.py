@@ -1664,3 +1664,50 @@ def test_describe_gives_the_gap_in_pooled_std_wtab1_reads():
         assert f"after {steps[1]} (3 seeds)" in text
         assert criteria.decide("W-Tab1", "convergence", ours, longer, steps) == \
             (gain <= t["n_std"] * 0.02 + 1e-12)
+
+
+def test_what_decides_a_verdict_includes_the_helpers_it_calls():
+    """A criterion's recorded code covers the package's helpers it reads, transitively (M-F3's
+    memorization limit; W-F6's seed guard): changing a helper's body changes what the ledger
+    entries it decided record, a docstring does not, and a helper it does not read is no
+    part of it."""
+    from attnbook.criteria import criterion_code, package_sources
+
+    sources = package_sources()
+    names = [part.split(":")[0] for part in criterion_code("M-F3", sources)[1:]]
+    assert "mahdavi2024.memorization_limit" in names and "mahdavi2024.clopper_pearson" not in names
+    assert {"wies2021.diverged", "wies2021.seed_sd", "__init__.NOT_TESTABLE"} <= {
+        part.split(":")[0] for part in criterion_code("W-F6", sources)[1:]}
+    text = sources["mahdavi2024"]
+    body = text[text.index("def memorization_limit"):]
+    changed = text.replace(body, body.replace("a >= 1.0", "a > 0.999", 1), 1)
+    assert changed != text
+    assert criterion_code("M-F3", {**sources, "mahdavi2024": changed}) != \
+        criterion_code("M-F3", sources)
+    doc_start = body.index('"""') + 3
+    reworded = text.replace(body, body[:doc_start] + "Other words. " + body[doc_start:], 1)
+    assert criterion_code("M-F3", {**sources, "mahdavi2024": reworded}) == \
+        criterion_code("M-F3", sources)
+    other = text.replace("confidence: float)", "confidence: float = 0.95)", 1)
+    assert other != text
+    assert criterion_code("M-F3", {**sources, "mahdavi2024": other}) == \
+        criterion_code("M-F3", sources)
+    assert criterion_code("M-F1", {**sources, "mahdavi2024": other}) != \
+        criterion_code("M-F1", sources)
+
+
+def test_a_criterion_without_helpers_keeps_the_hash_of_its_function_alone():
+    """The recorded hash of a criterion that reads no helper is that of its own syntax tree, as
+    it was before helpers counted (so its ledger entries stay current)."""
+    import ast
+    import hashlib
+    import inspect
+    import textwrap
+
+    from attnbook.criteria import CRITERIA, code_sha, criterion_code, package_sources
+
+    for claim_id in ("L-T1", "L-C3", "L-T3", "W-F7"):
+        assert len(criterion_code(claim_id, package_sources())) == 1
+        tree = ast.parse(textwrap.dedent(inspect.getsource(CRITERIA[claim_id])))
+        tree.body[0].body = tree.body[0].body[1:]  # its docstring
+        assert code_sha(claim_id) == hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]

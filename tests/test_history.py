@@ -88,3 +88,27 @@ def test_a_copy_without_git_history_says_so(repo, tmp_path_factory):
     assert history.criterion_change("X-1", copy) is None
     assert history.fixed_sentence("X-1", copy) == history.NO_HISTORY
     assert history.fixed_sentence("X-9", repo) == history.NO_HISTORY  # no such claim
+
+
+def test_a_change_to_a_helper_the_criterion_reads_counts(repo):
+    """The criterion's code includes the package's helpers it calls (a guard in the package's
+    ``__init__``): changing one re-dates it, changing one it does not call does not."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    crit = repo / "src" / "attnbook" / "criteria"
+
+    def commit(when, message, helper, other):
+        (crit / "w.py").write_text('from . import guard\n' + CODE.format(doc="Better words.")
+                                   .replace("return v <= a", "return guard(v) and v <= a"))
+        (crit / "__init__.py").write_text(f"def guard(v):\n    return {helper}\n\n\n"
+                                          f"def other(v):\n    return {other}\n")
+        stamp = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env={**env, **stamp})
+        subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True,
+                       env={**env, **stamp})
+
+    commit("2026-11-28T09:00:00+00:00", "a guard", "v == v", "1")
+    commit("2026-11-29T09:00:00+00:00", "another helper", "v == v", "2")
+    assert history.criterion_change("X-1", repo)["subject"] == "a guard"
+    commit("2026-11-30T09:00:00+00:00", "the guard", "v > 0", "2")
+    assert history.criterion_change("X-1", repo)["subject"] == "the guard"

@@ -595,3 +595,62 @@ def test_10_committed_sweep_units_list_only_the_code_they_can_run():
     narrow = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(narrow)
     assert narrow.main(["--check"]) == 0
+
+
+def _tool(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, paths.ROOT / f"tools/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_10_committed_ledger_entries_hold_the_hash_of_what_decided_them():
+    """tools/restamp_criteria.py has nothing left to re-stamp: every committed ledger entry
+    holds the criterion hash that covers the helpers its criterion reads."""
+    assert _tool("restamp_criteria").main(["--check"]) == 0
+
+
+def test_an_entry_is_restamped_only_where_its_commit_gives_the_hash_it_holds(tmp_path):
+    """The re-stamp reads the row and the criteria package at the entry's commit: the entry's
+    narrow hash must be the one that code gives (else it is left stale), and the wide hash it
+    writes is that of the same code, helper included."""
+    import hashlib
+
+    from attnbook.criteria import criterion_code
+
+    restamp = _tool("restamp_criteria")
+    crit = tmp_path / "src" / "attnbook" / "criteria"
+    crit.mkdir(parents=True)
+    (tmp_path / "data" / "claims").mkdir(parents=True)
+    (tmp_path / "data" / "claims" / "w.csv").write_text("id,criterion,thresholds\n"
+                                                        "X-1,at most a,a=1\n")
+    sources = {"__init__": "def guard(v):\n    return v == v\n",
+               "w": "from . import guard\n@criterion('X-1')\ndef x(v, *, a):\n"
+                    "    return guard(v) and v <= a\n"}
+    for name, text in sources.items():
+        (crit / f"{name}.py").write_text(text)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, env=env)
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=tmp_path,
+                            check=True, capture_output=True, text=True).stdout.strip()
+
+    def sha(*texts):
+        return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
+
+    code = criterion_code("X-1", sources)
+    assert len(code) == 2  # the function and its guard
+    narrow, wide = sha("at most a", "a=1", sha(code[0])), sha("at most a", "a=1", sha(*code))
+    entry = {"id": "X-1", "criterion": narrow, "run": {"commit": commit, "dirty": False}}
+    new, why = restamp.restamped(entry, {}, tmp_path)
+    assert why == "" and new["criterion"] == wide and new["sha256"]
+    assert restamp.restamped(new, {}, tmp_path) == (None, "")  # once only
+    forged = {**entry, "criterion": "0" * 12}
+    assert restamp.restamped(forged, {}, tmp_path)[1].startswith("its criterion hash is not")
+    dirty = {**entry, "run": {"commit": commit, "dirty": True}}
+    assert restamp.restamped(dirty, {}, tmp_path) == (None, "its run was not from a commit")
+    lost = {**entry, "run": {"commit": "0" * 12}}
+    assert "not in this history" in restamp.restamped(lost, {}, tmp_path)[1]

@@ -1,19 +1,21 @@
 """When a claim's criterion was fixed, read from git, beside the runs it decides.
 
 :func:`criterion_change` finds the last commit that changed the claim's ledger row (criterion,
-thresholds) or its registered function's code; :func:`runs_of` reads when the committed runs
-behind its ledger entries were trained; :func:`fixed_sentence` glues both into one phrase for
-a chapter's prose, or :data:`NO_HISTORY` without git history.
+thresholds) or the code that decides it (its registered function and the helpers it reads);
+:func:`runs_of` reads when the committed runs behind its ledger entries were trained;
+:func:`fixed_sentence` glues both into one phrase for a chapter's prose, or :data:`NO_HISTORY`
+without git history.
 """
 
-import ast
 import csv
 import hashlib
 import io
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 from .. import paths
+from ..criteria import criterion_code
 from .provenance import git
 from .readers import loads
 
@@ -33,56 +35,49 @@ def _row(text: str | None, claim_id: str) -> str | None:
     return None
 
 
-def _registered(node: ast.AST, claim_id: str) -> bool:
-    return isinstance(node, ast.FunctionDef) and any(
-        isinstance(d, ast.Call) and getattr(d.func, "id", getattr(d.func, "attr", "")) ==
-        "criterion" and d.args and isinstance(d.args[0], ast.Constant)
-        and d.args[0].value == claim_id for d in node.decorator_list)
+_CRITERIA = "src/attnbook/criteria"  # the package whose code decides the verdicts
 
 
-def _function(text: str | None, claim_id: str) -> str | None:
-    """The syntax tree (without docstring) of the function registered for ``claim_id``, or
-    None."""
-    if text is None:
-        return None
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    for node in tree.body:
-        if _registered(node, claim_id):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                node.body = body[1:] or [ast.Pass()]
-            return ast.dump(node)
-    return None
-
-
-def _paths(root: Path, claim_id: str) -> tuple[str, str] | None:
-    """(the ledger CSV, the criteria module) of ``claim_id``, relative to ``root``."""
+def _paths(root: Path, claim_id: str) -> str | None:
+    """The ledger CSV of ``claim_id``, relative to ``root``."""
     for path in sorted((root / "data" / "claims").glob("*.csv")):
         if _row(path.read_text(), claim_id) is not None:
-            return (f"data/claims/{path.name}", f"src/attnbook/criteria/{path.stem}.py")
+            return f"data/claims/{path.name}"
     return None
 
 
-def criterion_state(csv_text: str | None, module_text: str | None, claim_id: str) -> str | None:
-    """A fingerprint of what decides ``claim_id`` in these two texts (None where neither has
-    it).
+def _working_sources(root: Path) -> dict[str, str]:
+    """The criteria package's module texts in the working copy."""
+    return {p.stem: p.read_text() for p in sorted((root / _CRITERIA).glob("*.py"))}
+
+
+@lru_cache(maxsize=256)
+def _sources_at(root: Path, commit: str) -> dict[str, str | None]:
+    """The criteria package's module texts at ``commit`` (a full sha: a commit never changes)."""
+    names = (git("ls-tree", "--name-only", commit, f"{_CRITERIA}/", root=root) or "").split()
+    return {Path(n).stem: git("show", f"{commit}:{n}", root=root) for n in names
+            if n.endswith(".py")}
+
+
+def criterion_state(csv_text: str | None, sources: dict[str, str | None], claim_id: str) \
+        -> str | None:
+    """A fingerprint of what decides ``claim_id`` in a ledger CSV's text and the criteria
+    package's module texts (:func:`attnbook.criteria.criterion_code`: its function and the
+    package's helpers it reads; None where neither has it).
 
     >>> row = "id,criterion,thresholds\\nX-1,at most a,a=1\\n"
-    >>> code = '@criterion("X-1")\\ndef x(v, *, a):\\n    "Doc."\\n    return v <= a\\n'
+    >>> code = {"w": '@criterion("X-1")\\ndef x(v, *, a):\\n    "Doc."\\n    return v <= a\\n'}
     >>> criterion_state(row, code, "X-1") == criterion_state(
-    ...     row, code.replace('"Doc."', '"Other words."'), "X-1")  # a docstring is no change
+    ...     row, {"w": code["w"].replace('"Doc."', '"Other words."')}, "X-1")  # no change
     True
     >>> criterion_state(row, code, "X-1") == criterion_state(row.replace("a=1", "a=2"), code,
     ...                                                      "X-1")
     False
     """
-    row, fn = _row(csv_text, claim_id), _function(module_text, claim_id)
-    if row is None and fn is None:
+    row, code = _row(csv_text, claim_id), criterion_code(claim_id, sources)
+    if row is None and not code:
         return None
-    return hashlib.sha256(f"{row}\n{fn}".encode()).hexdigest()[:12]
+    return hashlib.sha256("\n".join([str(row), *code]).encode()).hexdigest()[:12]
 
 
 def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
@@ -90,12 +85,11 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     "subject"}``, with ``"uncommitted": True`` where the working copy differs; None without
     git history."""
     root = Path(root or paths.ROOT)
-    where = _paths(root, claim_id)
-    if where is None:
+    csv_path = _paths(root, claim_id)
+    if csv_path is None:
         return None
-    csv_path, module_path = where
     log = git("log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--", csv_path,
-              module_path, root=root)
+              _CRITERIA, root=root)
     if log is None:
         return None
     cache: dict[str, str | None] = {}
@@ -103,8 +97,7 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     def state(commit: str) -> str | None:
         if commit not in cache:
             cache[commit] = criterion_state(git("show", f"{commit}:{csv_path}", root=root),
-                                            git("show", f"{commit}:{module_path}", root=root),
-                                            claim_id)
+                                            _sources_at(root, commit), claim_id)
         return cache[commit]
 
     found = None
@@ -119,7 +112,7 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
             break
     if found is None:
         return None
-    here = criterion_state(_read(root / csv_path), _read(root / module_path), claim_id)
+    here = criterion_state(_read(root / csv_path), _working_sources(root), claim_id)
     head = (git("rev-parse", "HEAD", root=root) or "").strip()
     if head and here != state(head):
         found["uncommitted"] = True

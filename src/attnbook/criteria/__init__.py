@@ -36,6 +36,7 @@ criterion they were decided by, see :mod:`attnbook.book.claims`).
 """
 
 import ast
+import copy
 import csv
 import hashlib
 import inspect
@@ -48,8 +49,8 @@ from pathlib import Path
 from ..errors import AttnbookError
 
 __all__ = ["CRITERIA", "DESCRIPTIONS", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion",
-           "crossing_text", "decide", "describe", "description", "parse_thresholds", "records",
-           "thresholds"]
+           "criterion_code", "crossing_text", "decide", "describe", "description",
+           "package_sources", "parse_thresholds", "records", "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
 DESCRIPTIONS: dict[str, Callable] = {}  # claim id -> the sentence of what its verdict read
@@ -180,17 +181,115 @@ def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
             f"crossing in {get('found_fraction'):.0%} of replicates)")
 
 
+def _registered(node: ast.AST, claim_id: str) -> bool:
+    """Whether ``node`` is a function decorated ``@criterion(claim_id)``."""
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(d, ast.Call) and getattr(d.func, "id", getattr(d.func, "attr", "")) ==
+        "criterion" and d.args and isinstance(d.args[0], ast.Constant)
+        and d.args[0].value == claim_id for d in node.decorator_list)
+
+
+def _bare(node: ast.AST) -> str:
+    """A top-level definition's syntax tree without its docstring, as text (a module of it)."""
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+            and isinstance(body[0].value, ast.Constant):
+        node = copy.copy(node)
+        node.body = body[1:] or [ast.Pass()]
+    return ast.dump(ast.Module(body=[node], type_ignores=[]))
+
+
+@lru_cache(maxsize=512)
+def _definitions(text: str) -> tuple[dict, dict]:
+    """A module's top-level definitions (name -> node: functions, classes, assignments) and
+    its names imported from this package (name -> (module, name); ``from . import x`` is the
+    package's ``__init__``)."""
+    defs: dict = {}
+    imported: dict = {}
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return defs, imported
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defs[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in getattr(node, "targets", [getattr(node, "target", None)]):
+                if isinstance(target, ast.Name):
+                    defs[target.id] = node
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module or "__init__", alias.name)
+    return defs, imported
+
+
+def _read_names(node: ast.AST) -> set[str]:
+    """The names a definition reads (its decorators apart: registration decides nothing)."""
+    if isinstance(node, ast.FunctionDef):
+        parts = [node.args, *node.body] + ([node.returns] if node.returns else [])
+    elif isinstance(node, ast.ClassDef):
+        parts = [*node.bases, *node.keywords, *node.body]
+    else:
+        parts = [node]
+    return {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+
+
+def criterion_code(claim_id: str, sources: dict[str, str | None]) -> list[str]:
+    """What decides ``claim_id``'s verdict in the package's ``sources`` (module name, as
+    ``__init__`` or ``mahdavi2024``, -> its text): the syntax tree of its registered function,
+    then, by name, those of every function, class and constant of the package it reads,
+    transitively (the helpers a verdict runs, e.g. a memorization limit or a seed guard), each
+    without its docstring; [] where no function is registered for it.
+
+    >>> code = {"w": "from . import helper\\n@criterion('X')\\ndef x(v):\\n    return helper(v)\\n",
+    ...         "__init__": "def helper(v):\\n    'Doc.'\\n    return v > 0\\n"}
+    >>> [part[:19] for part in criterion_code("X", code)]
+    ['Module(body=[Functi', '__init__.helper: Mo']
+    >>> criterion_code("X", code) == criterion_code("X", {**code, "__init__": code["__init__"]
+    ...                                                   .replace("Doc.", "Other words.")})
+    True
+    >>> criterion_code("X", code) == criterion_code("X", {**code, "__init__": code["__init__"]
+    ...                                                   .replace("v > 0", "v >= 0")})
+    False
+    """
+    parsed = {m: _definitions(t) for m, t in sources.items() if t is not None}
+    roots = [(m, node) for m, (defs, _) in sorted(parsed.items()) for node in defs.values()
+             if _registered(node, claim_id)]
+    if not roots:
+        return []
+    module, root = roots[0]
+    seen, todo, helpers = {(module, root.name)}, [(module, root)], {}
+    while todo:
+        module, node = todo.pop()
+        defs, imported = parsed[module]
+        for name in sorted(_read_names(node)):
+            where = (module, name) if name in defs else imported.get(name)
+            if where is None or where in seen or where[1] not in parsed.get(where[0], ({},))[0]:
+                continue
+            seen.add(where)
+            helper = parsed[where[0]][0][where[1]]
+            helpers[f"{where[0]}.{where[1]}"] = _bare(helper)
+            todo.append((where[0], helper))
+    return [_bare(root)] + [f"{name}: {helpers[name]}" for name in sorted(helpers)]
+
+
+@lru_cache(maxsize=1)
+def package_sources() -> dict[str, str]:
+    """This package's modules' texts, for :func:`criterion_code`."""
+    return {p.stem: p.read_text() for p in sorted(Path(__file__).parent.glob("*.py"))}
+
+
 def code_sha(claim_id: str) -> str | None:
-    """sha256[:12] of the code of ``claim_id``'s criterion function (its syntax tree without
-    the docstring; None when none is registered), recorded with each verdict it decides."""
+    """sha256[:12] of what decides ``claim_id``'s verdict (:func:`criterion_code`: its
+    criterion and every helper of this package it reaches; None when none is registered),
+    recorded with each verdict it decides. A function registered from outside this package's
+    files (a test's) is hashed alone."""
     fn = CRITERIA.get(claim_id)
     if fn is None:
         return None
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    body = tree.body[0].body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        tree.body[0].body = body[1:] or [ast.Pass()]
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
+    parts = criterion_code(claim_id, package_sources()) or \
+        [_bare(ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0])]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
 def _threshold_names(fn) -> set[str]:
