@@ -107,7 +107,7 @@ def main(argv=None) -> int:
                 print(f"{path}: {entry['criterion']} -> {new['criterion']}")
             else:
                 atomic_write(path, dumps(new, indent=1, sort_keys=True))  # as record writes
-    print(f"{changed} entries {'would be' if args.check else ''} re-stamped, {left} left as "
+    print(f"{changed} entries {'would be ' if args.check else ''}re-stamped, {left} left as "
           "they are", file=sys.stderr)
     return 1 if args.check and changed else 0
 
