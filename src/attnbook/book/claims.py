@@ -226,7 +226,8 @@ def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured:
 
 def criterion_sha(claim_id: str, claims_dir: Path | None = None) -> str:
     """sha256[:12] of what decides ``claim_id``: its row's criterion and thresholds and the
-    code of its function in :mod:`attnbook.criteria` (if any)."""
+    code of its function in :mod:`attnbook.criteria` with the helpers it reads
+    (:func:`attnbook.criteria.code_sha`; if any)."""
     ledger = load_ledger(claims_dir)
     row = ledger.loc[ledger["id"] == claim_id].iloc[0]
     text = "\n".join([row["criterion"], row["thresholds"], criteria.code_sha(claim_id) or ""])
