@@ -50,7 +50,7 @@ from ..errors import AttnbookError
 
 __all__ = ["CRITERIA", "DESCRIPTIONS", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion",
            "criterion_code", "crossing_text", "decide", "describe", "description",
-           "package_sources", "parse_thresholds", "records", "thresholds"]
+           "largest_seed_std", "package_sources", "parse_thresholds", "records", "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
 DESCRIPTIONS: dict[str, Callable] = {}  # claim id -> the sentence of what its verdict read
@@ -128,6 +128,21 @@ def records(table) -> list[dict]:
     if hasattr(table, "to_dict"):
         return table.to_dict("records")
     return [dict(r) for r in table]
+
+
+def largest_seed_std(table, n_seeds: int, where) -> str:
+    """The sentence of a seed-noise criterion (L-Tab2, W-Tab2-5): the largest seed standard
+    deviation of the test loss, where it is (``where(row)``), among how many points.
+    ``table``: a ``std`` per point (a NaN is not read); ``n_seeds``: the seeds of each point.
+
+    >>> largest_seed_std([{"std": 1e-3, "k": 1}, {"std": 4e-3, "k": 2}], 3, lambda r: r["k"])
+    'largest seed std of test loss over 3 seeds: 4.0e-03 (2) among 2 points'
+    """
+    rows = records(table)
+    worst = max((r for r in rows if float(r["std"]) == float(r["std"])),
+                key=lambda r: float(r["std"]))
+    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
+            f"({where(worst)}) among {len(rows)} points")
 
 
 def criterion(claim_id: str):

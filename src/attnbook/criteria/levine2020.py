@@ -4,7 +4,7 @@ import math
 from itertools import pairwise
 
 from ..errors import AttnbookError
-from . import all_at_most, criterion, crossing_text, description
+from . import all_at_most, criterion, crossing_text, description, largest_seed_std
 from . import records as _rows  # the one table-to-dicts of the criteria
 
 __all__: list[str] = []
@@ -87,13 +87,10 @@ def seed_std_small(stds, *, max_std):
 
 
 @description("L-Tab2")
-def largest_seed_std(table, *, n_seeds):
-    """The largest seed standard deviation L-Tab2 reads, where it is, among how many points.
-    ``table``: ``std``, ``L``, ``d_x`` per point; ``n_seeds``: the seeds of each point."""
-    rows = [r for r in _rows(table) if not _missing(float(r["std"]))]
-    worst = max(rows, key=lambda r: float(r["std"]))
-    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
-            f"(L={int(worst['L'])}, d_x={int(worst['d_x'])}) among {len(_rows(table))} points")
+def table2_seed_std_in_words(table, *, n_seeds):
+    """The largest seed standard deviation L-Tab2 reads, at which (L, d_x), among how many
+    points (:func:`attnbook.criteria.largest_seed_std`)."""
+    return largest_seed_std(table, n_seeds, lambda r: f"L={int(r['L'])}, d_x={int(r['d_x'])}")
 
 
 def _missing(x) -> bool:

@@ -3,7 +3,15 @@
 import math
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, all_at_most, criterion, crossing_text, description, thresholds
+from . import (
+    NOT_TESTABLE,
+    all_at_most,
+    criterion,
+    crossing_text,
+    description,
+    largest_seed_std,
+    thresholds,
+)
 from . import records as _records  # the one table-to-dicts of the criteria
 
 __all__ = ["diverged", "noise_in_words", "seed_sd"]
@@ -54,14 +62,11 @@ def crossings_near_vocabulary_in_words(crossings):
 
 
 @description("W-Tab2-5")
-def largest_seed_std(table, *, n_seeds):
-    """The largest seed standard deviation W-Tab2-5 reads, where it is (V, family, width),
-    among how many points. ``n_seeds``: the seeds of each point."""
-    rows = [r for r in _records(table) if float(r["std"]) == float(r["std"])]
-    worst = max(rows, key=lambda r: float(r["std"]))
-    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
-            f"(V={worst['V']}, {worst['family']}, d_x={worst['d_x']}) among "
-            f"{len(_records(table))} points")
+def seed_noise_in_words(table, *, n_seeds):
+    """The largest seed standard deviation W-Tab2-5 reads, at which (V, family, width), among
+    how many points (:func:`attnbook.criteria.largest_seed_std`)."""
+    return largest_seed_std(table, n_seeds,
+                            lambda r: f"V={r['V']}, {r['family']}, d_x={r['d_x']}")
 
 
 @criterion("W-Tab2-5")
