@@ -153,6 +153,27 @@ def test_an_entry_decided_by_a_criterion_changed_since_is_stale(sandbox):
     assert claims.CRITERION_CHANGED in row["stale"]
 
 
+def test_an_entry_whose_criterion_helper_changed_since_is_stale(sandbox, monkeypatch):
+    """M-F2b's criterion calls the package's trend helpers: an entry it decided goes stale when
+    one of them changes (not only when its own function or its ledger row does)."""
+    from attnbook import criteria
+
+    d = sandbox / "data/claims"
+    entry = claims.record("M-F2b", True, "drop 0.004", profile="cpu", notebook="nb", run={},
+                          claims_dir=d)
+    assert claims.CRITERION_CHANGED not in claims.stale_modules(entry, d)
+    sources = criteria.package_sources()
+    helper = "def se_difference("
+    assert helper in sources["mahdavi2024"]
+    text = sources["mahdavi2024"]
+    body = text[text.index(helper):]
+    changed = text.replace(body, body.replace("return round(diff / se, 12)",
+                                              "return round(2 * diff / se, 12)", 1), 1)
+    assert changed != text
+    monkeypatch.setattr(criteria, "package_sources", lambda: {**sources, "mahdavi2024": changed})
+    assert claims.CRITERION_CHANGED in claims.stale_modules(entry, d)
+
+
 def test_every_claim_of_the_ledger_is_checked_by_a_chapter():
     assert set(claims.load_ledger()["id"]) <= claims.chapter_claims()
 
