@@ -174,6 +174,48 @@ def test_an_entry_whose_criterion_helper_changed_since_is_stale(sandbox, monkeyp
     assert claims.CRITERION_CHANGED in claims.stale_modules(entry, d)
 
 
+def test_an_entry_decided_under_another_stability_rule_is_stale(sandbox, monkeypatch):
+    """The stability rule (claims.RULE) is part of what decides a claim from trained models or
+    random draws: a weaker rule (2 seeds where it asks 3) makes such an entry stale, reworded
+    docstrings do not, and an entry decided from computation keeps its hash."""
+    from pathlib import Path
+
+    d = sandbox / "data/claims"
+    evidence = claims.load_ledger(d).set_index("id")["evidence"]
+    assert evidence["M-F2b"] == "trained models" and evidence["B-FR"] == "computation"
+    kw = dict(profile="cpu", notebook="nb", run={}, claims_dir=d)
+    trained = claims.record("M-F2b", True, "drop 0.004", **kw)
+    exact = claims.record("B-FR", True, "error 1e-9", **kw)
+    text = Path(claims.__file__).read_text()
+    doc = '"""Why a verdict from trained models on these seeds is not testable, or None.'
+    reworded, weaker = text.replace(doc, '"""Other words.'), text.replace(
+        "MIN_SEEDS = 3  #", "MIN_SEEDS = 2  #")
+    assert text != reworded and text != weaker
+    assert claims.rule_code(reworded) == claims.rule_code() != claims.rule_code(weaker)
+    real = claims.rule_code
+    monkeypatch.setattr(claims, "rule_code", lambda t=None: real(reworded if t is None else t))
+    assert claims.CRITERION_CHANGED not in claims.stale_modules(trained, d)
+    monkeypatch.setattr(claims, "rule_code", lambda t=None: real(weaker if t is None else t))
+    assert claims.CRITERION_CHANGED in claims.stale_modules(trained, d)
+    assert claims.CRITERION_CHANGED not in claims.stale_modules(exact, d)
+
+
+def test_the_stability_rule_names_every_definition_it_reads():
+    """claims.RULE holds every top-level definition of claims.py that the rule's functions
+    read, so that no part of the rule can change outside the hash."""
+    import ast
+    from pathlib import Path
+
+    body = ast.parse(Path(claims.__file__).read_text()).body
+    defs = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    defs |= {t.id: n for n in body if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+    assert set(claims.RULE) <= set(defs)
+    for name in claims.RULE:
+        read = {n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name)}
+        assert read & set(defs) <= set(claims.RULE), name
+
+
 def test_every_claim_of_the_ledger_is_checked_by_a_chapter():
     assert set(claims.load_ledger()["id"]) <= claims.chapter_claims()
 

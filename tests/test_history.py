@@ -50,6 +50,7 @@ def test_the_last_change_is_the_one_that_changed_the_criterion(repo):
     """Neither a docstring edit nor another claim's row counts; a threshold change does."""
     change = history.criterion_change("X-1", repo)
     assert change["date"] == "2026-11-25" and change["subject"] == "amended"
+    assert change["what"] == "its words and numbers"
     assert "uncommitted" not in change
 
 
@@ -65,7 +66,8 @@ def test_the_sentence_places_the_change_among_the_runs(repo):
            status="not run")
     text = history.fixed_sentence("X-1", repo)
     commit = history.criterion_change("X-1", repo)["commit"]
-    assert text == (f"last changed on 2026-11-25 (commit {commit}), after the cpu run "
+    assert text == (f"last changed on 2026-11-25 (commit {commit}: its words and numbers), "
+                    "after the cpu run "
                     "(2026-11-23) and before the long run (pilot only, 2026-11-25 to "
                     "2026-11-26)")
 
@@ -112,3 +114,35 @@ def test_a_change_to_a_helper_the_criterion_reads_counts(repo):
     assert history.criterion_change("X-1", repo)["subject"] == "a guard"
     commit("2026-11-30T09:00:00+00:00", "the guard", "v > 0", "2")
     assert history.criterion_change("X-1", repo)["subject"] == "the guard"
+
+
+def test_a_change_to_the_stability_rule_counts_for_claims_from_trained_models(repo):
+    """For a claim decided from trained models or random draws (the ledger's evidence), the
+    stability rule in book/claims.py is part of its criterion: a weaker rule re-dates it, a
+    reworded docstring does not, and a claim decided from computation keeps its date."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    rule = repo / "src" / "attnbook" / "book" / "claims.py"
+    rule.parent.mkdir(parents=True)
+
+    def commit(when, message, seeds, doc="Doc."):
+        (repo / "data" / "claims" / "w.csv").write_text(
+            "id,criterion,thresholds,evidence\nX-1,at most a,a=2,trained models\n"
+            "X-2,changed,b=1,computation\n")
+        rule.write_text(f"MIN_SEEDS = {seeds}\n\n\ndef seed_rule(seeds):\n    \"\"\"{doc}\"\"\"\n"
+                        "    return len(seeds) >= MIN_SEEDS\n")
+        stamp = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env={**env, **stamp})
+        subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True,
+                       env={**env, **stamp})
+
+    commit("2026-11-28T09:00:00+00:00", "the rule", 3)
+    assert history.criterion_change("X-1", repo)["subject"] == "the rule"
+    commit("2026-11-29T09:00:00+00:00", "its docstring", 3, doc="Other words.")
+    assert history.criterion_change("X-1", repo)["subject"] == "the rule"
+    commit("2026-11-30T09:00:00+00:00", "fewer seeds", 2, doc="Other words.")
+    change = history.criterion_change("X-1", repo)
+    assert (change["subject"], change["what"]) == ("fewer seeds", "the stability rule")
+    assert "(commit " + change["commit"] + ": the stability rule)" in history.fixed_sentence(
+        "X-1", repo)
+    assert history.criterion_change("X-2", repo)["subject"] == "another claim's row"

@@ -608,24 +608,30 @@ def _tool(name: str):
 
 def test_10_committed_ledger_entries_hold_the_hash_of_what_decided_them():
     """tools/restamp_criteria.py has nothing left to re-stamp: every committed ledger entry
-    holds the criterion hash that covers the helpers its criterion reads."""
+    holds the criterion hash that covers the helpers its criterion reads and, for a claim
+    decided from trained models or random draws, the stability rule."""
     assert _tool("restamp_criteria").main(["--check"]) == 0
 
 
 def test_an_entry_is_restamped_only_where_its_commit_gives_the_hash_it_holds(tmp_path):
-    """The re-stamp reads the row and the criteria package at the entry's commit: the entry's
-    narrow hash must be the one that code gives (else it is left stale), and the wide hash it
-    writes is that of the same code, helper included."""
+    """The re-stamp reads the row, the criteria package and the stability rule at the entry's
+    commit: the entry's hash must be one that code gave the older way (the function alone, or
+    with its helpers but without the rule; else it is left stale), and the hash it writes is
+    today's of the same code, helper and rule included."""
     import hashlib
 
+    from attnbook.book.claims import rule_code, sealed_criterion
     from attnbook.criteria import criterion_code
 
     restamp = _tool("restamp_criteria")
     crit = tmp_path / "src" / "attnbook" / "criteria"
     crit.mkdir(parents=True)
     (tmp_path / "data" / "claims").mkdir(parents=True)
-    (tmp_path / "data" / "claims" / "w.csv").write_text("id,criterion,thresholds\n"
-                                                        "X-1,at most a,a=1\n")
+    (tmp_path / "data" / "claims" / "w.csv").write_text("id,criterion,thresholds,evidence\n"
+                                                        "X-1,at most a,a=1,trained models\n")
+    rule_text = "MIN_SEEDS = 3\n"
+    (tmp_path / "src" / "attnbook" / "book").mkdir(parents=True)
+    (tmp_path / "src" / "attnbook" / "book" / "claims.py").write_text(rule_text)
     sources = {"__init__": "def guard(v):\n    return v == v\n",
                "w": "from . import guard\n@criterion('X-1')\ndef x(v, *, a):\n"
                     "    return guard(v) and v <= a\n"}
@@ -644,9 +650,12 @@ def test_an_entry_is_restamped_only_where_its_commit_gives_the_hash_it_holds(tmp
     code = criterion_code("X-1", sources)
     assert len(code) == 2  # the function and its guard
     narrow, wide = sha("at most a", "a=1", sha(code[0])), sha("at most a", "a=1", sha(*code))
+    today = sealed_criterion("at most a", "a=1", sha(*code), rule_code(rule_text))
+    assert len(rule_code(rule_text)) == 1 and len({narrow, wide, today}) == 3
     entry = {"id": "X-1", "criterion": narrow, "run": {"commit": commit, "dirty": False}}
-    new, why = restamp.restamped(entry, {}, tmp_path)
-    assert why == "" and new["criterion"] == wide and new["sha256"]
+    for older in (narrow, wide):
+        new, why = restamp.restamped({**entry, "criterion": older}, {}, tmp_path)
+        assert why == "" and new["criterion"] == today and new["sha256"]
     assert restamp.restamped(new, {}, tmp_path) == (None, "")  # once only
     forged = {**entry, "criterion": "0" * 12}
     assert restamp.restamped(forged, {}, tmp_path)[1].startswith("its criterion hash is not")

@@ -1,17 +1,19 @@
-"""Re-stamp ledger entries with the wider hash of what decided them, checked against git.
+"""Re-stamp ledger entries with the hash of what decides them today, checked against git.
 
 A ledger entry records the hash of its claim's criterion (:func:`attnbook.book.claims.
-criterion_sha`: the ledger row's words and numbers and the criterion's code). That code used to
-be the registered function alone; it now includes the package's helpers it reads
-(:func:`attnbook.criteria.criterion_code`), so that a change to a helper (a memorization limit,
-a seed guard) makes the verdicts it decided stale. Every entry recorded before then would read
-stale although nothing that decided it changed. For each entry, this reads the ledger row and
-the criteria package at the commit its run recorded, checks that the narrow hash computed there
-equals the one the entry holds (the entry was decided by that code), and only then writes the
-wide hash computed from the same commit and seals the entry anew. An entry from uncommitted code,
-from a commit this history lacks, or whose narrow hash does not match is named and left as it
-is: it stays stale until its chapter records it again. An entry whose helpers changed after its
-run is stale after this too, as it should be.
+criterion_sha`: the ledger row's words and numbers and the criterion's code). That hash has
+widened twice: the code, once the registered function alone, now includes the package's helpers
+it reads (:func:`attnbook.criteria.criterion_code`), and for a claim decided from trained models
+or random draws it now includes the stability rule (:func:`attnbook.book.claims.rule_code`), so
+that a change to a helper or to the rule makes the verdicts it decided stale. Every entry
+recorded before would read stale although nothing that decided it changed. For each entry, this
+reads the ledger row, the criteria package and the stability rule at the commit its run
+recorded, checks that a hash computed there the older way equals the one the entry holds (the
+entry was decided by that code), and only then writes today's hash computed from the same
+commit and seals the entry anew. An entry from uncommitted code, from a commit this history
+lacks, or whose hash matches neither older way is named and left as it is: it stays stale until
+its chapter records it again. An entry whose helpers or rule changed after its run is stale
+after this too, as it should be.
 
     python tools/restamp_criteria.py [--check]
 
@@ -19,14 +21,20 @@ run is stale after this too, as it should be.
 """
 
 import argparse
-import csv
 import hashlib
-import io
 import sys
 from pathlib import Path
 
 from attnbook import paths
-from attnbook.book.claims import PROFILES, check_entry, entry_sha
+from attnbook.book.claims import (
+    PROFILES,
+    SAMPLED,
+    check_entry,
+    entry_sha,
+    rule_code,
+    sealed_criterion,
+)
+from attnbook.book.history import ledger_rows, rule_at, sources_at
 from attnbook.book.provenance import git as _git
 from attnbook.book.store import atomic_write, dumps
 from attnbook.criteria import criterion_code
@@ -36,30 +44,27 @@ def _sha(*texts: str) -> str:
     return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
 
 
-def _at(commit: str, cache: dict, root: Path | None = None) -> tuple[dict, dict] | None:
-    """(claim id -> (criterion, thresholds), criteria module texts) at ``commit``, or None."""
-
-    def git(*args):
-        return _git(*args, root=root)
-
+def _at(commit: str, cache: dict, root: Path | None = None) -> tuple | None:
+    """(claim id -> ledger row, criteria module texts, the stability rule's module text) at
+    ``commit``, or None where this history lacks it."""
     if commit not in cache:
-        full = (git("rev-parse", "--verify", "-q", f"{commit}^{{commit}}") or "").strip()
+        root = Path(root or paths.ROOT)
+        full = (_git("rev-parse", "--verify", "-q", f"{commit}^{{commit}}", root=root)
+                or "").strip()
         if not full:
             cache[commit] = None
             return None
         rows = {}
-        for name in (git("ls-tree", "--name-only", full, "data/claims/") or "").split():
+        for name in (_git("ls-tree", "--name-only", full, "data/claims/", root=root)
+                     or "").split():
             if name.endswith(".csv"):
-                for row in csv.DictReader(io.StringIO(git("show", f"{full}:{name}") or "")):
-                    rows[row.get("id")] = (row.get("criterion") or "", row.get("thresholds") or "")
-        names = (git("ls-tree", "--name-only", full, "src/attnbook/criteria/") or "").split()
-        sources = {Path(n).stem: git("show", f"{full}:{n}") for n in names if n.endswith(".py")}
-        cache[commit] = (rows, sources)
+                rows.update(ledger_rows(_git("show", f"{full}:{name}", root=root)))
+        cache[commit] = (rows, sources_at(root, full), rule_at(root, full))
     return cache[commit]
 
 
 def restamped(entry: dict, cache: dict, root: Path | None = None) -> tuple[dict | None, str]:
-    """(the entry with its wide criterion hash, '') or (None, why it is left as it is; '' where
+    """(the entry with today's criterion hash, '') or (None, why it is left as it is; '' where
     it holds that hash already), read from the git history in ``root`` (the repository's)."""
     run = entry.get("run") or {}
     commit = str(run.get("commit") or "")
@@ -68,17 +73,22 @@ def restamped(entry: dict, cache: dict, root: Path | None = None) -> tuple[dict 
     state = _at(commit, cache, root)
     if state is None:
         return None, f"commit {commit} is not in this history"
-    rows, sources = state
+    rows, sources, rule_text = state
     if entry["id"] not in rows:
         return None, f"no ledger row {entry['id']} at {commit}"
-    words, numbers = rows[entry["id"]]
+    row = rows[entry["id"]]
+    words, numbers = row.get("criterion") or "", row.get("thresholds") or ""
     code = criterion_code(entry["id"], sources)
-    wide = _sha(words, numbers, _sha(*code) if code else "")
-    if wide == entry.get("criterion"):
-        return None, ""  # stamped already (or no helper: the two hashes are one)
-    if _sha(words, numbers, _sha(code[0]) if code else "") != entry.get("criterion"):
+    wide = _sha(*code) if code else None
+    today = sealed_criterion(words, numbers, wide, rule_code(rule_text or "")
+                             if row.get("evidence") in SAMPLED else None)
+    if today == entry.get("criterion"):
+        return None, ""  # stamped already
+    older = {_sha(words, numbers, _sha(code[0]) if code else ""),  # the function alone
+             _sha(words, numbers, wide or "")}  # with its helpers, without the rule
+    if entry.get("criterion") not in older:
         return None, f"its criterion hash is not that of the code at {commit}"
-    new = {**entry, "criterion": wide}
+    new = {**entry, "criterion": today}
     new["sha256"] = entry_sha(new)
     return new, ""
 

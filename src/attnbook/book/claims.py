@@ -26,7 +26,8 @@ from .text import clip
 __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", "STATUSES",
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
            "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
-           "parts_count", "record", "recorded_ids", "seed_rule", "shown_profiles", "stability",
+           "parts_count", "record", "recorded_ids", "RULE", "rule_code", "SAMPLED",
+           "sealed_criterion", "seed_rule", "shown_profiles", "stability",
            "stability_text", "stale_modules", "status_table", "status_word", "UNRUN",
            "verdict_line"]
 
@@ -40,9 +41,12 @@ FRAGILE = "fragile"  # a "reproduced" that a resample of its evidence overturns
 MIN_SEEDS = 3  # a verdict from trained models needs at least this many seeds
 LEDGER_COLUMNS = ["id", "kind", "type", "source", "statement", "paper_value", "criterion",
                   "thresholds", "evidence"]
-# what a claim is decided from: the stability rule applies to the first two
+# what a claim is decided from: the stability rule applies to the first two (SAMPLED)
 EVIDENCE = ("trained models", "random draws", "computation")
-CRITERION_CHANGED = "(criterion changed since: its words, numbers or code)"
+SAMPLED = EVIDENCE[:2]
+# the stability rule's definitions in this module: part of what decides a SAMPLED claim
+RULE = ("MIN_SEEDS", "FRAGILE", "NOT_TESTABLE", "seed_rule", "stability", "status_word")
+CRITERION_CHANGED = "(criterion changed since: its words, numbers, code or stability rule)"
 TYPES = ("effect", "consistency")  # the paper's finding (could fail at our scale) | a proven bound
 
 
@@ -225,13 +229,31 @@ def verdict_line(claim_id: str, profile: str, reproduced: bool | None, measured:
 
 
 def criterion_sha(claim_id: str, claims_dir: Path | None = None) -> str:
-    """sha256[:12] of what decides ``claim_id``: its row's criterion and thresholds and the
+    """sha256[:12] of what decides ``claim_id``: its row's criterion and thresholds, the
     code of its function in :mod:`attnbook.criteria` with the helpers it reads
-    (:func:`attnbook.criteria.code_sha`; if any)."""
+    (:func:`attnbook.criteria.code_sha`; if any) and, for a claim decided from trained models
+    or random draws, the stability rule (:func:`rule_code`)."""
     ledger = load_ledger(claims_dir)
     row = ledger.loc[ledger["id"] == claim_id].iloc[0]
-    text = "\n".join([row["criterion"], row["thresholds"], criteria.code_sha(claim_id) or ""])
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    return sealed_criterion(row["criterion"], row["thresholds"], criteria.code_sha(claim_id),
+                            rule_code() if row["evidence"] in SAMPLED else None)
+
+
+def rule_code(text: str | None = None) -> list[str]:
+    """The stability rule as it decides: :data:`RULE`'s definitions in this module (or in
+    ``text``, an older copy of it), each without its docstring."""
+    return criteria.named_code(Path(__file__).read_text() if text is None else text, RULE)
+
+
+def sealed_criterion(words: str, numbers: str, code_sha: str | None,
+                     rule: list[str] | None) -> str:
+    """sha256[:12] of a criterion's words, numbers and code hash, and of the stability rule's
+    code (``rule``; None for a claim decided from computation, whose hash it leaves as it was).
+    """
+    parts = [words, numbers, code_sha or ""]
+    if rule is not None:
+        parts.append(hashlib.sha256("\n".join(rule).encode()).hexdigest()[:12])
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
 def check_claim_id(claim_id: str, claims_dir: Path | None = None) -> None:

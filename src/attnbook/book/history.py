@@ -1,7 +1,8 @@
 """When a claim's criterion was fixed, read from git, beside the runs it decides.
 
 :func:`criterion_change` finds the last commit that changed the claim's ledger row (criterion,
-thresholds) or the code that decides it (its registered function and the helpers it reads);
+thresholds) or the code that decides it (its registered function and the helpers it reads,
+and for a claim decided from trained models or random draws the stability rule);
 :func:`runs_of` reads when the committed runs behind its ledger entries were trained;
 :func:`fixed_sentence` glues both into one phrase for a chapter's prose, or :data:`NO_HISTORY`
 without git history.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from .. import paths
 from ..criteria import criterion_code
+from .claims import SAMPLED, rule_code
 from .provenance import git
 from .readers import loads
 
@@ -25,17 +27,17 @@ NO_HISTORY = "the date of its last change is not known here (no git history in t
 _PROFILES = ("cpu", "long", "full")  # profiles whose ledger entries are committed
 
 
-def _row(text: str | None, claim_id: str) -> str | None:
-    """The criterion and thresholds of ``claim_id``'s row in a ledger CSV's text."""
-    if text is None:
-        return None
-    for row in csv.DictReader(io.StringIO(text)):
-        if row.get("id") == claim_id:
-            return f"{row.get('criterion') or ''}\n{row.get('thresholds') or ''}"
-    return None
+def ledger_rows(text: str | None) -> dict[str, dict]:
+    """A ledger CSV's text as claim id -> its row ({} for none)."""
+    return {row.get("id"): row for row in csv.DictReader(io.StringIO(text or ""))}
+
+
+def _row(text: str | None, claim_id: str) -> dict | None:
+    return ledger_rows(text).get(claim_id)
 
 
 _CRITERIA = "src/attnbook/criteria"  # the package whose code decides the verdicts
+_RULE = "src/attnbook/book/claims.py"  # where the stability rule is written (claims.RULE)
 
 
 def _paths(root: Path, claim_id: str) -> str | None:
@@ -52,18 +54,29 @@ def _working_sources(root: Path) -> dict[str, str]:
 
 
 @lru_cache(maxsize=256)
-def _sources_at(root: Path, commit: str) -> dict[str, str | None]:
+def sources_at(root: Path, commit: str) -> dict[str, str | None]:
     """The criteria package's module texts at ``commit`` (a full sha: a commit never changes)."""
     names = (git("ls-tree", "--name-only", commit, f"{_CRITERIA}/", root=root) or "").split()
     return {Path(n).stem: git("show", f"{commit}:{n}", root=root) for n in names
             if n.endswith(".py")}
 
 
-def criterion_state(csv_text: str | None, sources: dict[str, str | None], claim_id: str) \
-        -> str | None:
-    """A fingerprint of what decides ``claim_id`` in a ledger CSV's text and the criteria
-    package's module texts (:func:`attnbook.criteria.criterion_code`: its function and the
-    package's helpers it reads; None where neither has it).
+@lru_cache(maxsize=256)
+def rule_at(root: Path, commit: str) -> str | None:
+    """The text of the module holding the stability rule at ``commit`` (a full sha)."""
+    return git("show", f"{commit}:{_RULE}", root=root)
+
+
+PARTS = {"row": "its words and numbers", "code": "its code", "rule": "the stability rule"}
+
+
+def criterion_state(csv_text: str | None, sources: dict[str, str | None], claim_id: str,
+                    rule_text: str | None = None) -> dict | None:
+    """A fingerprint per part (:data:`PARTS`) of what decides ``claim_id`` in a ledger CSV's
+    text, the criteria package's module texts (:func:`attnbook.criteria.criterion_code`: its
+    function and the package's helpers it reads) and, for a claim decided from trained models
+    or random draws, the stability rule in ``rule_text`` (:func:`attnbook.book.claims.
+    rule_code`); None where neither the CSV nor the code has the claim.
 
     >>> row = "id,criterion,thresholds\\nX-1,at most a,a=1\\n"
     >>> code = {"w": '@criterion("X-1")\\ndef x(v, *, a):\\n    "Doc."\\n    return v <= a\\n'}
@@ -77,27 +90,31 @@ def criterion_state(csv_text: str | None, sources: dict[str, str | None], claim_
     row, code = _row(csv_text, claim_id), criterion_code(claim_id, sources)
     if row is None and not code:
         return None
-    return hashlib.sha256("\n".join([str(row), *code]).encode()).hexdigest()[:12]
+    words = [] if row is None else [row.get("criterion") or "", row.get("thresholds") or ""]
+    rule = rule_code(rule_text) if row and row.get("evidence") in SAMPLED and rule_text else []
+    return {part: hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
+            for part, texts in zip(PARTS, (words, code, rule), strict=True)}
 
 
 def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     """The last commit that changed what decides ``claim_id``: ``{"commit", "time", "date",
-    "subject"}``, with ``"uncommitted": True`` where the working copy differs; None without
-    git history."""
+    "subject", "what"}`` (``what``: the :data:`PARTS` it changed, in words), with
+    ``"uncommitted": True`` where the working copy differs; None without git history."""
     root = Path(root or paths.ROOT)
     csv_path = _paths(root, claim_id)
     if csv_path is None:
         return None
     log = git("log", "--no-merges", "--format=%H%x09%P%x09%cI%x09%s", "--", csv_path,
-              _CRITERIA, root=root)
+              _CRITERIA, _RULE, root=root)
     if log is None:
         return None
-    cache: dict[str, str | None] = {}
+    cache: dict[str, dict | None] = {}
 
-    def state(commit: str) -> str | None:
+    def state(commit: str) -> dict | None:
         if commit not in cache:
             cache[commit] = criterion_state(git("show", f"{commit}:{csv_path}", root=root),
-                                            _sources_at(root, commit), claim_id)
+                                            sources_at(root, commit), claim_id,
+                                            rule_at(root, commit))
         return cache[commit]
 
     found = None
@@ -106,13 +123,17 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
         mine = state(commit)
         if mine is None:
             continue
-        parent = parents.split()[0] if parents.split() else None
-        if parent is None or state(parent) != mine:
-            found = {"commit": commit[:7], "time": time, "date": time[:10], "subject": subject}
+        before = state(parents.split()[0]) if parents.split() else None
+        if before != mine:
+            what = [words for part, words in PARTS.items()
+                    if before is None or before[part] != mine[part]]
+            found = {"commit": commit[:7], "time": time, "date": time[:10], "subject": subject,
+                     "what": ", ".join(what)}
             break
     if found is None:
         return None
-    here = criterion_state(_read(root / csv_path), _working_sources(root), claim_id)
+    here = criterion_state(_read(root / csv_path), _working_sources(root), claim_id,
+                           _read(root / _RULE))
     head = (git("rev-parse", "HEAD", root=root) or "").strip()
     if head and here != state(head):
         found["uncommitted"] = True
@@ -169,7 +190,7 @@ def fixed_sentence(claim_id: str, root: Path | None = None) -> str:
     change = criterion_change(claim_id, root)
     if change is None:
         return NO_HISTORY
-    text = f"last changed on {change['date']} (commit {change['commit']})"
+    text = f"last changed on {change['date']} (commit {change['commit']}: {change['what']})"
     if change.get("uncommitted"):
         text += ", and changed since in this working copy (not committed)"
     runs = runs_of(claim_id, root)

@@ -49,7 +49,7 @@ from pathlib import Path
 from ..errors import AttnbookError
 
 __all__ = ["CRITERIA", "DESCRIPTIONS", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion",
-           "criterion_code", "crossing_text", "decide", "describe", "description",
+           "criterion_code", "crossing_text", "decide", "describe", "description", "named_code",
            "largest_seed_std", "package_sources", "parse_thresholds", "records", "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
@@ -247,6 +247,17 @@ def _read_names(node: ast.AST) -> set[str]:
     else:
         parts = [node]
     return {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+
+
+def named_code(text: str | None, names) -> list[str]:
+    """The syntax trees of the top-level definitions ``names`` of a module's ``text``, each
+    without its docstring, as ``name: tree`` (a name the text lacks is left out).
+
+    >>> named_code("A = 1\\ndef f():\\n    'Doc.'\\n    return A\\n", ["f", "B"])[0][:12]
+    'f: Module(bo'
+    """
+    defs = _definitions(text)[0] if text is not None else {}
+    return [f"{name}: {_bare(defs[name])}" for name in names if name in defs]
 
 
 def criterion_code(claim_id: str, sources: dict[str, str | None]) -> list[str]:
