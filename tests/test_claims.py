@@ -216,6 +216,35 @@ def test_the_stability_rule_names_every_definition_it_reads():
         assert read & set(defs) <= set(claims.RULE), name
 
 
+def test_every_committed_verdict_says_what_the_rule_gives_on_its_own_stability():
+    """Each committed ledger entry's status is the one the stability rule gives on the
+    resamples it stores: a reproduced that a resample overturns is fragile, a fragile has a
+    resample that overturns it, a leave-one-seed-out covers at least MIN_SEEDS seeds, and an
+    entry with a stability comes from trained models or random draws."""
+    from pathlib import Path
+
+    from attnbook import paths
+
+    evidence = claims.load_ledger().set_index("id")["evidence"]
+    seen = 0
+    for path in sorted(Path(paths.CLAIMS).glob("results/*/*.json")):
+        entry, problem = claims.check_entry(path)
+        assert problem is None, path
+        stable = entry.get("stability")
+        if not stable:
+            assert entry["status"] != claims.FRAGILE, path
+            continue
+        seen += 1
+        assert evidence[entry["id"]] in claims.SAMPLED, path
+        assert 0 <= stable["agree"] <= stable["of"] == stable["agree"] + len(
+            stable["overturned_by"]), path
+        if stable["kind"] == "leave one seed out":
+            assert stable["of"] >= claims.MIN_SEEDS, path
+        if entry["status"] in ("reproduced", claims.FRAGILE):
+            assert entry["status"] == claims.status_word(True, stable), path
+    assert seen > 0
+
+
 def test_every_claim_of_the_ledger_is_checked_by_a_chapter():
     assert set(claims.load_ledger()["id"]) <= claims.chapter_claims()
 
