@@ -27,6 +27,7 @@ MISSING_NOTE = "no value: the quantity does not exist for that row (not computed
                "undefined, such as a spread over a single seed)"
 FOLD_ROWS = 15  # a longer table (per seed, per configuration) is folded under its summary
 MANY_PARTS = 6  # a verdict with more parts lists those that did not reproduce, the rest folded
+FAILED_FIRST = {"not reproduced": 0, "not testable": 1, "fragile": 2}  # in that order, then others
 _UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_min": "min", "_pct": "%", "_mb": "MB"}
 
 
@@ -342,9 +343,8 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
         if len(parts) <= MANY_PARTS:
             body += ["**Measured**, part by part:", items(parts)]
         else:  # the parts that decide in view, every part one click away
-            order = {"not reproduced": 0, "not testable": 1, "fragile": 2}  # what failed first
             other = sorted((p for p in parts if p["status"] != "reproduced"),
-                           key=lambda p: order.get(p["status"], 3))
+                           key=lambda p: FAILED_FIRST.get(p["status"], len(FAILED_FIRST)))
             body += [f"**Measured**: {len(parts) - len(other)} parts reproduced"
                      + (", and these not:" if other else "."), *([items(other)] if other else []),
                      f":::{{dropdown}} All {len(parts)} parts\n{items(parts)}\n:::"]
@@ -396,8 +396,8 @@ def ledger_markdown(table, claim_ids, profiles=None) -> str:
             shown = parts
             if len(parts) > MANY_PARTS:  # those that did not reproduce; all on the status page
                 shown = parts[parts["status"] != "reproduced"].sort_values(
-                    "status", key=lambda s: s.map({"not reproduced": 0, "not testable": 1})
-                    .fillna(2), kind="stable")
+                    "status", key=lambda s: s.map(FAILED_FIRST).fillna(len(FAILED_FIRST)),
+                    kind="stable")
                 lines[-1] += (f"; {len(parts) - len(shown)} parts reproduced"
                               + (", and these not:" if len(shown) else ""))
             lines += [f"  - {_verdict_roles(r)} **{escape(r['part'])}**: {escape(r['measured'])}"
