@@ -67,16 +67,17 @@ def rule_at(root: Path, commit: str) -> str | None:
     return git("show", f"{commit}:{_RULE}", root=root)
 
 
-PARTS = {"row": "its words and numbers", "code": "its code", "rule": "the stability rule"}
+CRITERION_PARTS = {"row": "its words and numbers", "code": "its code",
+                   "rule": "the stability rule"}
 
 
 def criterion_state(csv_text: str | None, sources: dict[str, str | None], claim_id: str,
                     rule_text: str | None = None) -> dict | None:
-    """A fingerprint per part (:data:`PARTS`) of what decides ``claim_id`` in a ledger CSV's
-    text, the criteria package's module texts (:func:`attnbook.criteria.criterion_code`: its
-    function and the package's helpers it reads) and, for a claim decided from trained models
-    or random draws, the stability rule in ``rule_text`` (:func:`attnbook.book.claims.
-    rule_code`); None where neither the CSV nor the code has the claim.
+    """A fingerprint per part (:data:`CRITERION_PARTS`) of what decides ``claim_id`` in a
+    ledger CSV's text, the criteria package's module texts (:func:`attnbook.criteria.
+    criterion_code`: its function and the package's helpers it reads) and, for a claim decided
+    from trained models or random draws, the stability rule in ``rule_text``
+    (:func:`attnbook.book.claims.rule_code`); None where neither the CSV nor the code has it.
 
     >>> row = "id,criterion,thresholds\\nX-1,at most a,a=1\\n"
     >>> code = {"w": '@criterion("X-1")\\ndef x(v, *, a):\\n    "Doc."\\n    return v <= a\\n'}
@@ -93,12 +94,12 @@ def criterion_state(csv_text: str | None, sources: dict[str, str | None], claim_
     words = [] if row is None else [row.get("criterion") or "", row.get("thresholds") or ""]
     rule = rule_code(rule_text) if row and row.get("evidence") in SAMPLED and rule_text else []
     return {part: hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
-            for part, texts in zip(PARTS, (words, code, rule), strict=True)}
+            for part, texts in zip(CRITERION_PARTS, (words, code, rule), strict=True)}
 
 
 def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
     """The last commit that changed what decides ``claim_id``: ``{"commit", "time", "date",
-    "subject", "what"}`` (``what``: the :data:`PARTS` it changed, in words), with
+    "subject", "what"}`` (``what``: the :data:`CRITERION_PARTS` it changed, in words), with
     ``"uncommitted": True`` where the working copy differs; None without git history."""
     root = Path(root or paths.ROOT)
     csv_path = _paths(root, claim_id)
@@ -125,7 +126,7 @@ def criterion_change(claim_id: str, root: Path | None = None) -> dict | None:
             continue
         before = state(parents.split()[0]) if parents.split() else None
         if before != mine:
-            what = [words for part, words in PARTS.items()
+            what = [words for part, words in CRITERION_PARTS.items()
                     if before is None or before[part] != mine[part]]
             found = {"commit": commit[:7], "time": time, "date": time[:10], "subject": subject,
                      "what": ", ".join(what)}
