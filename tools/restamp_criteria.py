@@ -84,8 +84,8 @@ def restamped(entry: dict, cache: dict, root: Path | None = None) -> tuple[dict 
                              if row.get("evidence") in SAMPLED else None)
     if today == entry.get("criterion"):
         return None, ""  # stamped already
-    older = {_sha(words, numbers, _sha(code[0]) if code else ""),  # the function alone
-             _sha(words, numbers, wide or "")}  # with its helpers, without the rule
+    older = {sealed_criterion(words, numbers, _sha(code[0]) if code else None, None),  # alone
+             sealed_criterion(words, numbers, wide, None)}  # with its helpers, without the rule
     if entry.get("criterion") not in older:
         return None, f"its criterion hash is not that of the code at {commit}"
     new = {**entry, "criterion": today}
