@@ -148,3 +148,41 @@ def test_the_chapter_says_which_profile_it_shows(monkeypatch):
     assert "shows its `long` results, the largest" in out and "`full`: 2 of 2 claims not run" in out
     with pytest.raises(Exception, match="ATTNBOOK_SHOWN"):
         notebook._show_choice("cpu")  # a run at another profile than the one chosen
+
+
+def test_a_profile_whose_results_miss_what_its_parameters_ask_falls_back(sandbox, monkeypatch):
+    """A .yml changed before its run (more seeds, say): the profile's ledger is complete but its
+    stored results lack a table the notebook now asks for. The chapter is shown at the next
+    profile, says why, and no failure is recorded; a failure at that profile is one."""
+    from attnbook.book import profiles
+
+    nbs = sandbox / "notebooks"
+    write_notebook(nbs / "d_cached.ipynb", 'profile = "cpu"\nseed = 0',
+                   "import attnbook as ab\nimport pandas as pd\n"
+                   'run = ab.start("d_cached", profile=profile, seed=seed)\n'
+                   'run.cached("t", {"seed": seed}, lambda: pd.DataFrame({"x": [seed]}))\n'
+                   'run.record("L-Lem1", True, "x")')
+    (nbs / "d_cached.yml").write_text("allowed:\n  seed: {min: 0, max: 9}\nprofiles:\n  ci: {}\n")
+    spec = profiles.load_spec(nbs / "d_cached.ipynb")
+    monkeypatch.setattr(shown, "status_table", lambda: pd.DataFrame([_row("L-Lem1", "full")]))
+    monkeypatch.setattr(shown, "stored_results", lambda profile: iter([]))
+    chosen = shown.choose([spec])["d_cached"]
+    assert chosen["profile"] == "full"  # its one claim has a verdict there
+    job = runner._shown_job(spec, chosen)
+    build, said = sandbox / "build", []
+    (entry,) = runner.execute([job], build_dir=build, log=said.append)
+    assert (entry["profile"], entry["status"]) == ("cpu", "ok")  # long: none of its claims ran
+    why = "its stored results lack table 't', which its parameters ask for"
+    assert f"      full: {why}; shown at cpu instead" in said
+    manifest = (build / "manifest.jsonl").read_text().splitlines()
+    assert [json.loads(m)["profile"] for m in manifest] == ["cpu"]
+    assert not list((build / "failed").iterdir())
+    page = (build / "executed" / "d_cached.ipynb").read_text()
+    assert f"`full`: {why}." in page and "shows its `cpu` results" in page
+    # a chapter whose fallback misses too (everything drawn from the store) fails, once
+    (entry,) = runner.execute([job], build_dir=build, log=said.append, cache_only=True)
+    assert (entry["profile"], entry["status"]) == ("cpu", "ok")  # the cpu table is stored now
+    (sandbox / "data" / "results" / "d_cached" / "cpu").rename(sandbox / "gone")
+    (entry,) = runner.execute([job], build_dir=build, log=said.append, cache_only=True)
+    assert (entry["profile"], entry["status"]) == ("cpu", "failed")
+    assert entry["error"].startswith("CacheMiss: table 't'")

@@ -37,7 +37,7 @@ from .provenance import now_iso, provenance
 from .publish import toc_order
 from .readers import loads
 from .report import work_text
-from .shown import LARGEST
+from .shown import FALLBACK, LARGEST
 from .store import config_key, dumps
 from .text import clip, quoted
 
@@ -309,18 +309,31 @@ def _ipc_kernel_manager(stderr: Path | None = None):
 
 def _plan_largest(names, notebooks_dir: Path | None) -> list[Job]:
     """One job per chapter at the profile :func:`attnbook.book.shown.choose` picks."""
-    from .shown import FALLBACK, choose
+    from .shown import choose
 
     base = plan(names, FALLBACK, (), notebooks_dir)
     choices = choose(j.spec for j in base)
-    jobs = []
-    for job in base:
-        shown = choices[job.spec.stem]
-        p = shown["profile"]
-        drawn = p != FALLBACK  # a larger profile, drawn from its stored results
-        jobs.append(Job(job.spec, p, job.spec.parameters(p) if drawn else job.parameters,
-                        shown=shown, cache_only=drawn))
-    return jobs
+    return [_shown_job(job.spec, choices[job.spec.stem]) for job in base]
+
+
+def _shown_job(spec: NotebookSpec, shown: dict) -> Job:
+    """The chapter at the profile ``shown`` chose; a larger one is drawn from its stored
+    results."""
+    p = shown["profile"]
+    return Job(spec, p, spec.parameters(p), shown=shown, cache_only=p != FALLBACK)
+
+
+def _fallback(job: Job, error: str) -> Job:
+    """The job that shows ``job``'s chapter at the next profile, when its stored results at the
+    profile chosen lack a result its current parameters ask for (``error``, a CacheMiss: its
+    .yml changed and the run it asks for has not finished)."""
+    from .shown import choose
+
+    missing = error.split(" (", 1)[0].removeprefix("CacheMiss: ")
+    excluded = {**job.shown.get("excluded", {}),
+                job.profile: f"its stored results lack {missing}, which its parameters ask for"}
+    shown = choose([job.spec], {job.spec.stem: excluded})[job.spec.stem]
+    return _shown_job(job.spec, {**shown, "excluded": excluded})
 
 
 def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None = None,
@@ -335,6 +348,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
     """
     if recompute and cache_only:
         raise UsageError("--recompute and --cache-only exclude each other")
+    jobs = list(jobs)  # a chapter shown at a profile its results do not cover gets a fallback
     check_environment()
     import papermill
 
@@ -433,6 +447,13 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+        if status == "failed" and job.shown and job.cache_only and error.startswith("CacheMiss"):
+            jobs.insert(i, fallback := _fallback(job, error))
+            for f in (failed / f"{stem}.ipynb", failed / f"{stem}.kernel.log"):
+                f.unlink(missing_ok=True)
+            log(f"      {job.profile}: {fallback.shown['skipped'][job.profile]}; shown at "
+                f"{fallback.profile} instead")
+            continue
         wall = time.perf_counter() - t0
         written = out if status == "ok" else failed / f"{stem}.ipynb"
         warned = printed_warnings(written) if written.exists() and not interrupted else []

@@ -45,11 +45,12 @@ def completeness(stem: str, path: Path, profile: str, table, stored: list[dict])
     return f"{len(bad)} stored results damaged or stale" if bad else ""
 
 
-def choose(specs) -> dict[str, dict]:
+def choose(specs, excluded: dict | None = None) -> dict[str, dict]:
     """stem -> {"profile": the profile to show, "skipped": {larger profile: why not},
     "where": the machines that computed its recorded results} for each
     :class:`attnbook.book.profiles.NotebookSpec` in ``specs``. A larger profile none of whose
-    claims has run says what it would take (:func:`.sites.not_run_text`)."""
+    claims has run says what it would take (:func:`.sites.not_run_text`). ``excluded``: stem ->
+    {profile: why}, profiles a run has found incomplete (:func:`attnbook.book.runner.execute`)."""
     table = status_table()
     stored = {p: list(stored_results(profile=p)) for p in CANDIDATES}
     out = {}
@@ -58,6 +59,9 @@ def choose(specs) -> dict[str, dict]:
         ids = notebook_claims(spec.path)
         costs = getattr(spec, "cost", None) or {}
         for p in CANDIDATES:
+            if p in (excluded or {}).get(spec.stem, {}):
+                skipped[p] = excluded[spec.stem][p]
+                continue
             if not spec.has_profile(p):
                 skipped[p] = "not defined for this chapter"
                 continue
