@@ -8,12 +8,24 @@ interruption.
 
 import argparse
 import json
+import logging
 import math
+import os
+import signal
 import sys
 import time
 
+import pandas as pd
+
+from .. import paths
 from ..errors import AttnbookError
-from .claims import PROFILES, UNRUN
+from .claims import PROFILES, UNRUN, damaged_entries, notebook_claims, status_table
+from .costs import check_costs, cost_table, format_table
+from .migrate import migrate, migrated_results
+from .profiles import load_spec
+from .provenance import git_state
+from .publish import publish_chapters
+from .store import stored_results, why_not_current
 from .text import clip, quoted
 
 __all__ = ["main"]
@@ -89,8 +101,6 @@ def _run(args) -> int:
     if args.recompute and args.cache_only:
         raise runner.UsageError("--recompute and --cache-only exclude each other")
     if not args.no_cost_check and not args.cache_only:  # --cache-only computes nothing
-        from .costs import check_costs
-
         check_costs(jobs, device=_device() if any(j.overrides for j in jobs) else "cpu",
                     budgeted=budget is not None)
     # chapters whose .yml says their full profile runs on a CPU (cost: full: where: cpu) get no
@@ -98,8 +108,6 @@ def _run(args) -> int:
     gpu = [j.spec.stem for j in jobs if not j.overrides
            and j.spec.cost.get("full", {}).get("where") != "cpu"]
     if args.profile == "full" and gpu and _device() == "cpu" and not args.cache_only:
-        from .store import stored_results
-
         redo = [r for r in stored_results(profile="full")
                 if r["notebook"] in gpu and (r["problem"] or r["changed"])]
         print(f"note: profile full is sized for one GPU (about an hour per notebook) at "
@@ -110,8 +118,6 @@ def _run(args) -> int:
                  f"missing ones (python -m attnbook stale --profile full lists them)."
                  if redo else "."), file=sys.stderr)
     if any(not j.overrides for j in jobs):
-        from .provenance import git_state
-
         state = git_state()
         if state.get("dirty"):
             print(f"note: the tree has uncommitted changes: results stored by this run are "
@@ -167,7 +173,6 @@ def _time_budget(text: str | None) -> float | None:
 
 
 def _plan(args) -> int:
-    from .costs import cost_table, format_table
     from .runner import plan
 
     rows = cost_table(plan(args.notebooks, args.profile))
@@ -183,8 +188,6 @@ def _device() -> str:
 
 
 def _claims(args) -> int:
-    from .claims import status_table
-
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
     cols = ["id", "part", "profile", "status", "stability", "paper_value", "measured",
             "notebook", "commit", "kind", "type", "source", "device", "time", "stale", "damaged"]
@@ -194,8 +197,6 @@ def _claims(args) -> int:
     if args.json:  # "stale": the changed modules ('' when current); "damaged": the bad files
         print(json.dumps(table[cols].fillna("").to_dict(orient="records"), indent=1))
     else:
-        import pandas as pd
-
         shown = table.assign(status=table["status"]
                              + stale.map({True: " (stale)", False: ""})
                              + damaged.map({True: " (damaged entry)", False: ""}))
@@ -210,7 +211,6 @@ def _claims(args) -> int:
 
 
 def _params(args) -> int:
-    from .profiles import load_spec
     from .runner import available_notebooks, resolve_notebook
 
     available = available_notebooks()
@@ -229,10 +229,6 @@ def _params(args) -> int:
 
 def _stale(args) -> int:
     """List stale or damaged stored results and stale ledger entries (one per line)."""
-    from .. import paths
-    from .claims import damaged_entries, notebook_claims, status_table
-    from .migrate import migrated_results
-    from .store import stored_results, why_not_current
 
     if args.profile is not None and args.profile not in PROFILES:
         from .runner import UsageError
@@ -278,7 +274,6 @@ def _stale(args) -> int:
 
 
 def _migrate(args) -> int:
-    from .migrate import migrate
     from .runner import UsageError, check_environment
 
     if args.profile not in ("cpu", "long", "full"):
@@ -289,7 +284,6 @@ def _migrate(args) -> int:
 
 
 def _report(args) -> int:
-    from .publish import publish_chapters
     from .report import write_pages
     from .runner import check_environment
 
@@ -336,8 +330,6 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # here, not at exit, where a closed pipe would print a traceback
         return code
     except BrokenPipeError:
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
         return EXIT_PIPE
@@ -390,9 +382,6 @@ def _guarded_run(args) -> int:
     """:func:`_run` with SIGTERM turned into :class:`~attnbook.book.runner.Terminated` (an
     interruption): the kernel is shut down, scratch files removed, the manifest written, and
     what the notebook machinery logs from then on dropped (:func:`_quiet`)."""
-    import logging
-    import signal
-
     from .runner import Terminated
 
     def stopper(exc):

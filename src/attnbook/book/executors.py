@@ -6,8 +6,11 @@ processes of one thread each (``ATTNBOOK_WORKERS``, :func:`default_executor`). E
 seeds its own generators, so neither the process nor the order of units enters a result.
 """
 
+import multiprocessing
 import os
+import pickle
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -74,8 +77,6 @@ def _timed(fn, unit):
 def _sendable(fn, units) -> Callable | bytes:
     """``fn`` as a worker receives it: itself when it pickles by reference, else by value
     with cloudpickle (a closure, a notebook's function). Raises when it or the units cannot."""
-    import pickle
-
     pickle.dumps(units)
     try:
         pickle.dumps(fn)
@@ -109,9 +110,6 @@ class ProcessExecutor:
         units = list(units)
         if not units:
             return
-        import multiprocessing
-        import warnings
-
         try:
             fn = _sendable(fn, units)
         except Exception as e:  # noqa: BLE001 - whatever pickling raises
