@@ -154,6 +154,46 @@ def test_the_package_loads_only_the_run_time_wing():
     assert _wing("attnbook.book.notebook") == 0
 
 
+# what a book module may import inside a function: a dependency that is heavy to load (torch,
+# matplotlib, the notebook and Sphinx machinery), optional (cloudpickle, submitit) or named
+# differently across its versions (numpy's internals), and the attnbook modules that load torch
+# or matplotlib when imported; everything else is imported at the top of the module
+LAZY = ("torch", "matplotlib", "IPython", "sphinx", "papermill", "jupyter_client", "ipykernel",
+        "nbformat", "cloudpickle", "submitit", "numpy", "attnbook.device", "attnbook.book.runner",
+        "attnbook.book.report", "attnbook.book.plotting")
+
+
+def _in_function_imports(module: str) -> list[str]:
+    tree = ast.parse(MODULES[module].read_text())
+    found = []
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for n in ast.walk(f):
+                if isinstance(n, ast.Import):
+                    found += [a.name for a in n.names]
+                elif isinstance(n, ast.ImportFrom) and not n.level:
+                    found.append(n.module)
+                elif isinstance(n, ast.ImportFrom):  # "from . import runner": the module named
+                    found += [m for m in _resolve(module, n) if n.module or m != "attnbook.book"]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _is_book(m)))
+def test_the_book_imports_inside_a_function_only_what_is_heavy(module):
+    light = sorted({m for m in _in_function_imports(module)
+                    if not any(m == h or m.startswith(h + ".") for h in LAZY)})
+    assert not light, f"{module} imports {light} inside a function: import it at the top"
+
+
+def test_a_light_import_inside_a_function_is_found(tmp_path, monkeypatch):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    import json\n    from .store import dumps\n"
+                    "    from . import runner\n")
+    monkeypatch.setitem(MODULES, "attnbook.book.m", path)
+    assert _in_function_imports("attnbook.book.m") == ["json", "attnbook.book.store",
+                                                       "attnbook.book.runner"]
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_private_name_crosses_a_module(module):
     tree = ast.parse(MODULES[module].read_text())

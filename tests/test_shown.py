@@ -123,7 +123,7 @@ def test_largest_refuses_changed_parameters():
 
 
 def test_a_chapter_shown_at_long_or_full_is_drawn_from_stored_results(monkeypatch):
-    monkeypatch.setattr(shown, "choose", lambda specs: {
+    monkeypatch.setattr(runner, "choose", lambda specs: {
         s.stem: {"profile": "full" if s.stem == "levine2020_lemma1" else "cpu",
                  "skipped": {}} for s in specs})
     full, cpu = runner.plan(["levine2020_lemma1", "levine2020_separation_rank"], "largest")

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .. import paths
 from ..errors import AttnbookError
+from .profiles import load_spec
 from .provenance import git, git_state
 from .readers import loads
 from .store import ENV_MIGRATE, check_record, record_payload, stored_results, write_record
@@ -263,7 +264,6 @@ def _clean_or_refuse(stem: str) -> dict:
 def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> int:
     """Migrate the stale stored results of ``stem`` at ``profile``: 0 when migrated or nothing
     is stale, 1 when the sample disagrees or a run fails."""
-    from .profiles import load_spec
     from .runner import available_notebooks, execute, plan, resolve_notebook
 
     available = available_notebooks()

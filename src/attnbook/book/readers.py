@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import yaml
+
 __all__ = ["loads", "MAX_BYTES", "MAX_DEPTH"]
 
 MAX_BYTES = 256 << 20  # one JSON file read by the book: a notebook with its outputs is MiBs
@@ -110,8 +112,6 @@ def yaml_loads(text: str | bytes, *, max_bytes: int = MAX_YAML_BYTES,
     ...
     ValueError: expands to more than 100000 values (aliases repeat what they name)
     """
-    import yaml
-
     text = _text(text, max_bytes, "YAML text")
     try:
         value = yaml.safe_load(text)

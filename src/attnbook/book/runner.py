@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from .provenance import now_iso, provenance
 from .publish import toc_order
 from .readers import loads
 from .report import work_text
-from .shown import FALLBACK, LARGEST
+from .shown import FALLBACK, LARGEST, choose
 from .store import config_key, dumps
 from .text import clip, quoted
 
@@ -287,8 +288,6 @@ def _ipc_kernel_manager(stderr: Path | None = None):
     107-byte socket path limit): no TCP port, no warning about unencrypted TCP. ``stderr``:
     the kernel process's own log, so that a kernel shut down mid-reply by Ctrl-C does not
     print its socket errors over the runner's one line."""
-    import tempfile
-
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
@@ -309,8 +308,6 @@ def _ipc_kernel_manager(stderr: Path | None = None):
 
 def _plan_largest(names, notebooks_dir: Path | None) -> list[Job]:
     """One job per chapter at the profile :func:`attnbook.book.shown.choose` picks."""
-    from .shown import choose
-
     base = plan(names, FALLBACK, (), notebooks_dir)
     choices = choose(j.spec for j in base)
     return [_shown_job(job.spec, choices[job.spec.stem]) for job in base]
@@ -327,8 +324,6 @@ def _fallback(job: Job, error: str) -> Job:
     """The job that shows ``job``'s chapter at the next profile, when its stored results at the
     profile chosen lack a result its current parameters ask for (``error``, a CacheMiss: its
     .yml changed and the run it asks for has not finished)."""
-    from .shown import choose
-
     missing = error.split(" (", 1)[0].removeprefix("CacheMiss: ")
     excluded = {**job.shown.get("excluded", {}),
                 job.profile: f"its stored results lack {missing}, which its parameters ask for"}

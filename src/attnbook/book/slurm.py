@@ -9,6 +9,7 @@ submitit is imported only when an executor is built.
 """
 
 import numbers
+import os
 import sys
 import time
 import traceback
@@ -38,8 +39,6 @@ class SweepJobError(AttnbookError):
 def _run_config(fn: Callable, config, device: str) -> tuple[str, object, float]:
     """What each array task runs: ``fn(config)`` timed; an error comes back as ("error",
     "Type: message", seconds), its traceback in the job's log."""
-    import os
-
     from ..device import ENV_DEVICE, default_device
 
     if device != "auto":
