@@ -27,17 +27,23 @@ help:
 	@echo "                              the book in a headless browser"
 	@echo "make serve [PORT=8000]        preview the built book on http://127.0.0.1:PORT/"
 	@echo "make publish-check            what the deployment workflow runs: the book from the committed"
-	@echo "                              results (--cache-only: nothing computed), its PDF where TeX Live"
+	@echo "                              results (--cache-only: no table or sweep computed), its PDF where TeX Live"
 	@echo "                              is installed, then the browser test"
-	@echo "make pdf                      the book as one PDF: build/pdf/_build/latex/attnbook.pdf"
+	@echo "make pdf                      the executed chapters (make book first) as one PDF:"
+	@echo "                              build/pdf/_build/latex/attnbook.pdf"
 	@echo "make run NB=<stem> PROFILE=.. one notebook at one profile (ARGS='-p name value --recompute')"
 	@echo "  WORKERS=2                   a sweep's units in 2 worker processes of one thread each (the"
 	@echo "                              notebook's own computations keep torch's threads)"
-	@echo "make claims PROFILE=..        print the claims ledger"
+	@echo "make claims [PROFILE=cpu]     print the claims ledger (PROFILE= empty: every profile)"
 	@echo "make stale [PROFILE=..]       list stored results and ledger entries whose code changed since,"
 	@echo "                              or that are damaged"
 	@echo "make extremes                 the consistency chapters at the ends of their parameters' ranges"
-	@echo "make migrate NB=.. PROFILE=.. re-stamp a chapter's stale results after a sample agrees"
+	@echo "make migrate NB=.. [PROFILE=cpu] re-stamp a chapter's stale results after a sample agrees"
+	@echo "make plan [DEVICE_PROFILE=full] per chapter: configurations, stored results, minutes, cpu or gpu"
+	@echo "make corpora                  fetch the offline English corpus (KJV, Brown) into data/corpora"
+	@echo "make device-bundle / device-unpack / device-e2e   a GPU machine without network"
+	@echo "                              (CONTRIBUTING.md, GPU: DEVICE_NB, DEVICE_PROFILE, FROM)"
+	@echo "make clean                    remove build/, chapters/ and the generated figures"
 
 venv: $(STAMP)
 $(STAMP): requirements-lock.txt requirements-data.txt pyproject.toml
@@ -88,7 +94,7 @@ stale: venv
 	$(PY) -m attnbook stale $(if $(and $(filter command line,$(origin PROFILE)),$(strip $(PROFILE))),--profile=$(PROFILE))
 
 # re-stamp a chapter's stale results with the current code, after recomputing a sample of them
-# that agrees within the tolerance its .yml declares (NB and PROFILE required)
+# that agrees within the tolerance its .yml declares (NB required; PROFILE default cpu)
 migrate: venv
 	@test -n "$(strip $(NB))" || { echo "make migrate: NB=<stem> PROFILE=<cpu|long|full> names the chapter" >&2; exit 2; }
 	$(PY) -m attnbook migrate $(NB) --profile=$(PROFILE) $(ARGS)
@@ -130,7 +136,7 @@ browser: venv
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_browser.py
 
 # what .github/workflows/book.yml runs before it publishes: the book drawn from the committed
-# committed results only, each chapter at the largest profile whose results are complete and
+# results only, each chapter at the largest profile whose results are complete and
 # current (a result missing from data/results fails its notebook instead of being computed),
 # then the browser test
 publish-check: venv
@@ -146,7 +152,7 @@ publish-check: venv
 # texlive-fonts-recommended texlive-plain-generic latexmk fonts-freefont-otf xindy), offline,
 # in a few minutes; an HTML book built after it links it from its home page
 pdf: venv
-	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: no xelatex/latexmk (TeX Live; on Debian: apt-get install texlive-xetex latexmk): nothing built" >&2; exit 2; }
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: no xelatex/latexmk (TeX Live; on Debian: apt-get install texlive-xetex texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-plain-generic latexmk fonts-freefont-otf xindy): nothing built" >&2; exit 2; }
 	rm -f $(PDF)
 	$(PY) -m attnbook report
 	$(VENV)/bin/jupyter-book build . --builder pdflatex --path-output build/pdf --keep-going
@@ -163,7 +169,7 @@ lock:
 clean:
 	rm -rf build chapters figures/*.png figures/*.pdf
 
-# ---- a GPU machine without network (README, GPU) ------------------------------------------
+# ---- a GPU machine without network (CONTRIBUTING.md, GPU) ---------------------------------
 # DEVICE_NB: chapters (default: all); DEVICE_PROFILE: their profile; DEVICE_PYTHON: the
 # machine's Python; FROM: the folder the machine's files came back to
 DEVICE_NB      ?=

@@ -1,4 +1,4 @@
-"""Command line: ``python -m attnbook {run,plan,claims,params,report,stale}``.
+"""Command line: ``python -m attnbook {run,plan,claims,params,report,stale,migrate}``.
 
 Exit codes: 0 done; 1 a notebook failed; 2 bad input (nothing ran) or a notebook rejected its
 parameters; 75 (``run --time-budget``) the budget ran out first: what finished is stored, the
