@@ -517,3 +517,43 @@ def test_every_text_from_data_is_escaped_on_the_pages(sandbox, tmp_path):
     report = execution_markdown(manifest)
     assert _raw_html(report) == [], _raw_html(report)
     assert "2 unreadable lines of manifest.jsonl skipped" in report
+
+
+def _git_commit(root) -> str:
+    import subprocess
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": __import__("os").environ["PATH"]}
+    for args in (["add", "-A"], ["commit", "-q", "-m", "c"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_an_entry_decided_under_other_values_of_its_profile_is_stale(cli_sandbox):
+    """A verdict stands for its profile as the .yml defines it: once a value the profile sets
+    changes (more steps, more seeds), the entry recorded before says so, naming the value;
+    a parameter added since (with its default) is no change of the profile's values."""
+    import subprocess
+    root, d = cli_sandbox, cli_sandbox / "data/claims"
+    yml = root / "notebooks" / "a_ok.yml"
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    yml.write_text(yml.read_text().replace("ci: {k: 1}", "ci: {k: 1}\n  full: {k: 2}"))
+    commit = _git_commit(root)
+    entry = claims.record("M-F2b", False, "drop 0.01", profile="full", notebook="a_ok",
+                          run={"commit": commit}, claims_dir=d)
+    assert claims.stale_modules(entry, d) == []
+    yml.write_text(yml.read_text().replace("full: {k: 2}", "full: {k: 3}"))
+    stale = claims.stale_modules(entry, d)
+    assert stale == ["(the full profile's parameters changed since: k 2 -> 3)"]
+    row = claims.status_table("full", claims_dir=d).set_index("id").loc["M-F2b"]
+    assert row["stale"] == stale[0]
+    assert claims.stale_modules({**entry, "profile": "cpu"}, d) == []  # cpu's k: unchanged
+    yml.write_text(yml.read_text().replace("full: {k: 3}", "full: {k: 2}"))
+    nb = root / "notebooks" / "a_ok.ipynb"
+    cells = json.loads(nb.read_text())
+    tagged = next(c for c in cells["cells"] if "parameters" in c["metadata"].get("tags", []))
+    tagged["source"] = "".join(tagged["source"]) + "\nextra = 1\n"
+    nb.write_text(json.dumps(cells))
+    assert claims.stale_modules(entry, d) == []
+    unknown = {**entry, "run": {**entry["run"], "commit": "0" * 12}}  # not in this history
+    assert claims.stale_modules(unknown, d) == []

@@ -2,8 +2,10 @@
 
 The paper side is ``data/claims/<work>.csv``; the measured side one JSON per claim (and part)
 and profile under ``data/claims/results/<profile>/``, written by :func:`record` with the run
-that produced it and sealed by :func:`entry_sha`. An entry is stale when its code or the
-criterion that decided it (:func:`criterion_sha`) has changed since, and damaged when it does
+that produced it and sealed by :func:`entry_sha`. An entry is stale when its code, the
+criterion that decided it (:func:`criterion_sha`) or its profile's parameter values
+(:func:`~attnbook.book.profiles.changed_parameters`, read from git at the run's commit) have
+changed since, and damaged when it does
 not parse or match its hash (reported for its own claim alone). The stability rule
 (:func:`stability`, :data:`MIN_SEEDS`, :data:`FRAGILE`) is as CONTRIBUTING.md says.
 """
@@ -18,6 +20,7 @@ import pandas as pd
 
 from .. import criteria, paths
 from ..errors import AttnbookError
+from .profiles import PROFILES, changed_parameters
 from .provenance import changed_modules, code_fingerprint
 from .readers import loads, notebook_cells
 from .store import atomic_write, canonical_sha256, dumps, hash_matches, jsonable
@@ -31,7 +34,6 @@ __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", 
            "stability_text", "stale_modules", "status_table", "status_word", "UNRUN",
            "verdict_line"]
 
-PROFILES = ("ci", "cpu", "long", "full")
 STATUSES = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
             "partly reproduced", "not run", "no chapter yet")
 UNRUN = ("not run", "no chapter yet")  # statuses of a claim with no verdict
@@ -346,6 +348,11 @@ def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
             changed.add(CRITERION_CHANGED)
     except (KeyError, IndexError):  # an id no longer in the ledger
         changed.add(CRITERION_CHANGED)
+    moved = changed_parameters(entry.get("notebook") or "", entry.get("profile") or "",
+                               run.get("commit") or "")
+    if moved:  # decided under values its profile no longer has
+        changed.add(f"(the {entry.get('profile')} profile's parameters changed since: "
+                    + "; ".join(moved) + ")")
     return sorted(changed)
 
 

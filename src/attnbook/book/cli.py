@@ -204,8 +204,9 @@ def _claims(args) -> int:
                                "display.width", 200):
             print(shown[cols[:7]].fillna("").to_string(index=False))
     if stale.any() or damaged.any():
-        print(f"{int(stale.sum())} verdicts are stale (computed by code or decided by a criterion "
-              f"that has changed since), {int(damaged.sum())} have a damaged ledger entry: "
+        print(f"{int(stale.sum())} verdicts are stale (computed by code, or decided by a "
+              f"criterion or under profile values, that has changed since), "
+              f"{int(damaged.sum())} have a damaged ledger entry: "
               "python -m attnbook stale lists them", file=sys.stderr)
     return 0
 

@@ -26,20 +26,24 @@ import builtins
 import functools
 import math
 import operator
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from .. import paths
 from ..criteria import thresholds
 from ..errors import AttnbookError, ParameterError
-from .claims import PROFILES
+from .provenance import git
 from .readers import yaml_loads
-from .text import quoted
+from .text import clip, quoted
 
 __all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
            "parse_value", "check_value", "evaluate_expression", "COST_KEYS", "ESTIMATE_KEYS",
-           "MAX_INT_BITS", "MAX_ITEMS", "MAX_STEPS"]
+           "MAX_INT_BITS", "MAX_ITEMS", "MAX_STEPS", "PROFILES", "changed_parameters"]
+
+PROFILES = ("ci", "cpu", "long", "full")
 
 OPTIONAL_PROFILES = ("long",)  # a chapter has these only where its .yml defines them
 RESERVED = ("profile",)  # set by the runner's --profile, never by -p
@@ -773,3 +777,52 @@ def load_spec(nb_path: Path) -> NotebookSpec:
                                       f"{quoted(value, 120)} at profile {profile}: allowed a "
                                       "finite number")
     return spec
+
+
+@functools.lru_cache(maxsize=256)
+def _spec_at(root: Path, notebook: str, commit: str) -> NotebookSpec | None:
+    """The spec of ``notebook`` (a path relative to ``root``) as committed at ``commit`` (None
+    where git, the commit or one of its two files is missing, or they do not load: then
+    nothing can be said)."""
+    texts = [git("show", f"{commit}:{notebook}{ext}", root=root) for ext in (".ipynb", ".yml")]
+    if None in texts:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        stem = Path(notebook).name
+        for ext, text in zip((".ipynb", ".yml"), texts, strict=True):
+            (Path(tmp) / f"{stem}{ext}").write_text(text)
+        try:
+            return load_spec(Path(tmp) / f"{stem}.ipynb")
+        except AttnbookError:
+            return None
+
+
+@functools.lru_cache(maxsize=64)
+def _spec_now(path: Path, stamp: tuple) -> NotebookSpec | None:
+    try:
+        return load_spec(path)
+    except AttnbookError:
+        return None
+
+
+def changed_parameters(stem: str, profile: str, commit: str) -> list[str]:
+    """The parameters whose value at ``profile`` differs between the chapter as committed at
+    ``commit`` (a run's) and as it is now, as ``name then -> now`` ([] where none, and where
+    either side cannot be read: no git history, a chapter renamed). A parameter added or
+    removed since is not a change of the profile's values and is not listed."""
+    path = paths.NOTEBOOKS / f"{stem}.ipynb"
+    if not stem or not commit or not path.exists() or not path.is_relative_to(paths.ROOT):
+        return []
+    stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
+                  for p in (path, path.with_suffix(".yml")))
+    rel = path.relative_to(paths.ROOT).with_suffix("").as_posix()
+    then = _spec_at(paths.ROOT, rel, str(commit).removesuffix("+dirty"))
+    now = _spec_now(path, stamp)
+    if then is None or now is None or not (then.has_profile(profile) and now.has_profile(profile)):
+        return []
+    try:
+        old, new = then.effective(profile), now.effective(profile)
+    except ParameterError:
+        return []
+    return [f"{k} {clip(str(old[k]), 60)} -> {clip(str(new[k]), 60)}"
+            for k in sorted(old.keys() & new.keys()) if old[k] != new[k]]

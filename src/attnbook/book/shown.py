@@ -36,7 +36,7 @@ def completeness(stem: str, path: Path, profile: str, table, stored: list[dict])
         return f"{len(unrun)} of {len(ids)} claims not run ({', '.join(unrun[:4])}" \
                + (", ..." if len(unrun) > 4 else "") + ")"
     for column, what in (("damaged", "damaged"),
-                         ("stale", "stale (code or criterion changed since)"),
+                         ("stale", "stale (code, criterion or profile values changed since)"),
                          ("dirty", "recorded from uncommitted changes")):
         bad = sorted(set(rows.loc[rows[column].astype(bool), "id"]))
         if bad:
