@@ -557,3 +557,23 @@ def test_an_entry_decided_under_other_values_of_its_profile_is_stale(cli_sandbox
     assert claims.stale_modules(entry, d) == []
     unknown = {**entry, "run": {**entry["run"], "commit": "0" * 12}}  # not in this history
     assert claims.stale_modules(unknown, d) == []
+
+
+def test_the_parameters_an_entry_records_are_what_its_staleness_reads(cli_sandbox):
+    """A run records the values its profile set; those decide, not git (a run from uncommitted
+    values, a copy without history)."""
+    import torch
+
+    from attnbook.book.notebook import Run
+    from attnbook.book.profiles import load_spec
+
+    root, d = cli_sandbox, cli_sandbox / "data/claims"
+    run = Run("a_ok", "ci", 0, torch.device("cpu"), "r1", False)
+    run.record("M-F2b", False, "drop 0.01")
+    entry = json.loads((d / "results/ci/M-F2b.json").read_text())
+    assert entry["run"]["parameters"] == load_spec(root / "notebooks/a_ok.ipynb").effective("ci")
+    assert entry["run"]["parameters"]["k"] == 1 and claims.stale_modules(entry, d) == []
+    earlier = {**entry, "run": {**entry["run"], "parameters": {**entry["run"]["parameters"],
+                                                               "k": 4}}}
+    assert claims.stale_modules(earlier, d) == [
+        "(the ci profile's parameters changed since: k 4 -> 1)"]

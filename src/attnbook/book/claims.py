@@ -349,7 +349,7 @@ def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
     except (KeyError, IndexError):  # an id no longer in the ledger
         changed.add(CRITERION_CHANGED)
     moved = changed_parameters(entry.get("notebook") or "", entry.get("profile") or "",
-                               run.get("commit") or "")
+                               run.get("commit") or "", run.get("parameters"))
     if moved:  # decided under values its profile no longer has
         changed.add(f"(the {entry.get('profile')} profile's parameters changed since: "
                     + "; ".join(moved) + ")")

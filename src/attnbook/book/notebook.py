@@ -280,10 +280,13 @@ class Run:
         if self.readonly or self.overrides or self.store.migrating:
             _claims.check_claim_id(claim_id)  # a migration records nothing: it re-records after
         else:  # computed_by: where the cached numbers were computed (a GPU, for a laptop re-draw)
+            spec = _chapter_spec(self.notebook)  # parameters: what the profile set (stale_modules)
+            values = ({"parameters": spec.effective(self.profile)}
+                      if spec is not None and spec.has_profile(self.profile) else {})
             _claims.record(claim_id, reproduced, measured, profile=self.profile,
                            notebook=self.notebook, part=part, details=details, stable=stable,
                            run={"run_id": self.run_id, "seed": self.seed, **self.info,
-                                "computed_by": list(self.store.sources)})
+                                "computed_by": list(self.store.sources), **values})
         line = _claims.verdict_line(claim_id, self.profile, reproduced, measured, part, stable)
         if self.overrides:
             line += (f" [not recorded in the ledger: parameters changed from profile "

@@ -805,23 +805,32 @@ def _spec_now(path: Path, stamp: tuple) -> NotebookSpec | None:
         return None
 
 
-def changed_parameters(stem: str, profile: str, commit: str) -> list[str]:
-    """The parameters whose value at ``profile`` differs between the chapter as committed at
-    ``commit`` (a run's) and as it is now, as ``name then -> now`` ([] where none, and where
-    either side cannot be read: no git history, a chapter renamed). A parameter added or
+def changed_parameters(stem: str, profile: str, commit: str,
+                       recorded: dict | None = None) -> list[str]:
+    """The parameters whose value at ``profile`` differs between a run's and the chapter as it
+    is now, as ``name then -> now``. The run's are ``recorded`` (what a ledger entry keeps since
+    it records them), else read from git at the run's ``commit``; [] where none differs, and
+    where either side cannot be read (no git history, a chapter renamed). A parameter added or
     removed since is not a change of the profile's values and is not listed."""
     path = paths.NOTEBOOKS / f"{stem}.ipynb"
-    if not stem or not commit or not path.exists() or not path.is_relative_to(paths.ROOT):
+    if not stem or not path.exists() or not path.is_relative_to(paths.ROOT) \
+            or not (commit or isinstance(recorded, dict)):
         return []
     stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
                   for p in (path, path.with_suffix(".yml")))
-    rel = path.relative_to(paths.ROOT).with_suffix("").as_posix()
-    then = _spec_at(paths.ROOT, rel, str(commit).removesuffix("+dirty"))
     now = _spec_now(path, stamp)
-    if then is None or now is None or not (then.has_profile(profile) and now.has_profile(profile)):
+    if now is None or not now.has_profile(profile):
         return []
     try:
-        old, new = then.effective(profile), now.effective(profile)
+        new = now.effective(profile)
+        if isinstance(recorded, dict):
+            old = recorded
+        else:
+            rel = path.relative_to(paths.ROOT).with_suffix("").as_posix()
+            then = _spec_at(paths.ROOT, rel, str(commit).removesuffix("+dirty"))
+            if then is None or not then.has_profile(profile):
+                return []
+            old = then.effective(profile)
     except ParameterError:
         return []
     return [f"{k} {clip(str(old[k]), 60)} -> {clip(str(new[k]), 60)}"
