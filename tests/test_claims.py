@@ -544,7 +544,7 @@ def test_an_entry_decided_under_other_values_of_its_profile_is_stale(cli_sandbox
     assert claims.stale_modules(entry, d) == []
     yml.write_text(yml.read_text().replace("full: {k: 2}", "full: {k: 3}"))
     stale = claims.stale_modules(entry, d)
-    assert stale == ["(the full profile's parameters changed since: k 2 -> 3)"]
+    assert stale == ["(the full profile's values: k 2 -> 3)"]
     row = claims.status_table("full", claims_dir=d).set_index("id").loc["M-F2b"]
     assert row["stale"] == stale[0]
     assert claims.stale_modules({**entry, "profile": "cpu"}, d) == []  # cpu's k: unchanged
@@ -576,4 +576,4 @@ def test_the_parameters_an_entry_records_are_what_its_staleness_reads(cli_sandbo
     earlier = {**entry, "run": {**entry["run"], "parameters": {**entry["run"]["parameters"],
                                                                "k": 4}}}
     assert claims.stale_modules(earlier, d) == [
-        "(the ci profile's parameters changed since: k 4 -> 1)"]
+        "(the ci profile's values: k 4 -> 1)"]

@@ -351,7 +351,7 @@ def stale_modules(entry: dict, claims_dir: Path | None = None) -> list[str]:
     moved = changed_parameters(entry.get("notebook") or "", entry.get("profile") or "",
                                run.get("commit") or "", run.get("parameters"))
     if moved:  # decided under values its profile no longer has
-        changed.add(f"(the {entry.get('profile')} profile's parameters changed since: "
+        changed.add(f"(the {entry.get('profile')} profile's values: "
                     + "; ".join(moved) + ")")
     return sorted(changed)
 
