@@ -40,6 +40,14 @@ def test_one_bad_entry_makes_the_profile_incomplete(chapter, bad, why):
     assert shown.completeness("ch", chapter, "long", table, []).startswith(why)
 
 
+def test_a_stale_entry_says_what_changed(chapter):
+    why = "(the long profile's values: steps [4000] -> [4000, 24000])"
+    table = pd.DataFrame([_row("M-T1", "long", stale=why), _row("M-P2", "long", stale=why)])
+    assert shown.completeness("ch", chapter, "long", table, []) == (
+        "2 of 2 ledger entries stale (code, criterion or profile values changed since) "
+        f"(M-P2, M-T1: {why})")
+
+
 def test_a_stale_or_damaged_stored_result_makes_it_incomplete(chapter):
     table = pd.DataFrame([_row("M-T1", "long"), _row("M-P2", "long")])
     stored = [{"notebook": "ch", "problem": None, "changed": []},

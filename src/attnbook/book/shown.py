@@ -40,7 +40,11 @@ def completeness(stem: str, path: Path, profile: str, table, stored: list[dict])
                          ("dirty", "recorded from uncommitted changes")):
         bad = sorted(set(rows.loc[rows[column].astype(bool), "id"]))
         if bad:
-            return f"{len(bad)} of {len(ids)} ledger entries {what} ({', '.join(bad[:4])})"
+            why = ""
+            if column == "stale":  # what changed, once per distinct reason
+                reasons = dict.fromkeys(rows.loc[rows[column].astype(bool), column])
+                why = ": " + "; ".join(list(reasons)[:2]) + ("; ..." if len(reasons) > 2 else "")
+            return f"{len(bad)} of {len(ids)} ledger entries {what} ({', '.join(bad[:4])}{why})"
     bad = [r for r in stored if r["notebook"] == stem and (r["problem"] or r["changed"])]
     return f"{len(bad)} stored results damaged or stale" if bad else ""
 
