@@ -357,8 +357,13 @@ def test_attention_ratio_criteria_edges():
     assert criteria.decide("W-F6", [(0.0, 0.0)], _SEEDS) == criteria.NOT_TESTABLE
     assert criteria.decide("W-F6", [(0.0, 0.0), (0.15, 0.1)], _SEEDS) is False
 def test_a_check_that_can_only_show_rank_at_least_1_does_not_pass():
+    """As the row says: a profile without a bound of at least min_bound cannot test the
+    claim (not testable, never reproduced), while a rank below its bound fails there too."""
     small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 7, "rank_exact": 18, "wies_lower": 1}]
-    assert criteria.decide("W-T2", small) is False
+    assert criteria.decide("W-T2", small) == criteria.NOT_TESTABLE
+    assert criteria.decide("W-T2", []) == criteria.NOT_TESTABLE
+    below = [{**small[0], "rank_exact": 0}]
+    assert criteria.decide("W-T2", below) is False
 
 
 def test_saturation_across_widths_is_checked_not_only_growth():
@@ -998,7 +1003,8 @@ def _(t):
 def _(t):
     m = t["min_bound"]
     row = {"L": 3, "H": 1, "d_x": 7, "r": 7, "V": 2 * m + 1, "rank_exact": m}
-    return [(([{**row, "wies_lower": m}],), True), (([{**row, "wies_lower": m - 1}],), False)]
+    return [(([{**row, "wies_lower": m}],), True),
+            (([{**row, "wies_lower": m - 1}],), criteria.NOT_TESTABLE)]
 
 
 @edge("W-F1", "factor")
@@ -1122,10 +1128,13 @@ def _(t):
 
 @edge("W-F4", "ratio_a", "ratio_b")
 def _(t):
-    # the ratios read are ratio_a and ratio_b: without one of them, nothing to compare
+    # every ratio 2, 4, ..., ratio_b is read ("a missing ratio counts as not reproduced"):
+    # without ratio_a, ratio_b or one between, not reproduced
     return [((_F4, _SEEDS), True),
             (({k: v for k, v in _F4.items() if k != t["ratio_a"]}, _SEEDS), False),
-            (({k: v for k, v in _F4.items() if k != t["ratio_b"]}, _SEEDS), False)]
+            (({k: v for k, v in _F4.items() if k != t["ratio_b"]}, _SEEDS), False),
+            (({k: v for k, v in _F4.items() if k != 2}, _SEEDS), False),
+            (({k: v for k, v in _F4.items() if k != 8}, _SEEDS), False)]
 
 
 def _nan_seed():
@@ -1395,7 +1404,11 @@ def _(t):
     # 0.01 * sqrt(2/3); a cost just above / below n_se of them
     se = 0.01 * math.sqrt(2 / 3)
     return [(("bottleneck", _f2({4: 2.0 + t["n_se"] * se * 1.01, 16: 2.0}), 8), True),
-            (("bottleneck", _f2({4: 2.0 + t["n_se"] * se * 0.99, 16: 2.0}), 8), False)]
+            (("bottleneck", _f2({4: 2.0 + t["n_se"] * se * 0.99, 16: 2.0}), 8), False),
+            # r1 = 2 cheaper than r2 = 4 by just under / over n_se se: "not below by more
+            # than n_se standard errors" keeps the first, fails the second
+            (("bottleneck", _f2({2: 2.5 - t["n_se"] * se * 0.99, 4: 2.5, 16: 2.0}), 8), True),
+            (("bottleneck", _f2({2: 2.5 - t["n_se"] * se * 1.01, 4: 2.5, 16: 2.0}), 8), False)]
 
 
 @edge("W-F2", "anchor_ratio", "size_ratio", "size_tolerance")

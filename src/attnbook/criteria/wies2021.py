@@ -139,7 +139,8 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
     over the net's own size, mean over sizes) is non-increasing in rho up to ``mono_tol``
     (f_1 = 1), and lies within ``tol`` of ``paper_a`` at rho = ``ratio_a`` and of ``paper_b`` at
     rho = ``ratio_b``. ``fractions``: {rho: f_rho} for the ratios above 1, NaN or None where a
-    loss had no match in the baseline range (not reproduced). All of them are read at the one
+    loss had no match in the baseline range (not reproduced); every ratio 2, 4, ..., ``ratio_b``
+    must be there (a missing one: not reproduced). All of them are read at the one
     training budget of the run: a longer budget that brings f_16 into its band but moves f_4
     out of its own is not reproduced (the paper states both at one budget); fractions at a
     pilot's smaller budgets are reported beside the verdict, never decided.
@@ -158,7 +159,8 @@ def attention_ratio_redundancy(fractions, seed_losses, *, mono_tol, ratio_a, pap
         if v is None or not math.isfinite(float(v)):
             return False
         f[int(rho)] = float(v)
-    if len(f) < 2 or ratio_a not in f or ratio_b not in f:
+    needed = {2 ** k for k in range(1, int(math.log2(ratio_b)) + 1)} | {ratio_a, ratio_b}
+    if not needed <= f.keys():  # every ratio 2, 4, ..., ratio_b: a missing one fails
         return False
     order = [f[rho] for rho in sorted(f)]
     monotone = all(later <= earlier + mono_tol
@@ -192,6 +194,14 @@ def attention_ratio_redundancy_in_words(fractions, seed_losses, *, sizes, nets, 
             + noise_in_words(seed_losses, nets))
 
 
+def _tie_band(seed_losses, tie_se) -> float:
+    """W-F6's band: ``tie_se`` standard errors of a difference of two seed means,
+    :func:`seed_sd` sqrt(2/n), n the fewest seeds of a net of at least two (NaN without one)."""
+    n = min((len(xs) for xs in seed_losses if len(xs) >= 2), default=0)
+    sd = seed_sd(seed_losses)
+    return tie_se * sd * math.sqrt(2 / n) if n >= 2 and math.isfinite(sd) else math.nan
+
+
 @criterion("W-F6")
 def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se):
     """W-F6 (Figure 6): at every size, the spread of the best-depth loss across ratios is at
@@ -212,11 +222,9 @@ def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se):
         return NOT_TESTABLE
     if not pairs or not all(math.isfinite(r) and math.isfinite(d) for r, d in pairs):
         return False
-    n = min((len(xs) for xs in seed_losses if len(xs) >= 2), default=0)
-    sd = seed_sd(seed_losses)
-    if n < 2 or not math.isfinite(sd):
+    band = _tie_band(seed_losses, tie_se)
+    if not math.isfinite(band):
         return False  # no seed noise measured: nothing tells a spread from noise
-    band = tie_se * sd * math.sqrt(2 / n)
     outcomes = []
     for across_ratios, across_depths in pairs:
         if across_ratios <= band and across_depths <= band:
@@ -232,8 +240,8 @@ def ratio_spread_exceeds_depth_spread(spreads, seed_losses, *, factor, tie_se):
 def ratio_spread_in_words(spreads, seed_losses, *, sizes, nets, factor, tie_se):
     """What W-F6 reads at each of ``sizes`` (one pair of ``spreads`` each): the spread across
     ratios against the largest across depths, the factor asked, the band a spread must leave
-    (``tie_se`` standard errors of a difference of seed means, :func:`seed_sd` sqrt(2/n), n
-    the fewest seeds of a net), then the seed noise and the guard (:func:`noise_in_words`).
+    (the criterion's, :func:`_tie_band`), then the seed noise and the guard
+    (:func:`noise_in_words`).
 
     >>> print(ratio_spread_in_words([(0.27, 0.11)], [[2.0, 2.01], [1.9, 1.91]], sizes=[32000],
     ...       nets=[(1, 32000, 2), (4, 32000, 2)], factor=2, tie_se=2))
@@ -242,8 +250,7 @@ def ratio_spread_in_words(spreads, seed_losses, *, sizes, nets, factor, tie_se):
     counts beyond 2 standard errors of a difference of seed means, 0.021; seed sd of the sweep
     0.010 (per ratio: 1: 0.010, 4: 0.010); nets with a seed whose loss is not finite: none)
     """
-    few = min(len(xs) for xs in seed_losses)
-    band = tie_se * seed_sd(seed_losses) * math.sqrt(2 / few)
+    band = _tie_band(seed_losses, tie_se)
     return ("; ".join(f"size {s:,}: across ratios {float(r):.3f} vs largest across depths "
                       f"{float(d):.3f}" for s, (r, d) in zip(sizes, spreads, strict=True))
             + f" (needs a factor {factor}; a spread counts beyond {tie_se} standard errors of a "
@@ -298,7 +305,9 @@ def rank_above_corollary_1(table, *, min_bound):
     ``rank_exact`` and ``wies_lower``, the eq. (14) bound, None where L < 2 or H >= r). At
     every setting where the corollary applies and its premises hold (3^L > d_x, i.e.
     L > log3 d_x, and V >= 2 bound + 1) the rank is at least the bound, and the largest bound
-    among them is at least ``min_bound`` (so the check says more than rank >= 1)."""
+    among them is at least ``min_bound`` (so the check says more than rank >= 1). A rank below
+    its bound fails; without such a setting, or with every bound below ``min_bound``, the
+    profile cannot test the claim: not testable."""
     checked = []
     for row in _records(table):
         bound = row.get("wies_lower")
@@ -307,8 +316,11 @@ def rank_above_corollary_1(table, *, min_bound):
         L, d_x, V, bound = int(row["L"]), int(row["d_x"]), int(row["V"]), int(bound)
         if L >= 2 and int(row["H"]) < int(row["r"]) and 3**L > d_x and V >= 2 * bound + 1:
             checked.append((int(row["rank_exact"]), bound))
-    return (bool(checked) and all(k >= b for k, b in checked)
-            and max(b for _, b in checked) >= min_bound)
+    if not all(k >= b for k, b in checked):
+        return False
+    if not checked or max(b for _, b in checked) < min_bound:
+        return NOT_TESTABLE
+    return True
 
 
 def _mean_var(losses) -> tuple[float, float, int]:
@@ -329,7 +341,7 @@ def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio
     ``"bottleneck"`` (the paper's Figure 2): every net with r < d_x is worse than the control
     by more than ``n_se`` standard errors of the seeds (sqrt(s_r^2/n_r + s_c^2/n_c)), and the
     cost over the control does not fall as r falls: for consecutive ranks r1 < r2 below d_x,
-    cost(r1) - cost(r2) > -n_se standard errors. Not testable with fewer than two seeds of a
+    cost(r1) - cost(r2) >= -n_se standard errors. Not testable with fewer than two seeds of a
     net, or without a control.
 
     ``"size"`` (the paper's 16/680 ~ a full-rank net 25% smaller): at the rank whose r / d_x is
@@ -352,7 +364,7 @@ def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio
         above_ctrl = all(m - mc > n_se * math.sqrt(v / n + vc / nc)
                          for m, v, n in (stats[r] for r in below))
         steady = all(stats[a][0] - stats[b][0]
-                     > -n_se * math.sqrt(stats[a][1] / stats[a][2] + stats[b][1] / stats[b][2])
+                     >= -n_se * math.sqrt(stats[a][1] / stats[a][2] + stats[b][1] / stats[b][2])
                      for a, b in zip(below, below[1:], strict=False))
         return bool(above_ctrl and steady)
     if part == "size":
