@@ -27,12 +27,13 @@ def _nn_seeds(means, spread=0.01, lines=2, ranks=(1, 2, 4, 8, 16)):
 
 
 def _lemma1(plain_error):
-    """Two plain networks (one line-tested) and a residual control, as lemma1_table rows."""
+    """Two plain networks of L = 2 (both line-tested, as every one of L <= 3 must be) and a
+    residual control, as lemma1_table rows."""
     row = {"residual": False, "degree": 9, "fitted_degree": 9.0, "residual_at_degree": np.nan,
            "residual_below_degree": np.nan}
-    return [{**row, "max_rel_error": plain_error, "residual_at_degree": 1e-15,
-             "residual_below_degree": 1e-4},
-            {**row, "max_rel_error": 1e-15},
+    lined = {"residual_at_degree": 1e-15, "residual_below_degree": 1e-4}
+    return [{**row, "max_rel_error": plain_error, **lined},
+            {**row, "max_rel_error": 1e-15, **lined},
             {**row, "residual": True, "fitted_degree": 7.5, "max_rel_error": 0.4}]
 
 
@@ -803,6 +804,17 @@ def _(t):
     q = t["line_ratio"]
     return [(_lem1(line={"residual_below_degree": 1.01 * q * 1e-15}), True),
             (_lem1(line={"residual_below_degree": 0.99 * q * 1e-15}), False)]
+
+
+@edge("L-Lem1", "line_depth")
+def _(t):
+    # every plain network of depth <= line_depth is line-tested: one of depth line_depth + 1
+    # may be left out, one of depth line_depth may not
+    k = int(t["line_depth"])
+    deep = {"residual": False, "degree": 3 ** (k + 1), "fitted_degree": float(3 ** (k + 1)),
+            "max_rel_error": 1e-15, "residual_at_degree": np.nan, "residual_below_degree": np.nan}
+    shallow = {**deep, "degree": 3 ** k, "fitted_degree": float(3 ** k)}
+    return [((_lemma1(1e-15) + [deep],), True), ((_lemma1(1e-15) + [shallow],), False)]
 
 
 @edge("L-Lem1", "control_min_error")
@@ -1724,3 +1736,23 @@ def test_a_criterion_without_helpers_keeps_the_hash_of_its_function_alone():
         tree = ast.parse(textwrap.dedent(inspect.getsource(CRITERIA[claim_id])))
         tree.body[0].body = tree.body[0].body[1:]  # its docstring
         assert code_sha(claim_id) == hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
+
+
+def test_every_mean_a_part_reads_is_inside_floor_and_ceiling():
+    """M-F2c's beyond-n part reads the smallest d_h too (its rise per doubling up to n): a
+    smallest d_h at the floor makes that T not judged, as the row says of every mean read."""
+    at_floor = _noisy("d_h", {620: [(2, 0.01), (4, 0.4), (8, 0.6), (16, 0.6)]})
+    assert criteria.decide("M-F2c", "beyond n", at_floor, 8) == criteria.NOT_TESTABLE
+    above = _noisy("d_h", {620: [(2, 0.03), (4, 0.4), (8, 0.6), (16, 0.6)]})
+    assert criteria.decide("M-F2c", "beyond n", above, 8) is True
+
+
+def test_the_bounds_need_their_adversarial_search_and_the_largest_net():
+    """M-P2 / M-P5 ask what the adversarial search keeps: a table where none ran fails. M-P3
+    compares the MHA with the largest ReLU net of no more parameters, not a smaller one."""
+    for claim in ("M-P2", "M-P5"):
+        assert criteria.decide(claim, _UB) is True
+        assert criteria.decide(claim, _UB.assign(adv_max_rank=np.nan, adv_max_ratio=np.nan)) \
+            is False
+    assert criteria.decide("M-P3", _P3, "ReLU m=9") is True
+    assert criteria.decide("M-P3", _P3, "ReLU m=1") is False  # m=9 has no more parameters

@@ -218,13 +218,14 @@ def construction_reaches_the_kruskal_bound(table, *, max_rel_err):
 
 def _never_above_and_attained(table, max_ratio) -> bool:
     """Random draws (``max_rank``) and adversarial searches (``adv_max_rank``,
-    ``adv_max_ratio``, NaN where none ran) never exceed ``bound``; random draws attain it."""
+    ``adv_max_ratio``, NaN where none ran) never exceed ``bound``; random draws attain it. The
+    row asks what the adversarial search keeps: a table where none ran has not shown it."""
     bound, best, adv, ratio = _rows(table, "bound", "max_rank", "adv_max_rank", "adv_max_ratio")
     if not bound:
         return False
     searched = [(b, a, r) for b, a, r in zip(bound, adv, ratio, strict=True)
                 if not (a is None or (isinstance(a, float) and math.isnan(a)))]
-    return (all(int(m) == int(b) for m, b in zip(best, bound, strict=True))
+    return bool(searched) and (all(int(m) == int(b) for m, b in zip(best, bound, strict=True))
             and all(int(a) <= int(b) and float(r) < max_ratio for b, a, r in searched))
 
 
@@ -259,7 +260,7 @@ def relu_net_below_the_bound_mha_above(table, equal_model, *, mha_residual, fcn_
     Every net's output-Jacobian rank is at most (n+1)m+(m+1)d_out (``reduced_params``), which
     is below T d_out, and every net keeps a relative residual above ``fcn_residual``; the MHA
     memorizes T examples to a residual below ``mha_residual``, with T above the bound of the
-    net ``equal_model`` that has no more parameters than the MHA."""
+    net ``equal_model``: the largest of the nets with no more parameters than the MHA."""
     model, T, params, bound, res, jac, red, td = _rows(
         table, "model", "T", "params", "bound", "residual", "jacobian_rank", "reduced_params",
         "T_d_out")
@@ -267,8 +268,10 @@ def relu_net_below_the_bound_mha_above(table, equal_model, *, mha_residual, fcn_
         return False
     nets = range(1, len(model))
     eq = model.index(equal_model)
+    largest = max((params[i] for i in nets if params[i] <= params[0]), default=None)
     return (all(jac[i] <= red[i] < td[i] and res[i] > fcn_residual for i in nets)
-            and res[0] < mha_residual and T[0] > bound[eq] and params[eq] <= params[0])
+            and res[0] < mha_residual and T[0] > bound[eq] and params[eq] <= params[0]
+            and params[eq] == largest)
 
 
 # ---------------------------------------------------------------- trained by gradient descent
@@ -383,7 +386,8 @@ def head_size_reading(points, n, part, *, n_se, floor_at, saturated_at) -> list[
         low = min(by)
         up = sorted(k for k in by if k <= n)
         mine = up if part == "up to n" else sorted(k for k in by if k >= n)
-        means = [by[k][0] for k in mine]
+        # every mean the part reads: beyond n also reads the smallest d_h (its rise up to n)
+        means = [by[k][0] for k in (mine if part == "up to n" else [low, *mine])]
         row = {"T": T, "d_h": f"{mine[0]}-{mine[-1]}", "judged": True, "why": "", "holds": None}
         if any(math.isnan(by[k][1]) for k in by):
             row.update(judged=False, why="one seed: no standard error")
