@@ -1586,8 +1586,11 @@ def test_describe_gives_the_crossings_and_regime_wf1_reads():
 
 def test_describe_gives_the_largest_seed_std_decide_reads():
     table = pd.DataFrame({"L": [1, 2, 3], "d_x": [8, 16, 8], "std": [1e-3, 4e-3, np.nan]})
+    # the NaN point fails the criterion (all_at_most), so the sentence names it
+    assert criteria.decide("L-Tab2", table["std"]) is False
     assert criteria.describe("L-Tab2", table, n_seeds=3) == (
-        "largest seed std of test loss over 3 seeds: 4.0e-03 (L=2, d_x=16) among 3 points")
+        "largest seed std of test loss over 3 seeds: 4.0e-03 (L=2, d_x=16) among 3 points; "
+        "no finite std at L=3, d_x=8")
     wide = table.assign(V=64, family="deep")
     assert "4.0e-03 (V=64, deep, d_x=16)" in criteria.describe("W-Tab2-5", wide, n_seeds=3)
 

@@ -137,12 +137,21 @@ def largest_seed_std(table, n_seeds: int, where) -> str:
 
     >>> largest_seed_std([{"std": 1e-3, "k": 1}, {"std": 4e-3, "k": 2}], 3, lambda r: r["k"])
     'largest seed std of test loss over 3 seeds: 4.0e-03 (2) among 2 points'
+
+    A point without a finite std fails the criterion (:func:`all_at_most`), so it is named:
+
+    >>> largest_seed_std([{"std": 1e-3, "k": 1}, {"std": float("nan"), "k": 2}], 3,
+    ...                  lambda r: r["k"])
+    'largest seed std of test loss over 3 seeds: 1.0e-03 (1) among 2 points; no finite std at 2'
     """
     rows = records(table)
-    worst = max((r for r in rows if float(r["std"]) == float(r["std"])),
-                key=lambda r: float(r["std"]))
-    return (f"largest seed std of test loss over {n_seeds} seeds: {float(worst['std']):.1e} "
-            f"({where(worst)}) among {len(rows)} points")
+    finite = [r for r in rows if math.isfinite(float(r["std"]))]
+    worst = max(finite, key=lambda r: float(r["std"]), default=None)
+    text = (f"largest seed std of test loss over {n_seeds} seeds: "
+            + (f"{float(worst['std']):.1e} ({where(worst)})" if worst else "none finite")
+            + f" among {len(rows)} points")
+    bad = [str(where(r)) for r in rows if not math.isfinite(float(r["std"]))]
+    return text + (f"; no finite std at {', '.join(bad)}" if bad else "")
 
 
 def criterion(claim_id: str):

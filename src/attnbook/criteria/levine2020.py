@@ -40,12 +40,18 @@ def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio, t
     return all(r > 0 for r in rates) and max(rates) <= max_rate_ratio * min(rates)
 
 
-def _growth_rates(rows) -> list[float | None]:
-    """log_3(d*_next / d*) / (L_next - L) between consecutive rows (None where a width is
-    missing): L-D's growth rates per layer, as the criterion computes them."""
+def _growth_rates(rows, min_found) -> list[float | None]:
+    """log_3(d*_next / d*) / (L_next - L) between consecutive rows in depth (None where a width
+    is missing, or found in fewer than ``min_found`` of the bootstrap replicates: not
+    established): L-D's growth rates per layer, as the criterion computes them."""
+    def width(r):
+        frac = r.get("found_fraction")
+        established = frac is not None and frac == frac and float(frac) >= min_found
+        return None if _missing(r["width"]) or not established else float(r["width"])
+
     out = []
-    for r0, r1 in pairwise(rows):
-        w0, w1 = (None if _missing(r["width"]) else float(r["width"]) for r in (r0, r1))
+    for r0, r1 in pairwise(sorted(rows, key=lambda r: int(r["L_shallow"]))):
+        w0, w1 = width(r0), width(r1)
         ok = (w0 is not None and w1 is not None and math.isfinite(w0) and math.isfinite(w1)
               and w0 > 0 and w1 > 0 and int(r1["L_shallow"]) != int(r0["L_shallow"]))
         out.append(math.log(w1 / w0, 3) / (int(r1["L_shallow"]) - int(r0["L_shallow"]))
@@ -54,17 +60,20 @@ def _growth_rates(rows) -> list[float | None]:
 
 
 @description("L-D")
-def transitions_in_words(transitions):
+def transitions_in_words(transitions, *, min_found):
     """What L-D reads, per pair of consecutive depths: the shallower depth's width d* at the
     crossing with its 95% bootstrap interval and the share of replicates that found one (or
-    why none was found), then the growth rates per layer between consecutive pairs.
+    why none was found), then the growth rates per layer between consecutive pairs where both
+    widths are established (found in at least ``min_found`` of the replicates).
     ``transitions``: a table with ``L_shallow``, ``L_deep``, ``width`` and what
     :func:`attnbook.criteria.crossing_text` reads.
 
     >>> print(transitions_in_words([
-    ...     dict(L_shallow=1, L_deep=2, found=True, width=3.0, width_low=None),
+    ...     dict(L_shallow=1, L_deep=2, found=True, width=3.0, width_low=None,
+    ...          found_fraction=1.0),
     ...     dict(L_shallow=2, L_deep=3, found=True, width=27.0, width_low=20.0,
-    ...          width_high=30.0, low_open=False, high_open=False, found_fraction=1.0)]))
+    ...          width_high=30.0, low_open=False, high_open=False, found_fraction=1.0)],
+    ...     min_found=0.8))
     ... # doctest: +NORMALIZE_WHITESPACE
     L=1|2: d* 3.0 (no interval); L=2|3: d* 27.0 (95% bootstrap 20.0 .. 30.0, crossing in 100%
     of replicates); growth rates log3(d*_next/d*) per layer: 2.00 (theory's literal reading 1,
@@ -74,7 +83,7 @@ def transitions_in_words(transitions):
     pairs = "; ".join(crossing_text(f"L={r['L_shallow']}|{r['L_deep']}",
                                     f"d* {r['width']:.1f}" if r["found"] else "", r, 1)
                       for r in rows)
-    rates = ", ".join("-" if x is None else f"{x:.2f}" for x in _growth_rates(rows))
+    rates = ", ".join("-" if x is None else f"{x:.2f}" for x in _growth_rates(rows, min_found))
     return (f"{pairs}; growth rates log3(d*_next/d*) per layer: {rates} (theory's literal "
             "reading 1, paper's pair widths about 0.05)")
 
