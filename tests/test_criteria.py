@@ -86,7 +86,7 @@ def _head(beyond, at16=None):
 _T1 = pd.DataFrame({"rank": [3, 5], "bound": [3, 5], "max_rel_err": [1e-12, 3e-10],
                     "increments_ok": [True, True], "saturated_within_delta": [True, True]})
 _UB = pd.DataFrame({"bound": [4, 7], "max_rank": [4, 7], "adv_max_rank": [np.nan, 7],
-                    "adv_max_ratio": [np.nan, 1e-15]})
+                    "adv_max_ratio": [np.nan, 1e-15], "T": [8, 11], "width_Hd": [4, 10]})
 _P3 = pd.DataFrame({"model": ["MHA H=2", "ReLU m=1", "ReLU m=9"], "T": [19, 19, 19],
                     "params": [300, 40, 290], "bound": [np.nan, 2.1, 12.6],
                     "residual": [1e-12, 0.8, 0.05], "jacobian_rank": [np.nan, 20, 150],
@@ -804,17 +804,6 @@ def _(t):
     q = t["line_ratio"]
     return [(_lem1(line={"residual_below_degree": 1.01 * q * 1e-15}), True),
             (_lem1(line={"residual_below_degree": 0.99 * q * 1e-15}), False)]
-
-
-@edge("L-Lem1", "line_depth")
-def _(t):
-    # every plain network of depth <= line_depth is line-tested: one of depth line_depth + 1
-    # may be left out, one of depth line_depth may not
-    k = int(t["line_depth"])
-    deep = {"residual": False, "degree": 3 ** (k + 1), "fitted_degree": float(3 ** (k + 1)),
-            "max_rel_error": 1e-15, "residual_at_degree": np.nan, "residual_below_degree": np.nan}
-    shallow = {**deep, "degree": 3 ** k, "fitted_degree": float(3 ** k)}
-    return [((_lemma1(1e-15) + [deep],), True), ((_lemma1(1e-15) + [shallow],), False)]
 
 
 @edge("L-Lem1", "control_min_error")
@@ -1751,11 +1740,22 @@ def test_every_mean_a_part_reads_is_inside_floor_and_ceiling():
 
 
 def test_the_bounds_need_their_adversarial_search_and_the_largest_net():
-    """M-P2 / M-P5 ask what the adversarial search keeps: a table where none ran fails. M-P3
-    compares the MHA with the largest ReLU net of no more parameters, not a smaller one."""
+    """M-P2 / M-P5 ask what the adversarial search keeps wherever a larger rank fits (the
+    first row's bound fills its H d = 4 columns: no search there): a row with room and no
+    search fails. M-P3 compares the MHA with the largest ReLU net of no more parameters."""
     for claim in ("M-P2", "M-P5"):
         assert criteria.decide(claim, _UB) is True
         assert criteria.decide(claim, _UB.assign(adv_max_rank=np.nan, adv_max_ratio=np.nan)) \
             is False
     assert criteria.decide("M-P3", _P3, "ReLU m=9") is True
     assert criteria.decide("M-P3", _P3, "ReLU m=1") is False  # m=9 has no more parameters
+
+
+def test_every_network_up_to_the_deepest_line_tested_depth_is_line_tested():
+    """L-Lem1: a network deeper than every line-tested one may be left out (line_max_depth
+    below 3 is allowed); one at or below the deepest line-tested depth may not."""
+    deep = {"residual": False, "degree": 27, "fitted_degree": 27.0, "max_rel_error": 1e-15,
+            "residual_at_degree": np.nan, "residual_below_degree": np.nan}
+    assert criteria.decide("L-Lem1", _lemma1(1e-15) + [deep]) is True
+    assert criteria.decide("L-Lem1", _lemma1(1e-15) + [{**deep, "degree": 3,
+                                                         "fitted_degree": 3.0}]) is False

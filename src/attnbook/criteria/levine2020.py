@@ -108,14 +108,15 @@ def _missing(x) -> bool:
 
 @criterion("L-Lem1")
 def homogeneous_of_degree_3_to_the_L(table, *, max_rel_error, degree_tol, line_tol, line_ratio,
-                                     control_min_error, line_depth):
+                                     control_min_error):
     """L-Lem1: ``table`` has one row per random network (columns ``residual``, ``degree`` =
     3^L, ``fitted_degree``, ``max_rel_error`` of f(aX) = a^(3^L) f(X), and where the line test
     ran ``residual_at_degree`` and ``residual_below_degree``). Every plain network is
     homogeneous of degree 3^L (error < ``max_rel_error``, fitted degree within ``degree_tol``);
-    every plain network of depth L <= ``line_depth`` is line-tested (a run that leaves one out
-    has not shown it), fitted to ``line_tol`` at degree 3^L and leaves a residual more than
-    ``line_ratio`` times larger at degree 3^L - 1; every residual network (the control, not
+    the run line-tests every plain network up to its deepest line-tested depth (its
+    ``line_max_depth``, at most 3: a network left out there has not shown it), each fitted to
+    ``line_tol`` at degree 3^L and leaving a residual more than ``line_ratio`` times larger at
+    degree 3^L - 1; every residual network (the control, not
     homogeneous) has an error above ``control_min_error``. Each kind must be present."""
     rows = _rows(table)
     plain = [r for r in rows if not r["residual"]]
@@ -123,8 +124,9 @@ def homogeneous_of_degree_3_to_the_L(table, *, max_rel_error, degree_tol, line_t
     lined = [r for r in plain if not _missing(r.get("residual_at_degree"))]
     if not (plain and control and lined):
         return False
+    deepest = max(float(r["degree"]) for r in lined)
     if any(_missing(r.get("residual_at_degree")) for r in plain
-           if float(r["degree"]) <= 3 ** line_depth):
+           if float(r["degree"]) <= deepest):
         return False
     homogeneous = all(float(r["max_rel_error"]) < max_rel_error
                       and abs(float(r["fitted_degree"]) - float(r["degree"])) < degree_tol

@@ -219,13 +219,18 @@ def construction_reaches_the_kruskal_bound(table, *, max_rel_err):
 def _never_above_and_attained(table, max_ratio) -> bool:
     """Random draws (``max_rank``) and adversarial searches (``adv_max_rank``,
     ``adv_max_ratio``, NaN where none ran) never exceed ``bound``; random draws attain it. The
-    row asks what the adversarial search keeps: a table where none ran has not shown it."""
-    bound, best, adv, ratio = _rows(table, "bound", "max_rank", "adv_max_rank", "adv_max_ratio")
+    row asks what the adversarial search keeps wherever a larger rank fits in Z (bound + 1 <=
+    min(``T``, ``width_Hd``)): a row with room and no search has not shown it."""
+    bound, best, adv, ratio, T, width = _rows(table, "bound", "max_rank", "adv_max_rank",
+                                              "adv_max_ratio", "T", "width_Hd")
     if not bound:
         return False
-    searched = [(b, a, r) for b, a, r in zip(bound, adv, ratio, strict=True)
-                if not (a is None or (isinstance(a, float) and math.isnan(a)))]
-    return bool(searched) and (all(int(m) == int(b) for m, b in zip(best, bound, strict=True))
+    ran = [not (a is None or (isinstance(a, float) and math.isnan(a))) for a in adv]
+    if any(int(b) + 1 <= min(int(t), int(w)) and not r
+           for b, t, w, r in zip(bound, T, width, ran, strict=True)):
+        return False
+    searched = [(b, a, r) for b, a, r, s in zip(bound, adv, ratio, ran, strict=True) if s]
+    return (all(int(m) == int(b) for m, b in zip(best, bound, strict=True))
             and all(int(a) <= int(b) and float(r) < max_ratio for b, a, r in searched))
 
 
