@@ -29,8 +29,7 @@ def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio, t
         if float(band) != float(tie_se):
             raise AttnbookError(f"a transition located with a tie band of {band} standard "
                                 f"errors; the criterion's is tie_se = {tie_se}")
-        established = frac is not None and frac == frac and float(frac) >= min_found
-        rows.append((int(a), int(b), None if w is None or not established else float(w)))
+        rows.append((int(a), int(b), _established(w, frac, min_found)))
     rows.sort(key=lambda r: r[0])
     if len(rows) < min_pairs or any(r0[1] != r1[0] for r0, r1 in pairwise(rows)):
         return False
@@ -40,18 +39,28 @@ def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio, t
     return all(r > 0 for r in rates) and max(rates) <= max_rate_ratio * min(rates)
 
 
+def _established(width, found_fraction, min_found) -> float | None:
+    """A crossing's width where it is established (found in at least ``min_found`` of the
+    bootstrap replicates), else None: the one test L-D's criterion and its words share.
+
+    >>> _established(27.0, 0.9, 0.8), _established(27.0, 0.5, 0.8), _established(None, 1.0, 0.8)
+    (27.0, None, None)
+    >>> _established(27.0, float("nan"), 0.8) is None
+    True
+    """
+    if (_missing(width) or found_fraction is None or found_fraction != found_fraction
+            or float(found_fraction) < min_found):
+        return None
+    return float(width)
+
+
 def _growth_rates(rows, min_found) -> list[float | None]:
     """log_3(d*_next / d*) / (L_next - L) between consecutive rows in depth (None where a width
     is missing, or found in fewer than ``min_found`` of the bootstrap replicates: not
     established): L-D's growth rates per layer, as the criterion computes them."""
-    def width(r):
-        frac = r.get("found_fraction")
-        established = frac is not None and frac == frac and float(frac) >= min_found
-        return None if _missing(r["width"]) or not established else float(r["width"])
-
     out = []
     for r0, r1 in pairwise(sorted(rows, key=lambda r: int(r["L_shallow"]))):
-        w0, w1 = width(r0), width(r1)
+        w0, w1 = (_established(r["width"], r.get("found_fraction"), min_found) for r in (r0, r1))
         ok = (w0 is not None and w1 is not None and math.isfinite(w0) and math.isfinite(w1)
               and w0 > 0 and w1 > 0 and int(r1["L_shallow"]) != int(r0["L_shallow"]))
         out.append(math.log(w1 / w0, 3) / (int(r1["L_shallow"]) - int(r0["L_shallow"]))
