@@ -4,9 +4,9 @@ The paper side is ``data/claims/<work>.csv``; the measured side one JSON per cla
 and profile under ``data/claims/results/<profile>/``, written by :func:`record` with the run
 that produced it and sealed by :func:`entry_sha`. An entry is stale when its code, the
 criterion that decided it (:func:`criterion_sha`) or its profile's parameter values
-(:func:`~attnbook.book.profiles.changed_parameters`, read from git at the run's commit) have
-changed since, and damaged when it does
-not parse or match its hash (reported for its own claim alone). The stability rule
+(:func:`~attnbook.book.profiles.changed_parameters`: the values the entry recorded, or for an
+older entry those read from git at its run's commit) have changed since, and damaged when it
+does not parse or match its hash (reported for its own claim alone). The stability rule
 (:func:`stability`, :data:`MIN_SEEDS`, :data:`FRAGILE`) is as CONTRIBUTING.md says.
 """
 

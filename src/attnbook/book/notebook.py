@@ -39,7 +39,7 @@ from .checkpoints import (
     unit_key,
 )
 from .executors import default_executor, deterministic_kernels
-from .profiles import RESERVED, load_spec, rule_error
+from .profiles import RESERVED, chapter_spec, load_spec, rule_error
 from .provenance import function_modules, provenance
 from .readers import loads
 from .store import NotStored, ResultStore, config_key, total_wall
@@ -280,7 +280,7 @@ class Run:
         if self.readonly or self.overrides or self.store.migrating:
             _claims.check_claim_id(claim_id)  # a migration records nothing: it re-records after
         else:  # computed_by: where the cached numbers were computed (a GPU, for a laptop re-draw)
-            spec = _chapter_spec(self.notebook)  # parameters: what the profile set (stale_modules)
+            spec = chapter_spec(self.notebook)  # parameters: what the profile set (stale_modules)
             values = ({"parameters": spec.effective(self.profile)}
                       if spec is not None and spec.has_profile(self.profile) else {})
             _claims.record(claim_id, reproduced, measured, profile=self.profile,
@@ -394,7 +394,7 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
     """A chapter run by hand checks the parameters it holds as the runner would: each value
     that differs from the profile's against its range, then the ``.yml``'s rules on the whole
     set (a one-line :class:`ParameterError`). Nothing to check without a ``.yml``."""
-    spec = _chapter_spec(notebook)
+    spec = chapter_spec(notebook)
     if spec is None or not spec.has_profile(profile):
         return
     planned = {**spec.defaults, **(spec.profiles.get(profile) or {})}
@@ -408,17 +408,9 @@ def check_interactive_parameters(notebook: str, profile: str, namespace: dict) -
             raise rule_error(rule, full, changed)
 
 
-def _chapter_spec(notebook: str):
-    """The chapter's parameters and profiles (its .yml), or None outside notebooks/."""
-    try:
-        return load_spec(paths.NOTEBOOKS / f"{notebook}.ipynb")
-    except Exception:
-        return None
-
-
 def _profile_changes(notebook: str, profile: str) -> dict:
     """What ``profile`` changes from the notebook's parameters cell ({} when unknown)."""
-    spec = _chapter_spec(notebook)
+    spec = chapter_spec(notebook)
     if spec is None:
         return {}
     return {k: v for k, v in (spec.profiles.get(profile) or {}).items() if k != "profile"}

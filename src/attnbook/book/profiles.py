@@ -805,6 +805,17 @@ def _spec_now(path: Path, stamp: tuple) -> NotebookSpec | None:
         return None
 
 
+def chapter_spec(stem: str) -> NotebookSpec | None:
+    """The chapter's parameters and profiles as its notebook and ``.yml`` are now (None outside
+    ``notebooks/`` or where they do not load), read once per change of either file."""
+    path = paths.NOTEBOOKS / f"{stem}.ipynb"
+    if not stem or not path.exists():
+        return None
+    stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
+                  for p in (path, path.with_suffix(".yml")))
+    return _spec_now(path, stamp)
+
+
 def changed_parameters(stem: str, profile: str, commit: str,
                        recorded: dict | None = None) -> list[str]:
     """The parameters whose value at ``profile`` differs between a run's and the chapter as it
@@ -816,9 +827,7 @@ def changed_parameters(stem: str, profile: str, commit: str,
     if not stem or not path.exists() or not path.is_relative_to(paths.ROOT) \
             or not (commit or isinstance(recorded, dict)):
         return []
-    stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
-                  for p in (path, path.with_suffix(".yml")))
-    now = _spec_now(path, stamp)
+    now = chapter_spec(stem)
     if now is None or not now.has_profile(profile):
         return []
     try:
