@@ -31,6 +31,24 @@ def test_panels_hold_one_model_per_T_value_and_seed_with_the_step_rule():
     assert {c.task for c in p["heads_reg"][1]} == {"regression"}
 
 
+def test_context_control_is_the_shared_n_sweep_at_the_per_example_T():
+    plain = msw.figure2_panels(**GRID, steps=100, seeds=2, min_epochs=500)
+    p = msw.figure2_panels(**GRID, steps=100, seeds=2, min_epochs=500, context_control=True)
+    assert "context_control" not in plain and set(p) == set(msw.PANELS) | {"context_control"}
+    assert {k: v for k, v in p.items() if k != "context_control"} == plain  # nothing else moves
+    x, ctrl = p["context_control"]
+    gp = p["context_gp"][1]
+    assert x == "n" and len(ctrl) == len(gp)
+    # the per-example sweep's models with the shared context: same H, n, T, steps and seeds
+    assert [(c.H, c.n, c.T, c.steps, c.seed, c.task) for c in ctrl] == \
+        [(c.H, c.n, c.T, c.steps, c.seed, c.task) for c in gp]
+    assert {c.context for c in ctrl} == {"shared"} and {c.context for c in gp} == {"per_example"}
+    # at a T the shared sweep already has, the control is the same models (trained once)
+    same_T = msw.figure2_panels(**{**GRID, "T_gp": GRID["T_context"]}, steps=100,
+                                context_control=True)
+    assert same_T["context_control"][1] == same_T["context"][1]
+
+
 def _trained(configs, metric):
     return pd.DataFrame([{**asdict(c), "metric": metric(c)} for c in configs])
 

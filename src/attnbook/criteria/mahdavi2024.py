@@ -312,18 +312,34 @@ def heads_line_in_words(points, *, saturated_at, min_points):
 
 
 @description("M-F4")
-def general_position_lines_in_words(heads_gp, context_shared, context_gp, *, saturated_at,
-                                    min_points):
+def general_position_lines_in_words(heads_gp, context_shared, context_gp, control=None, *,
+                                    saturated_at, min_points):
     """The R^2 per T of the three line fits M-F4 reads (and why it is not testable where a
-    sweep has no T to fit)."""
+    sweep has no T to fit); with ``control`` (the shared-context sweep over n at the
+    per-example sweep's T), its R^2 per T too, reported beside the verdict and not read by it.
+
+    >>> pts = lambda T, ys: {"T": [T] * 4, "n": [5, 10, 20, 30], "metric": ys}
+    >>> print(general_position_lines_in_words(
+    ...     {"T": [9] * 3, "H": [1, 2, 3], "metric": [0.2, 0.4, 0.6]},
+    ...     pts(6, [0.2, 0.4, 0.6, 0.8]), pts(9, [0.2, 0.3, 0.5, 0.5]),
+    ...     pts(9, [0.1, 0.3, 0.4, 0.45]), saturated_at=0.98, min_points=3))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    R^2 of the line vs H, per-example contexts: T=9: 1.0000; R^2 of the line vs n, per-example
+    contexts: T=9: 0.8594, shared context: T=6: 0.9797; control, shared context at the
+    per-example T (reported, not decided): T=9: 0.8290
+    """
     text_H, ok_H = _r2_text(heads_gp, "H", saturated_at, min_points)
     text_gp, ok_gp = _r2_text(context_gp, "n", saturated_at, min_points)
     text_sh, ok_sh = _r2_text(context_shared, "n", saturated_at, min_points)
-    return (f"R^2 of the line vs H, per-example contexts: {text_H}; R^2 of the line vs n, "
+    text = (f"R^2 of the line vs H, per-example contexts: {text_H}; R^2 of the line vs n, "
             f"per-example contexts: {text_gp}, shared context: {text_sh}"
             + ("" if ok_H and ok_gp and ok_sh else
                f" (not testable: a sweep without a T of {min_points} points below accuracy "
                f"{saturated_at})"))
+    if control is None:
+        return text
+    return (f"{text}; control, shared context at the per-example T (reported, not decided): "
+            f"{_r2_text(control, 'n', saturated_at, min_points)[0]}")
 
 
 @description("M-F2b")

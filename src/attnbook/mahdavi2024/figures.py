@@ -13,13 +13,16 @@ __all__ = ["plot_sweep", "describe_by", "plot_pilot", "plot_head_size_pilot"]
 
 
 def plot_sweep(ax, df: pd.DataFrame, x: str, y: str = "metric", by: str = "T",
-               fits: pd.DataFrame | None = None, saturated_at: float = 0.98):
+               fits: pd.DataFrame | None = None, saturated_at: float = 0.98,
+               label: str = "{by} = {key}", **style):
     """Draw ``y`` against ``x``, one line per value of ``by``, with a band of one standard
     deviation when ``df`` holds means over several seeds (:func:`mean_over_seeds`); with
     ``fits`` (from :func:`linearity_by`) also the fitted line through the non-saturated points,
-    dashed."""
+    dashed. ``label``: each line's legend entry (``by`` and ``key`` filled in); ``style``:
+    matplotlib's line properties (a control drawn in grey beside the curves it controls)."""
     for key, g in df.sort_values(x).groupby(by):
-        line, = ax.plot(g[x], g[y], marker="o", ms=4, label=f"{by} = {key}")
+        line, = ax.plot(g[x], g[y], **{"marker": "o", "ms": 4, **style},
+                        label=label.format(by=by, key=key))
         if f"{y}_std" in g and g["seeds"].max() > 1:  # +- one standard deviation over seeds
             ax.fill_between(g[x], g[y] - g[f"{y}_std"], g[y] + g[f"{y}_std"],
                             color=line.get_color(), alpha=0.2, lw=0)

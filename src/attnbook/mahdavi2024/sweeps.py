@@ -57,30 +57,36 @@ PANELS = {
 }
 # the T list of each panel's figure: T_heads for the heads sweep of Figure 2(a), ...
 _T_OF = {"heads": "T_heads", "context": "T_context", "heads_gp": "T_gp", "context_gp": "T_gp",
-         "heads_reg": "T_reg", "context_reg": "T_reg"}
+         "heads_reg": "T_reg", "context_reg": "T_reg", "context_control": "T_gp"}
 
 
 def figure2_panels(*, d: int, n: int, d_h: int, heads: Sequence[int], H_context: int,
                    contexts: Sequence[int], T_heads: Sequence[int], T_context: Sequence[int],
                    T_gp: Sequence[int], T_reg: Sequence[int], steps: int, seed: int,
-                   seeds: int = 1, min_epochs: int = 0, **recipe) -> dict:
+                   seeds: int = 1, min_epochs: int = 0, context_control: bool = False,
+                   **recipe) -> dict:
     """Panel -> (swept variable, configurations): the heads panels at context size ``n``, the
     context panels at ``H_context`` heads, one model per (T, swept value, seed) for the seeds
     ``seed, seed + 1, ...``; each trains max(``steps``, ceil(``min_epochs`` T / batch)) steps.
     ``recipe``: the remaining :class:`MemorizationConfig` fields (n_classes, batch, lr,
-    eval_every).
+    eval_every). ``context_control``: also the panel ``"context_control"``, Figure 2(b)'s
+    shared-context sweep over n at the T of the per-example panels (``T_gp``): the control that
+    tells a weaker line in n with contexts per example (Figure 4) from one at a larger T.
 
     >>> p = figure2_panels(d=8, n=4, d_h=8, heads=[1, 2], H_context=2, contexts=[2, 3],
-    ...                    T_heads=[16], T_context=[16], T_gp=[16], T_reg=[8], steps=10, seed=0,
-    ...                    seeds=2)
+    ...                    T_heads=[16], T_context=[16], T_gp=[32], T_reg=[8], steps=10, seed=0,
+    ...                    seeds=2, context_control=True)
     >>> {k: (x, len(cs)) for k, (x, cs) in p.items()}["heads"], p["context_reg"][1][0].task
     (('H', 4), 'regression')
+    >>> [(c.T, c.n, c.context) for c in p["context_control"][1][::2]]
+    [(32, 2, 'shared'), (32, 3, 'shared')]
     """
     if seeds < 1:
         raise ParameterError("seeds", seeds, "an integer >= 1")
     Ts = {"T_heads": T_heads, "T_context": T_context, "T_gp": T_gp, "T_reg": T_reg}
+    panels = {**PANELS, **({"context_control": PANELS["context"]} if context_control else {})}
     out = {}
-    for name, (x, task, context) in PANELS.items():
+    for name, (x, task, context) in panels.items():
         values = heads if x == "H" else contexts
         out[name] = (x, [
             MemorizationConfig(H=v if x == "H" else H_context, T=T, n=n if x == "H" else v,
