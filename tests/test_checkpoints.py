@@ -361,6 +361,33 @@ def test_cached_table_resumes_from_its_checkpoint(tmp_path, monkeypatch):
         assert record["wall_s"] >= first["s"] > 0 and first["step"] > 0
 
 
+def test_a_cached_table_with_its_code_named_fingerprints_that_code_alone(tmp_path, monkeypatch):
+    """Run.cached(..., code=f): the record's fingerprint is f's import closure, not every module
+    the notebook loaded, so a change to an analysis module leaves the table current."""
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    import attnbook.mahdavi2024.sweeps  # noqa: F401  (loaded, as a chapter loads it)
+
+    cfgs = [MemorizationConfig(H=1, T=6, **{**SMALL, "steps": 20})]
+
+    def compute(ckpt):
+        return saturation_experiment(cfgs, progress=False, checkpoint=ckpt)
+
+    def fingerprint(notebook, **code):
+        Run(notebook, "ci", 0, torch.device("cpu"), "r1", False).cached(
+            ("accuracy", "max_coef"), {"configs": [c.__dict__ for c in cfgs]}, compute,
+            checkpoint=True, **code)
+        (meta,) = (tmp_path / "results" / notebook / "ci").glob("accuracy-*.json")
+        return set(json.loads(meta.read_text())["fingerprint"])
+
+    narrow = fingerprint("nb1", code=saturation_experiment)
+    assert narrow == set(function_modules(saturation_experiment))
+    assert "attnbook.mahdavi2024.sweeps" not in narrow
+    assert "attnbook.mahdavi2024.sweeps" in fingerprint("nb2")  # every module loaded
+    with pytest.raises(AttnbookError, match="code must be a function of the attnbook library"):
+        Run("nb", "ci", 0, torch.device("cpu"), "r1", False).cached(
+            "t", {"k": 1}, lambda: None, code=compute)
+
+
 def test_a_checkpoint_from_another_device_kind_resumes_with_a_warning(tmp_path):
     """A GPU's checkpoint resumed on a CPU: allowed, but said, and the sittings name both."""
     path = tmp_path / "u.pt"

@@ -169,15 +169,22 @@ class Run:
 
     # -- cache ---------------------------------------------------------------------------
     def cached(self, name: str | tuple[str, ...], params: dict, compute, *,
-               checkpoint: bool = False):
+               checkpoint: bool = False, code=None):
         """A table computed once per (profile, params) and re-read after (ResultStore.cached).
 
         With a tuple of names, ``compute()`` returns a dict of those tables, each stored under
         its own name, and a dict is returned; ``compute`` runs at most once. ``checkpoint=True``:
         ``compute(checkpoint)`` gets the table's :class:`Checkpoint`, deleted once it is stored.
+        ``code``: the library function ``compute`` runs (a notebook's lambda around it), whose
+        import closure is then the record's and the checkpoint's fingerprint; without it, every
+        module loaded counts, so a change to one the computation never runs makes it stale.
         """
         label = name if isinstance(name, str) else "+".join(name)
-        ckpt = self.checkpoint(label, params) if checkpoint else None
+        modules = function_modules(code) if code is not None else None
+        if code is not None and modules is None:
+            raise AttnbookError(f"table {label!r}: code must be a function of the attnbook "
+                                f"library, not {getattr(code, '__qualname__', code)!r}")
+        ckpt = self.checkpoint(label, params, modules) if checkpoint else None
         if ckpt is not None:
             compute = functools.partial(ckpt.run, compute)
         compute = _within_budget(self.store, compute, f"table {name!r}",
@@ -191,9 +198,9 @@ class Run:
 
         try:
             if isinstance(name, str):
-                out = self.store.cached(name, params, counted, earlier)
+                out = self.store.cached(name, params, counted, earlier, modules)
             else:
-                out = self._cached_tables(tuple(name), params, counted, earlier)
+                out = self._cached_tables(tuple(name), params, counted, earlier, modules)
             if ckpt is not None:
                 ckpt.clear()
             return out
@@ -202,7 +209,7 @@ class Run:
         finally:
             report_work("table", label, 1 if ran else 0, 1)
 
-    def _cached_tables(self, names, params, compute, earlier):
+    def _cached_tables(self, names, params, compute, earlier, modules=None):
         """:meth:`cached` for a tuple of names: one computation that yields several tables."""
         computed = {}
 
@@ -217,13 +224,14 @@ class Run:
                 return computed[n]
             return one
 
-        return {n: self.store.cached(n, params, table(n), earlier) for n in names}
+        return {n: self.store.cached(n, params, table(n), earlier, modules) for n in names}
 
-    def checkpoint(self, name: str, params: dict) -> Checkpoint:
-        """The checkpoint of the cached table ``name`` for ``params`` (none saved read-only)."""
+    def checkpoint(self, name: str, params: dict, modules=None) -> Checkpoint:
+        """The checkpoint of the cached table ``name`` for ``params`` (none saved read-only);
+        ``modules``: the code it can run (None: every module loaded)."""
         folder = checkpoint_dir(self.store.dir, name)
         return Checkpoint(None if self.readonly else folder / f"{unit_key(params)}.pt",
-                          deadline=deadline(), label=f"table {name!r}")
+                          deadline=deadline(), label=f"table {name!r}", modules=modules)
 
     def stored_sweep(self, name: str, profile: str, notebook: str | None = None):
         """What sweep ``name`` of this chapter (or of ``notebook``) has stored at another

@@ -398,9 +398,11 @@ class ResultStore:
 
     # -- one table per parameter set ---------------------------------------------------
     def cached(self, name: str, params: dict, compute: Callable[[], pd.DataFrame],
-               earlier: Callable[[], list] | None = None) -> pd.DataFrame:
+               earlier: Callable[[], list] | None = None,
+               modules: list[str] | None = None) -> pd.DataFrame:
         """The stored table for ``(name, params)``, computed and stored if absent
-        (``earlier()``, asked after ``compute``: the earlier sittings, as in put)."""
+        (``earlier()``, asked after ``compute``: the earlier sittings, as in put; ``modules``:
+        the code it can run, its fingerprint; None: every module loaded)."""
         key = config_key(params)
         csv, meta = self.dir / f"{name}-{key}.csv", self.dir / f"{name}-{key}.json"
         record = self._usable(meta)
@@ -416,7 +418,7 @@ class ResultStore:
         text = df.to_csv(index=False)
         record = seal({"name": name, "params": jsonable(params),
                        **_timing(round(wall, 3), earlier() if earlier else None),
-                       **self._stamp()}, text)
+                       **self._stamp(modules)}, text)
         self._note(record)
         self._write(csv, text)
         self._write(meta, dumps(record, indent=1, sort_keys=True))
