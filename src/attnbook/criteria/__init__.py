@@ -49,8 +49,9 @@ from pathlib import Path
 from ..errors import AttnbookError
 
 __all__ = ["CRITERIA", "DESCRIPTIONS", "NOT_TESTABLE", "all_at_most", "code_sha", "criterion",
-           "criterion_code", "crossing_text", "decide", "describe", "description", "named_code",
-           "largest_seed_std", "package_sources", "parse_thresholds", "records", "thresholds"]
+           "criterion_code", "crossing_text", "decide", "describe", "description", "missing",
+           "named_code", "largest_seed_std", "package_sources", "parse_thresholds", "records",
+           "thresholds"]
 
 CRITERIA: dict[str, Callable] = {}
 DESCRIPTIONS: dict[str, Callable] = {}  # claim id -> the sentence of what its verdict read
@@ -107,6 +108,17 @@ def thresholds(claim_id: str, claims_dir: Path | None = None) -> dict[str, float
         raise AttnbookError(f"unknown claim id {claim_id!r}: ids are those of "
                             f"data/claims/*.csv")
     return dict(table[claim_id])
+
+
+def missing(x) -> bool:
+    """Whether a measured scalar is absent: None, or NaN of any float type (what a table holds
+    where nothing ran).
+
+    >>> import numpy as np
+    >>> [missing(v) for v in (None, float("nan"), np.float32("nan"), 0.0, 3, "x")]
+    [True, True, True, False, False, False]
+    """
+    return x is None or bool(x != x)  # NaN is the one value unequal to itself
 
 
 def all_at_most(values, limit) -> bool:

@@ -4,7 +4,7 @@ import math
 from itertools import pairwise
 
 from ..errors import AttnbookError
-from . import all_at_most, criterion, crossing_text, description, largest_seed_std
+from . import all_at_most, criterion, crossing_text, description, largest_seed_std, missing
 from . import records as _rows  # the one table-to-dicts of the criteria
 
 __all__: list[str] = []
@@ -48,8 +48,7 @@ def _established(width, found_fraction, min_found) -> float | None:
     >>> _established(27.0, float("nan"), 0.8) is None
     True
     """
-    if (_missing(width) or found_fraction is None or found_fraction != found_fraction
-            or float(found_fraction) < min_found):
+    if missing(width) or missing(found_fraction) or float(found_fraction) < min_found:
         return None
     return float(width)
 
@@ -111,10 +110,6 @@ def table2_seed_std_in_words(table, *, n_seeds):
     return largest_seed_std(table, n_seeds, lambda r: f"L={int(r['L'])}, d_x={int(r['d_x'])}")
 
 
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
 @criterion("L-Lem1")
 def homogeneous_of_degree_3_to_the_L(table, *, max_rel_error, degree_tol, line_tol, line_ratio,
                                      control_min_error):
@@ -130,11 +125,11 @@ def homogeneous_of_degree_3_to_the_L(table, *, max_rel_error, degree_tol, line_t
     rows = _rows(table)
     plain = [r for r in rows if not r["residual"]]
     control = [r for r in rows if r["residual"]]
-    lined = [r for r in plain if not _missing(r.get("residual_at_degree"))]
+    lined = [r for r in plain if not missing(r.get("residual_at_degree"))]
     if not (plain and control and lined):
         return False
     deepest = max(float(r["degree"]) for r in lined)
-    if any(_missing(r.get("residual_at_degree")) for r in plain
+    if any(missing(r.get("residual_at_degree")) for r in plain
            if float(r["degree"]) <= deepest):
         return False
     homogeneous = all(float(r["max_rel_error"]) < max_rel_error

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, criterion, description, thresholds
+from . import NOT_TESTABLE, criterion, description, missing, thresholds
 
 __all__ = ["clopper_pearson", "crossing_k", "f2c_case", "f2c_description", "head_size_reading",
            "line_r2_by", "memorization_limit", "se_difference", "trend_description", "trend_in_se",
@@ -225,7 +225,7 @@ def _never_above_and_attained(table, max_ratio) -> bool:
                                               "adv_max_ratio", "T", "width_Hd")
     if not bound:
         return False
-    ran = [not (a is None or (isinstance(a, float) and math.isnan(a))) for a in adv]
+    ran = [not missing(a) for a in adv]
     if any(int(b) + 1 <= min(int(t), int(w)) and not r
            for b, t, w, r in zip(bound, T, width, ran, strict=True)):
         return False
