@@ -8,11 +8,12 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from attnbook import paths
-from attnbook.book import checkpoints, provenance
+from attnbook.book import checkpoints, provenance, report
 from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, load_state, unit_key
 from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
 from attnbook.book.provenance import function_modules
@@ -386,6 +387,26 @@ def test_a_cached_table_with_its_code_named_fingerprints_that_code_alone(tmp_pat
     with pytest.raises(AttnbookError, match="code must be a function of the attnbook library"):
         Run("nb", "ci", 0, torch.device("cpu"), "r1", False).cached(
             "t", {"k": 1}, lambda: None, code=compute)
+
+
+def test_a_table_stopped_mid_way_is_reported_as_not_computed(tmp_path, monkeypatch):
+    """The work report counts a table as computed once its computation returns: one that its
+    time budget stopped (checkpointed) reports 0 of 1, and the run's line says no unit
+    completed rather than 'computed 1 of 1' or 'from cache'."""
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    work = tmp_path / "work.jsonl"
+    monkeypatch.setenv("ATTNBOOK_WORK_REPORT", str(work))
+    run = Run("nb", "ci", 0, torch.device("cpu"), "r1", False)
+
+    def stopped():
+        raise BudgetExhausted("group checkpointed at step 5")
+
+    with pytest.raises(BudgetExhausted):
+        run.cached("t", {"k": 1}, stopped)
+    run.cached("u", {"k": 1}, lambda: pd.DataFrame({"x": [1.0]}))
+    reports = [json.loads(line) for line in work.read_text().splitlines()]
+    assert [(r["name"], r["computed"], r["total"]) for r in reports] == [("t", 0, 1), ("u", 1, 1)]
+    assert report.work_text({"computed": 0, "total": 1}, "partly run") == "no unit completed of 1"
 
 
 def test_a_checkpoint_from_another_device_kind_resumes_with_a_warning(tmp_path):

@@ -192,9 +192,10 @@ class Run:
         earlier = (lambda: ckpt.earlier) if ckpt is not None else None
         ran = []
 
-        def counted(compute=compute):
+        def counted(compute=compute):  # a unit counts as computed once it returns
+            out = compute()
             ran.append(True)
-            return compute()
+            return out
 
         try:
             if isinstance(name, str):

@@ -518,15 +518,23 @@ def stored_provenance(results: Path | None = None) -> dict:
     return out
 
 
-def work_text(work: dict | None) -> str:
+def work_text(work: dict | None, status: str = "ok") -> str:
     """What a run computed (its manifest entry's ``work``): 'from cache', 'computed 12 of 36
-    units', or '' (no cached table or sweep, or a run from before this was recorded).
+    units', or '' (no cached table or sweep, or a run from before this was recorded). A run
+    that did not end ``ok`` (one stopped on its time budget) says how many units it completed,
+    since a unit it began and checkpointed is neither computed nor read from the cache.
 
     >>> work_text({"computed": 0, "total": 36}), work_text({"computed": 12, "total": 36})
     ('from cache', 'computed 12 of 36 units')
+    >>> work_text({"computed": 0, "total": 2}, "partly run")
+    'no unit completed of 2'
     """
     if not isinstance(work, dict) or not work.get("total"):
         return ""
+    if status != "ok":
+        done = int(work.get("computed") or 0)
+        return (f"completed {done} of {work['total']} units" if done
+                else f"no unit completed of {work['total']}")
     if not work.get("computed"):
         return "from cache"
     return f"computed {work['computed']} of {work['total']} units"
@@ -576,7 +584,7 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None, *,
             e = latest.get((nb, prof))
             build = "not run in this build"
             if e is not None:
-                work = work_text(e.get("work"))
+                work = work_text(e.get("work"), e.get("status", "ok"))
                 build = (f"{escape(e['status'])} in {escape(seconds_text(e['wall_s']))}"
                          + (f", {escape(work)}" if work else ""))
             lines.append(f"| {_chapter_link(nb)} | `{_code(prof)}` | {what} | {build} |")
@@ -593,7 +601,7 @@ def execution_markdown(manifest: Path, table: pd.DataFrame | None = None, *,
               "|---|---|---|---|---|---|---|"]
     for (nb, prof), e in sorted(latest.items()):
         status = escape(e["status"]) + (f": {escape(e['error'])}" if e.get("error") else "")
-        work = work_text(e.get("work"))
+        work = work_text(e.get("work"), e.get("status", "ok"))
         if work:
             status += f" ({escape(work)})"
         if (nb, prof) in stale:

@@ -470,7 +470,7 @@ def execute(jobs: list[Job], *, recompute: bool = False, build_dir: Path | None 
             for sig, handler in held.items():
                 signal.signal(sig, handler)
             raise interrupted
-        log(f"      {status} in {wall:.1f} s" + (f" · {work_text(work)}" if work else "")
+        log(f"      {status} in {wall:.1f} s" + (f" · {work_text(work, status)}" if work else "")
             + (f" · {error}" if error else "")
             + ("" if status == "ok" else f" · see {failed / (stem + '.ipynb')}"))
         for w in warned:
