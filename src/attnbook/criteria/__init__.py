@@ -210,7 +210,7 @@ def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
     if not get("found"):
         return f"{label}: no crossing ({get('reason')})"
     low, high = get("width_low"), get("width_high")
-    if low is None or low != low:
+    if missing(low):
         return f"{label}: {located} (no interval)"
     return (f"{label}: {located} (95% bootstrap {'<=' if get('low_open') else ''}"
             f"{low:.{digits}f} .. {'>=' if get('high_open') else ''}{high:.{digits}f}, "
@@ -260,14 +260,42 @@ def _definitions(text: str) -> tuple[dict, dict]:
 
 
 def _read_names(node: ast.AST) -> set[str]:
-    """The names a definition reads (its decorators apart: registration decides nothing)."""
+    """The names a definition reads (its decorators apart: registration decides nothing); a
+    function's own arguments and local variables are not read from the package, whatever their
+    names (a local ``missing`` is not the helper ``missing``).
+
+    >>> tree = ast.parse("def f(v):\\n    missing = [k for k in v if k]\\n    return missing, g(v)\\n")
+    >>> sorted(_read_names(tree.body[0]))
+    ['g', 'k']
+    """
+    local: set[str] = set()
     if isinstance(node, ast.FunctionDef):
         parts = [node.args, *node.body] + ([node.returns] if node.returns else [])
+        local = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        local |= _bound_here(node.body) - {n for s in ast.walk(node) if isinstance(s, ast.Global)
+                                          for n in s.names}
     elif isinstance(node, ast.ClassDef):
         parts = [*node.bases, *node.keywords, *node.body]
     else:
         parts = [node]
-    return {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+    return {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)} - local
+
+
+def _bound_here(body) -> set[str]:
+    """The names a function body binds in its own scope (not in a nested function, lambda or
+    comprehension, whose bindings do not hide a package name from the rest of the body)."""
+    bound, todo = set(), list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+            continue
+        if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            bound.add(n.id)
+        todo.extend(ast.iter_child_nodes(n))
+    return bound
 
 
 def named_code(text: str | None, names) -> list[str]:

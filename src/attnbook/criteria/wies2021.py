@@ -10,6 +10,7 @@ from . import (
     crossing_text,
     description,
     largest_seed_std,
+    missing,
     thresholds,
 )
 from . import records as _records  # the one table-to-dicts of the criteria
@@ -311,7 +312,7 @@ def rank_above_corollary_1(table, *, min_bound):
     checked = []
     for row in _records(table):
         bound = row.get("wies_lower")
-        if bound is None or bound != bound:  # None or NaN: eq. (14) does not apply
+        if missing(bound):  # eq. (14) does not apply
             continue
         L, d_x, V, bound = int(row["L"]), int(row["d_x"]), int(row["V"]), int(bound)
         if L >= 2 and int(row["H"]) < int(row["r"]) and 3**L > d_x and V >= 2 * bound + 1:
