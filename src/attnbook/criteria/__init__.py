@@ -264,7 +264,7 @@ def _read_names(node: ast.AST) -> set[str]:
     function's own arguments and local variables are not read from the package, whatever their
     names (a local ``missing`` is not the helper ``missing``).
 
-    >>> tree = ast.parse("def f(v):\\n    missing = [k for k in v if k]\\n    return missing, g(v)\\n")
+    >>> tree = ast.parse("def f(v):\\n    missing = [k for k in v]\\n    return missing, g(v)")
     >>> sorted(_read_names(tree.body[0]))
     ['g', 'k']
     """
