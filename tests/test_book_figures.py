@@ -229,7 +229,8 @@ def test_home_summary_counts_verdicts_and_links_strong_and_failed_claims():
                      r"reproduced: power sums", partial)
     assert "**Where each profile ran**" in md
     untestable = md.split("**What this book's runs could not test**")[1]
-    assert "{claim}`M-F3@full`" in untestable  # one seed: the stability rule
+    assert "{claim}`W-F1@cpu`" in untestable  # a premise the cpu scale does not meet
+    assert re.search(r"\{claim\}`M-F3@full` .*; at `full` part H=8 reproduced: largest T", partial)
     assert re.search(r"\{claim\}`M-F3@cpu`", failed)  # 3 seeds: decided
 
 
