@@ -511,6 +511,34 @@ def test_stopped_and_resumed_furthest_neighbour_line_equals_the_uninterrupted_on
     np.testing.assert_array_equal(whole["min_loss"], resumed["min_loss"])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("stop_at", [7, 10])  # between evaluations, and right after one
+def test_stopped_and_resumed_set_models_equal_the_uninterrupted_ones(device, stop_at):
+    from attnbook.bruna2024 import symmetric as sy
+
+    target = sy.PowerSumTarget("rotated", 4, 4, 4)
+    settings = sy.SetTrainSettings(steps=25, batch=16, lr=0.01, warmup=5, eval_every=5,
+                                   eval_size=32, test_size=64, chunk=20)
+
+    def train(checkpoint=None):
+        return sy.unary_pairwise_result(target, [1, 3], settings, width=16, seed=2,
+                                        device=device, checkpoint=checkpoint)
+
+    whole = train()
+    first = MemoryCheckpoint(stop_at=stop_at)
+    with pytest.raises(Stop):
+        train(first)
+    second = MemoryCheckpoint(saved=first.blob)
+    resumed = train(second)
+    assert second.ticks[0] == stop_at + 1  # it went on from the saved step, not from 0
+    for k in ("test_error", "curve", "curve_step", "H", "model"):
+        np.testing.assert_array_equal(whole[k], resumed[k], err_msg=k)
+    state = _saved_state(train, stop_at)
+    state["step"] = settings.steps
+    with pytest.raises(AttnbookError, match="a checkpoint at step 25 of 25"):
+        train(_as_checkpoint(state))
+
+
 def test_a_checkpoint_at_the_last_step_is_refused_by_its_trainer(tmp_path):
     """No training is saved at its last step (it ends there and is stored), so a checkpoint
     that claims it is made up: the trainer refuses it before any step, and the book sets it

@@ -33,7 +33,7 @@ from torch import nn
 
 from ..engines.linalg import multi_indices, numerical_rank
 from ..engines.schedules import warmup_cosine
-from ..errors import ParameterError, check_int
+from ..errors import AttnbookError, ParameterError, check_int
 
 __all__ = ["powersum_basis_size", "generator_counts", "zb_lower_bound",
            "matrix_separation", "TARGETS", "target_multi_indices", "torus_angles", "torus_embed",
@@ -497,14 +497,23 @@ def _relative_errors(model: SetModels, target: PowerSumTarget, theta: torch.Tens
 
 
 def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrainSettings, *,
-                     seed: int = 0, device=None, progress: bool = False) -> dict:
+                     seed: int = 0, device=None, progress: bool = False,
+                     checkpoint=None) -> dict:
     """Train every model of ``model`` on the target, together: one batch of fresh point sets
     per step, the summed squared loss (each model gets its own gradient; Adam acts entrywise,
     so the models train exactly as they would alone).
 
     Returns ``test_error`` (M + pairwise,): the relative error ||g - f||^2 / ||g||^2 on
     ``settings.test_size`` fresh point sets after training; ``curve`` (evaluations, M +
-    pairwise): the same on a held-out set during training, at ``curve_step``; ``wall_s``.
+    pairwise): the same on a held-out set during training, at ``curve_step``; ``wall_s`` (of
+    this sitting).
+
+    ``checkpoint``: an object with ``load(device)`` (the state of an earlier sitting, or None)
+    and ``tick(step, state)`` (called after every step but the last; it may save ``state()``
+    and may stop the training by raising), e.g. the :class:`attnbook.book.checkpoints.
+    Checkpoint` a sweep passes. The state (weights, Adam, the batch generator, the curve so
+    far) makes a resumed training equal to the uninterrupted one; the test error is always
+    computed from the weights.
     """
     if model.d != target.d:
         raise ParameterError("d", model.d, f"the target's d = {target.d}")
@@ -518,12 +527,27 @@ def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrai
     theta_eval = torus_angles(settings.eval_size, N, d, generator=gen_eval, device=device,
                               dtype=dtype)
     opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
-    steps = range(settings.steps)
+    curve, curve_step, done = [], [], 0
+    saved = checkpoint.load(device) if checkpoint is not None else None
+    if saved is not None:
+        done = saved["step"]
+        if not 0 < done < settings.steps:  # a training is saved only before its last step
+            raise AttnbookError(f"a checkpoint at step {done} of {settings.steps}: one is saved "
+                                "only between the first and the last step")
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        gen.set_state(saved["rng"].cpu())
+        curve, curve_step = list(saved["curve"]), list(saved["curve_step"])
+
+    def state() -> dict:
+        return {"step": done, "model": model.state_dict(), "opt": opt.state_dict(),
+                "rng": gen.get_state(), "curve": curve, "curve_step": curve_step}
+
+    steps = range(done, settings.steps)
     if progress:
         from ..progress import progress_bar
 
         steps = progress_bar(steps, desc="Sym(H) and Sym^2(1)", leave=False)
-    curve, curve_step = [], []
     t0 = time.perf_counter()
     for step in steps:
         for group in opt.param_groups:
@@ -536,6 +560,9 @@ def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrai
         if (step + 1) % settings.eval_every == 0 or step + 1 == settings.steps:
             curve.append(_relative_errors(model, target, theta_eval, settings.chunk))
             curve_step.append(step + 1)
+        done = step + 1
+        if checkpoint is not None and done < settings.steps:
+            checkpoint.tick(done, state)
     theta_test = torus_angles(settings.test_size, N, d, generator=gen_test, device=device,
                               dtype=dtype)
     test_error = _relative_errors(model, target, theta_test, settings.chunk)
@@ -544,8 +571,8 @@ def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrai
 
 
 def unary_pairwise_table(target: PowerSumTarget, Hs, settings: SetTrainSettings, *,
-                         width: int = 64, seed: int = 0, device=None,
-                         progress: bool = False) -> tuple[pd.DataFrame, dict]:
+                         width: int = 64, seed: int = 0, device=None, progress: bool = False,
+                         checkpoint=None) -> tuple[pd.DataFrame, dict]:
     """Train Sym(H, N, d) for every H in ``Hs`` and Sym^2(1, N, d) together on ``target``.
 
     Returns a table, one row per model (``model`` "unary" or "pairwise", ``H``, ``test_error``,
@@ -554,7 +581,8 @@ def unary_pairwise_table(target: PowerSumTarget, Hs, settings: SetTrainSettings,
     ``train_set_models``.
     """
     net = SetModels(target.d, Hs, width=width, seed=seed)
-    res = train_set_models(net, target, settings, seed=seed, device=device, progress=progress)
+    res = train_set_models(net, target, settings, seed=seed, device=device, progress=progress,
+                           checkpoint=checkpoint)
     tail = eckart_young_tail(target.matrix, Hs)
     rows = [{"model": "unary", "H": H, "test_error": float(res["test_error"][m]),
              "zb_bound": float(zb_lower_bound(H, target.N, target.d)),
@@ -565,13 +593,14 @@ def unary_pairwise_table(target: PowerSumTarget, Hs, settings: SetTrainSettings,
 
 
 def unary_pairwise_result(target: PowerSumTarget, Hs, settings: SetTrainSettings, *,
-                          width: int = 64, seed: int = 0, device=None,
-                          progress: bool = False) -> dict:
+                          width: int = 64, seed: int = 0, device=None, progress: bool = False,
+                          checkpoint=None) -> dict:
     """:func:`unary_pairwise_table` as one storable result: per model ``model``, ``H`` and
     ``test_error``, the held-out ``curve`` (evaluations x models) at ``curve_step``, and the
-    training time ``train_s``."""
+    training time ``train_s`` (of the last sitting). ``checkpoint``: as
+    :func:`train_set_models`'s (a sweep with ``checkpoint=True`` passes one per unit)."""
     tab, res = unary_pairwise_table(target, Hs, settings, width=width, seed=seed, device=device,
-                                    progress=progress)
+                                    progress=progress, checkpoint=checkpoint)
     return {"model": tab["model"].tolist(), "H": tab["H"].tolist(),
             "test_error": tab["test_error"].tolist(), "curve": res["curve"],
             "curve_step": res["curve_step"], "train_s": res["wall_s"]}
