@@ -533,7 +533,7 @@ def test_stopped_and_resumed_set_models_equal_the_uninterrupted_ones(device, sto
     assert second.ticks[0] == stop_at + 1  # it went on from the saved step, not from 0
     for k in ("test_error", "curve", "curve_step", "H", "model"):
         np.testing.assert_array_equal(whole[k], resumed[k], err_msg=k)
-    state = _saved_state(train, stop_at)
+    state = load_state(io.BytesIO(first.blob), "cpu")  # the state saved above, claiming the end
     state["step"] = settings.steps
     with pytest.raises(AttnbookError, match="a checkpoint at step 25 of 25"):
         train(_as_checkpoint(state))
