@@ -231,11 +231,13 @@ def wies2021_upper_bound(L: int, r: int, r_e: int = 0) -> int:
 
 
 def wies2021_lower_bound(L: int, r: int, H: int) -> int:
-    """wies2021 Corollary 1, eq. (14): sep >= ((floor((r-H)/2), 3^(L-2))) for generic weights.
+    """wies2021 Corollary 1, eq. (14): sep >= (((r-H)/2, 3^(L-2))) for generic weights.
 
-    Needs L >= 2 (the exponent 3^(L-2) is an integer) and H < r (Theorem 2); the floor is the
-    paper's footnote 3. The corollary's other premise (V >= 2 ((., .)) + 1 tokens, or N large)
-    is about whether a grid can show it; see the chapter.
+    Needs L >= 2 (the exponent 3^(L-2) is an integer) and H < r (Theorem 2). The paper writes
+    (r-H)/2, a whole number only where r - H is even; where it is odd this takes the floor, as
+    the paper's footnote 3 does for the d = (r-1-H)/2 of its eq. (16). The corollary's other
+    premise (V >= 2 ((., .)) + 1 tokens, Lemma 6) is about whether a grid can show it; see the
+    chapter.
 
     >>> wies2021_lower_bound(3, 8, 2)  # ((3, 3)) = binom(5, 3)
     10
