@@ -27,8 +27,8 @@ def _nn_seeds(means, spread=0.01, lines=2, ranks=(1, 2, 4, 8, 16)):
 
 
 def _lemma1(plain_error):
-    """Two plain networks of L = 2 (both line-tested, as every one of L <= 3 must be) and a
-    residual control, as lemma1_table rows."""
+    """Two plain networks of L = 2 (both line-tested, as every one up to the run's
+    line_max_depth, here 2, must be) and a residual control, as lemma1_table rows."""
     row = {"residual": False, "degree": 9, "fitted_degree": 9.0, "residual_at_degree": np.nan,
            "residual_below_degree": np.nan}
     lined = {"residual_at_degree": 1e-15, "residual_below_degree": 1e-4}
@@ -143,7 +143,7 @@ CASES = {
     "W-F4": (({2: 0.9, 4: 0.75, 8: 0.62, 16: 0.55}, _SEEDS),
              ({2: 0.6, 4: 0.75, 8: 0.7, 16: 0.8}, _SEEDS)),
     "W-F6": (([(0.30, 0.05), (0.25, 0.1)], _SEEDS), ([(0.30, 0.05), (0.15, 0.1)], _SEEDS)),
-    "L-Lem1": ((_lemma1(1e-15),), (_lemma1(1e-6),)),
+    "L-Lem1": ((_lemma1(1e-15), 2), (_lemma1(1e-6), 2)),
     "L-T1": (([(3, 4, 48), (14, 10**6, 10**9)],), ([(3, 2, 48), (14, 10**6, 10**9)],)),
     "L-C3": (([(6, [5] * 10), (4, [3] * 3)],), ([(6, [5] * 9 + [6])],)),
     "L-T3": (([(3, 10, 5, 96)],), ([(3, 10, 2, 96)],)),
@@ -775,7 +775,7 @@ def _lem1(**over):
     rows[0].update(line)
     rows[1].update(plain)
     rows[2].update(control)
-    return (rows,)
+    return (rows, 2)
 
 
 @edge("L-Lem1", "max_rel_error")
@@ -811,6 +811,23 @@ def _(t):
     c = t["control_min_error"]
     return [(_lem1(control={"max_rel_error": 1.01 * c}), True),
             (_lem1(control={"max_rel_error": c}), False)]
+
+
+def test_lemma1_every_network_up_to_the_line_depth_is_line_tested():
+    """A plain network of depth 3 without a line result fails L-Lem1 where the run's
+    line_max_depth is 3 (its words: every network up to it is line-tested), not where it is 2;
+    the sentence counts it among those due."""
+    rows, _ = _lem1()
+    deep = {**rows[0], "degree": 27, "fitted_degree": 27.0, "residual_at_degree": np.nan,
+            "residual_below_degree": np.nan}
+    assert criteria.decide("L-Lem1", rows + [deep], 2) is True
+    assert criteria.decide("L-Lem1", rows + [deep], 3) is False
+    assert "exact degree along lines at 2/3 (L <= 3)" in criteria.describe("L-Lem1",
+                                                                          rows + [deep], 3)
+    assert "exact degree along lines at 2/2 (L <= 2)" in criteria.describe("L-Lem1",
+                                                                          rows + [deep], 2)
+    shallow = {**deep, "degree": 3, "fitted_degree": 3.0}  # L = 1, within every line depth
+    assert criteria.decide("L-Lem1", rows + [shallow], 2) is False
 
 
 def _ld(widths, frac=1.0, band=2):
@@ -1443,6 +1460,15 @@ def _(t):
     return [(("size", nets(r_in), d_x), True), (("size", nets(r_out), d_x), criteria.NOT_TESTABLE)]
 
 
+def test_wt2_a_rank_below_its_bound_fails_even_where_every_bound_is_small():
+    """W-T2's words: a rank below its proven bound fails at any bound; only a profile with no
+    violation and no bound of at least min_bound is not testable."""
+    small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 100, "rank_exact": k, "wies_lower": 2}
+             for k in (1, 2)]
+    assert criteria.decide("W-T2", small[:1]) is False
+    assert criteria.decide("W-T2", small[1:]) == criteria.NOT_TESTABLE
+
+
 def test_wf2_needs_seeds_and_a_control_and_a_steady_cost():
     one_seed = [{**n, "losses": n["losses"][:1]} for n in _f2({4: 2.3, 16: 2.0})]
     assert criteria.decide("W-F2", "bottleneck", one_seed, 8) == criteria.NOT_TESTABLE
@@ -1749,13 +1775,3 @@ def test_the_bounds_need_their_adversarial_search_and_the_largest_net():
             is False
     assert criteria.decide("M-P3", _P3, "ReLU m=9") is True
     assert criteria.decide("M-P3", _P3, "ReLU m=1") is False  # m=9 has no more parameters
-
-
-def test_every_network_up_to_the_deepest_line_tested_depth_is_line_tested():
-    """L-Lem1: a network deeper than every line-tested one may be left out (line_max_depth
-    below 3 is allowed); one at or below the deepest line-tested depth may not."""
-    deep = {"residual": False, "degree": 27, "fitted_degree": 27.0, "max_rel_error": 1e-15,
-            "residual_at_degree": np.nan, "residual_below_degree": np.nan}
-    assert criteria.decide("L-Lem1", _lemma1(1e-15) + [deep]) is True
-    assert criteria.decide("L-Lem1", _lemma1(1e-15) + [{**deep, "degree": 3,
-                                                         "fitted_degree": 3.0}]) is False

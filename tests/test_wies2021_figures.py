@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnbook import criteria
 from attnbook.book import pilot as ap
 from attnbook.book.plotting import overlapping_labels, spread_labels
+from attnbook.criteria.wies2021 import f2_description
 from attnbook.wies2021 import attention_ratio as ar
 from attnbook.wies2021 import figures as wfig
 from attnbook.wies2021 import rank_bottleneck as rb
@@ -175,6 +177,21 @@ def test_figure2_places_each_net_and_names_the_control():
     assert drawn["colors"].count("tab:green") == len(base)
     spread_labels(ax, **drawn, column=True)  # as the chapter does
     assert not overlapping_labels(fig)
+
+
+def test_a_net_better_than_every_full_rank_net_matches_no_size():
+    """The matched size of a loss below every full-rank net's is not the largest net's size
+    (an extrapolation): it is NaN, so W-F2's part "size" is not testable there, and its
+    sentence says which net has no match."""
+    res = _lm_results()
+    better = res.assign(test_loss=res["test_loss"].where(~(res["r"] == 48), 1.95))
+    low = rb.bottleneck_table(better, 32).set_index("r")
+    assert np.isnan(low.loc[48, "matched_params"]) and low.loc[2, "matched_params"] > 0
+    assert rb.bottleneck_table(res, 32).set_index("r").loc[48, "matched_params"] > 0
+    nets = rb.f2_nets(rb.bottleneck_table(better, 32))
+    assert criteria.decide("W-F2", "size", nets, 32) == criteria.NOT_TESTABLE
+    assert "not measured (the control's loss below every full-rank net's)" in \
+        f2_description("size", nets, 32)
 
 
 def test_figure7_ends_both_curves_at_the_full_rank_net():

@@ -110,36 +110,63 @@ def table2_seed_std_in_words(table, *, n_seeds):
     return largest_seed_std(table, n_seeds, lambda r: f"L={int(r['L'])}, d_x={int(r['d_x'])}")
 
 
-@criterion("L-Lem1")
-def homogeneous_of_degree_3_to_the_L(table, *, max_rel_error, degree_tol, line_tol, line_ratio,
-                                     control_min_error):
-    """L-Lem1: ``table`` has one row per random network (columns ``residual``, ``degree`` =
-    3^L, ``fitted_degree``, ``max_rel_error`` of f(aX) = a^(3^L) f(X), and where the line test
-    ran ``residual_at_degree`` and ``residual_below_degree``). Every plain network is
-    homogeneous of degree 3^L (error < ``max_rel_error``, fitted degree within ``degree_tol``);
-    the run line-tests every plain network up to its deepest line-tested depth (its
-    ``line_max_depth``, at most 3: a network left out there has not shown it), each fitted to
-    ``line_tol`` at degree 3^L and leaving a residual more than ``line_ratio`` times larger at
-    degree 3^L - 1; every residual network (the control, not
-    homogeneous) has an error above ``control_min_error``. Each kind must be present."""
+def _lemma1_counts(table, line_max_depth, *, max_rel_error, degree_tol, line_tol, line_ratio,
+                   control_min_error) -> dict:
+    """What L-Lem1 counts: the plain networks and those homogeneous of degree 3^L; the plain
+    networks the run had to line-test (L <= ``line_max_depth``, at most 3) and those fitted
+    exactly along lines (a network of that depth without a line result is not); the residual
+    controls and those that fail homogeneity; and the deepest L."""
     rows = _rows(table)
     plain = [r for r in rows if not r["residual"]]
     control = [r for r in rows if r["residual"]]
-    lined = [r for r in plain if not missing(r.get("residual_at_degree"))]
-    if not (plain and control and lined):
-        return False
-    deepest = max(float(r["degree"]) for r in lined)
-    if any(missing(r.get("residual_at_degree")) for r in plain
-           if float(r["degree"]) <= deepest):
-        return False
-    homogeneous = all(float(r["max_rel_error"]) < max_rel_error
-                      and abs(float(r["fitted_degree"]) - float(r["degree"])) < degree_tol
-                      for r in plain)
-    exact_degree = all(float(r["residual_at_degree"]) < line_tol
-                       and float(r["residual_below_degree"])
-                       > line_ratio * float(r["residual_at_degree"]) for r in lined)
-    control_fails = all(float(r["max_rel_error"]) > control_min_error for r in control)
-    return homogeneous and exact_degree and control_fails
+    line_depth = min(int(line_max_depth), 3)
+    due = [r for r in plain if float(r["degree"]) <= 3**line_depth]
+    return {
+        "plain": len(plain),
+        "homogeneous": sum(float(r["max_rel_error"]) < max_rel_error
+                           and abs(float(r["fitted_degree"]) - float(r["degree"])) < degree_tol
+                           for r in plain),
+        "line_depth": line_depth, "due": len(due),
+        "exact": sum(not missing(r.get("residual_at_degree"))
+                     and float(r["residual_at_degree"]) < line_tol
+                     and float(r["residual_below_degree"])
+                     > line_ratio * float(r["residual_at_degree"]) for r in due),
+        "control": len(control),
+        "control_fails": sum(float(r["max_rel_error"]) > control_min_error for r in control),
+        "max_L": max((round(math.log(float(r["degree"]), 3)) for r in plain), default=0)}
+
+
+@criterion("L-Lem1")
+def homogeneous_of_degree_3_to_the_L(table, line_max_depth, *, max_rel_error, degree_tol,
+                                     line_tol, line_ratio, control_min_error):
+    """L-Lem1: ``table`` has one row per random network (columns ``residual``, ``degree`` =
+    3^L, ``fitted_degree``, ``max_rel_error`` of f(aX) = a^(3^L) f(X), and where the line test
+    ran ``residual_at_degree`` and ``residual_below_degree``); ``line_max_depth`` is the run's.
+    Every plain network is homogeneous of degree 3^L (error < ``max_rel_error``, fitted degree
+    within ``degree_tol``); every plain network up to the run's ``line_max_depth`` (at most 3)
+    is line-tested, fitted to ``line_tol`` at degree 3^L and leaving a residual more than
+    ``line_ratio`` times larger at degree 3^L - 1 (one without a line result fails); every
+    residual network (the control, not homogeneous) has an error above
+    ``control_min_error``. Each kind must be present."""
+    c = _lemma1_counts(table, line_max_depth, max_rel_error=max_rel_error,
+                       degree_tol=degree_tol, line_tol=line_tol, line_ratio=line_ratio,
+                       control_min_error=control_min_error)
+    return (c["plain"] > 0 and c["due"] > 0 and c["control"] > 0
+            and c["homogeneous"] == c["plain"] and c["exact"] == c["due"]
+            and c["control_fails"] == c["control"])
+
+
+@description("L-Lem1")
+def homogeneity_in_words(table, line_max_depth, *, max_rel_error, degree_tol, line_tol,
+                         line_ratio, control_min_error):
+    """What L-Lem1 counts (:func:`_lemma1_counts`), each against how many it was read on."""
+    c = _lemma1_counts(table, line_max_depth, max_rel_error=max_rel_error,
+                       degree_tol=degree_tol, line_tol=line_tol, line_ratio=line_ratio,
+                       control_min_error=control_min_error)
+    return (f"degree 3^L homogeneous at {c['homogeneous']}/{c['plain']} networks "
+            f"(L = 1..{c['max_L']}), exact degree along lines at {c['exact']}/{c['due']} "
+            f"(L <= {c['line_depth']}); residual control non-homogeneous at "
+            f"{c['control_fails']}/{c['control']}")
 
 
 @criterion("L-T1")

@@ -423,8 +423,12 @@ def f2_description(part, nets, d_x, unfactored=None) -> str:
                 + f" (more than {t['n_se']:g} se asked, not falling as r falls); {ctrl}")
     r = f2_anchor_rank(by_r, d_x, t["anchor_ratio"])
     n = by_r[r]
-    over_c = (f"{n['matched'] / c['matched']:.2f}" if c["matched"] > 0 and n["matched"] > 0
-              else "not measured (below every full-rank net)")
+    unmatched = [f"{name}'s loss {'above' if m == 0 else 'below'} every full-rank net's"
+                 for name, m in ((f"r = {r}", n["matched"]),
+                                 ("the control", c["matched"])) if not m > 0]
+    over_c = (f"{n['matched'] / c['matched']:.2f}" if not unmatched
+              else f"not measured ({'; '.join(unmatched)})")
+    own = n["matched"] / n["params"]
     far = abs(math.log(r / d_x / t["anchor_ratio"])) > math.log(t["anchor_factor"])
     return (f"at r = {r} (r/d_x {r / d_x:.3g}, the ratio run nearest {t['anchor_ratio']:g}, "
             + (f"{r / d_x / t['anchor_ratio']:.2g} times it: beyond the factor "
@@ -432,7 +436,7 @@ def f2_description(part, nets, d_x, unfactored=None) -> str:
                f"within the factor {t['anchor_factor']:g} asked") + "): "
             f"matched full-rank size over the control r = {controls[0]} matched size {over_c} "
             f"(asked {t['size_ratio']:g} +- {t['size_tolerance']:g}); over its own size "
-            f"{n['matched'] / n['params']:.2f}")
+            + (f"{own:.2f}" if own == own else "not measured"))
 
 
 @criterion("W-F7")
@@ -443,7 +447,8 @@ def positional_rank_cheap(pos_losses, vocab_losses, full_loss, full_std, d_x, N,
     the full-rank net's loss and seed standard deviation. Positional rank
     max(1, N // pos_divisor) is within ``n_std`` std of the full-rank loss, and the rank-1
     positional loss lies between those of vocabulary ranks d_x // high_divisor (lower loss)
-    and d_x // low_divisor."""
+    and d_x // low_divisor: at least the first and at most the second, so where the larger
+    vocabulary rank has the higher loss no loss lies between and this side fails."""
     pos = {int(k): float(v) for k, v in dict(pos_losses).items()}
     vocab = {int(k): float(v) for k, v in dict(vocab_losses).items()}
     r_pos = max(1, int(N) // pos_divisor)

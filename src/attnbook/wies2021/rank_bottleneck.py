@@ -59,7 +59,8 @@ def net_table(results: pd.DataFrame, seeds=None) -> pd.DataFrame:
 
 def bottleneck_table(results: pd.DataFrame, d_x: int, seeds=None) -> pd.DataFrame:
     """The factored nets (group ``rank``) of width ``d_x``, by rank: each one's matched
-    full-rank size (over the baselines and the unfactored net of width d_x), as a share of its
+    full-rank size (over the baselines and the unfactored net of width d_x; 0 where its loss is
+    above every full-rank net's, NaN where it is below them all), as a share of its
     own size (``matched_over_own``) and of the control's matched size (``matched_over_control``;
     the control is the factored net of the smallest rank above d_x, full rank only factored),
     and its loss above the control's (``cost``) in standard errors of the seeds
@@ -67,8 +68,9 @@ def bottleneck_table(results: pd.DataFrame, d_x: int, seeds=None) -> pd.DataFram
     nets = net_table(results, seeds)
     base = nets[nets["group"].isin(["baseline", "full"])].sort_values("params_total")
     low = nets[(nets["group"] == "rank") & (nets["d_x"] == d_x)].sort_values("r")
+    best = float(base["test_loss"].min())  # a loss below it matches no trained size: NaN
     low = low.assign(matched_params=[matched_size(base["params_total"], base["test_loss"], x)
-                                     for x in low["test_loss"]])
+                                     if x >= best else math.nan for x in low["test_loss"]])
     low = low.assign(matched_over_own=low["matched_params"] / low["params_total"],
                      control=False)
     above = low[low["r"] > d_x]
