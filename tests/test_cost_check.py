@@ -109,4 +109,4 @@ def test_levine2020_lemma1_holds_at_every_allowed_extreme():
         table = lemma1_table(list(range(1, p["max_depth"] + 1)), p["widths"], p["heads"],
                              d_a=p["d_a"], N=p["N"], batch=p["batch"],
                              line_max_depth=p["line_max_depth"], seed=p["seed"])
-        assert criteria.decide("L-Lem1", table) is True, (name, text)
+        assert criteria.decide("L-Lem1", table, p["line_max_depth"]) is True, (name, text)
