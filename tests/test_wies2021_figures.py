@@ -204,6 +204,14 @@ def test_figure7_ends_both_curves_at_the_full_rank_net():
     orange, blue = fig.axes[0].containers
     assert list(orange.lines[0].get_xdata()) == [2, 4, 32]
     assert list(blue.lines[0].get_ydata()) == pytest.approx([2.1, 2.05, 2.0])
+    # with W-F7's measurement, the paper's readings as the criterion places them
+    t = {"n_std": 2, "pos_divisor": 32, "low_divisor": 16, "high_divisor": 8}
+    f7 = rb.f7_measurement(res, 32)  # vocabulary ranks 2 (d_x/16) and 4 (d_x/8)
+    bands = wfig.figure7(vocab, positional, f7, d_x=32, thresholds=t).axes[0].patches
+    spans = sorted((round(p.get_y(), 6), round(p.get_y() + p.get_height(), 6)) for p in bands)
+    std = f7["full_std"]
+    assert spans == sorted([(round(2.0 - 2 * std, 6), round(2.0 + 2 * std, 6)),
+                            (round(f7["vocab"][4], 6), round(f7["vocab"][2], 6))])
 
 
 def test_the_positional_pilot_draws_each_cost_against_the_full_rank_net():

@@ -127,7 +127,8 @@ def ratio_pilot_figure(fractions: pd.DataFrame, spreads: pd.DataFrame,
     """The attention-ratio pilot against the training tokens per net. Left: the matched
     fraction per ratio (``fractions``,
     :func:`attnbook.wies2021.attention_ratio.pilot_fractions`; an open triangle at its
-    ``bound`` where no baseline matched), the paper's fraction of each ratio in ``paper``
+    ``bound`` where no baseline matched, pointing down where the net is worse than every
+    baseline and up where it is better), the paper's fraction of each ratio in ``paper``
     (dashed, in a band of +- ``tol``). Right: per size, the spread of the best-depth loss
     across ratios beside ``factor`` times the largest across depths (``spreads``,
     :func:`~attnbook.wies2021.attention_ratio.pilot_spreads`). The same reads of the profiles
@@ -147,6 +148,8 @@ def ratio_pilot_figure(fractions: pd.DataFrame, spreads: pd.DataFrame,
             ax.axhline(paper[rho], color=tint[rho], ls="--", lw=1,
                        label=f"paper: {paper[rho]:g} at ratio {rho}")
     ax.plot([], [], "v", color="0.4", mfc="none", label="no match: below this bound")
+    if (fr["outside"] == "above").any():
+        ax.plot([], [], "^", color="0.4", mfc="none", label="no match: above this bound")
     if len(profile_fractions) and mark is not None:
         mark(ax, profile_fractions, x="tokens", y="fraction",
              colour=lambda r: tint.get(r["ratio"], "0.45"))
@@ -287,11 +290,26 @@ def figure7_curves(nets: pd.DataFrame, d_x: int, N: int) -> tuple[pd.DataFrame, 
     return vocab, positional
 
 
-def figure7(vocab: pd.DataFrame, positional: pd.DataFrame):
+def figure7(vocab: pd.DataFrame, positional: pd.DataFrame, f7: dict | None = None, *,
+            d_x: int | None = None, thresholds: dict | None = None):
     """wies2021 Figure 7 redrawn: the seed-mean test loss against the vocabulary rank r and
     against the positional rank r_e (:func:`figure7_curves`), bars of one seed standard
-    deviation. Returns the figure."""
+    deviation. With W-F7's measurement ``f7``
+    (:func:`attnbook.wies2021.rank_bottleneck.f7_measurement`), the width ``d_x`` and W-F7's
+    ``thresholds``, the paper's two readings as the criterion places them: the full-rank loss
+    within ``n_std`` seed standard deviations (grey; the paper: positional rank 16 on par with
+    full rank), and the losses between vocabulary ranks d_x / ``high_divisor`` and
+    d_x / ``low_divisor`` (hatched; the paper: positional rank 1 there). Returns the figure."""
     fig, ax = plt.subplots(figsize=(6.4, 4))
+    if f7 is not None and thresholds is not None:
+        t, full, std = thresholds, f7["full_loss"], f7["full_std"]
+        ax.axhspan(full - t["n_std"] * std, full + t["n_std"] * std, color="0.85", zorder=0,
+                   label=f"full rank +- {t['n_std']:g} seed std (paper: $r_e$ = 16 on par)")
+        high, low = d_x // t["high_divisor"], d_x // t["low_divisor"]
+        if high in f7["vocab"] and low in f7["vocab"]:
+            ax.axhspan(f7["vocab"][high], f7["vocab"][low], facecolor="none", hatch="///",
+                       edgecolor="tab:orange", lw=0, zorder=0,
+                       label=f"vocabulary r = {high} to {low} (paper: $r_e$ = 1 there)")
     ax.errorbar(vocab["r"], vocab["test_loss"], yerr=vocab["std"], fmt="s-", color="tab:orange",
                 capsize=2, label="vocabulary rank r")
     ax.errorbar(positional["r_e"], positional["test_loss"], yerr=positional["std"], fmt="o-",
