@@ -93,11 +93,6 @@ def test_lines_figure_draws_each_line_against_rank_and_the_first_lines_curves():
     assert list(right.lines[2].get_ydata()) == [0.97, 0.8, 0.05]  # model 3 of each evaluation
     assert right.get_title() == "training, attention line rH = 4"
     assert overlapping_labels(fig) == []
-    with_levels = ff.nn_lines_figure(table, lines_frame, d=4, N=8, eval_every=50,
-                                     thresholds=NN).axes[0]  # the talk's levels drawn
-    drawn = {line.get_label(): line.get_ydata()[0] for line in with_levels.get_lines()}
-    assert drawn["B-NN: full rank <= 0.1"] == NN["full_max"]
-    assert drawn["talk: r <= d/2 >= 0.5"] == NN["low_min"]
 
 
 def test_lines_figure_draws_the_mean_over_seeds_with_their_spread():

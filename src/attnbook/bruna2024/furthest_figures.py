@@ -98,14 +98,12 @@ def nn_pilot_reading(pt: pd.DataFrame, *, d0: int, thresholds: dict):
 
 
 def nn_lines_figure(table: pd.DataFrame, lines_frame: pd.DataFrame, *, d: int, N: int,
-                    eval_every: int, thresholds: dict | None = None):
+                    eval_every: int):
     """Left: the lowest held-out loss of ``table`` (one row per rank of each line and seed)
     against the per-head rank r, one line per (kind, rH), the mean over its seeds with bars of
-    one seed standard deviation where there are several, and the zero output dotted at 1;
-    with ``thresholds`` (B-NN's), grey dotted lines at its ``full_max`` and ``low_min`` (the
-    low end of the talk's levels), as the pilot figure draws them. Right: the held-out loss
-    of each model of the first line of ``lines_frame`` during training, one evaluation every
-    ``eval_every`` steps. Returns the figure."""
+    one seed standard deviation where there are several, and the zero output dotted at 1.
+    Right: the held-out loss of each model of the first line of ``lines_frame`` during
+    training, one evaluation every ``eval_every`` steps. Returns the figure."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for (kind, P), sub in table.groupby(["kind", "rank_heads"]):
         at = sub.groupby("r")["min_loss"].agg(["mean", "std", "size"])
@@ -116,12 +114,6 @@ def nn_lines_figure(table: pd.DataFrame, lines_frame: pd.DataFrame, *, d: int, N
             axes[0].errorbar(at.index, at["mean"], at["std"], fmt="none", capsize=2,
                              ecolor=drawn.get_color())
     axes[0].axhline(1.0, color="k", lw=0.8, ls=":", label="zero output")
-    if thresholds is not None:
-        axes[0].axhline(thresholds["full_max"], color="0.5", ls=":", lw=1,
-                        label=f"B-NN: full rank <= {thresholds['full_max']:g}")
-        axes[0].axhline(thresholds["low_min"], color="0.5", ls=":", lw=1,
-                        label=f"talk: r <= d/{thresholds['rank_div']:g} >= "
-                              f"{thresholds['low_min']:g}")
     axes[0].set(xlabel="per-head rank r  (H = rH / r)", ylabel="min held-out MSE x d",
                 title=f"furthest neighbour, d = {d}, N = {N}", ylim=(0, 1.1))
     axes[0].legend(fontsize=7)
