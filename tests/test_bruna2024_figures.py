@@ -68,7 +68,12 @@ def test_heads_needed_figure_puts_each_r_and_eps_at_d_over_r():
     ax = fig.axes[0]
     lines = {line.get_label(): line for line in ax.lines}
     assert sorted(lines) == ["r = 1, eps = 0.25", "r = 1, eps = 0.5", "r = 4, eps = 0.25",
-                             "r = 4, eps = 0.5"]
+                             "r = 4, eps = 0.5", "talk: (d/r)^(1/eps) = (d/r)^2",
+                             "talk: (d/r)^(1/eps) = (d/r)^4"]
+    talk, r1 = lines["talk: (d/r)^(1/eps) = (d/r)^4"], lines["r = 1, eps = 0.25"]
+    y = talk.get_ydata()  # slope 1/eps = 4 through the r = 1 line's first point
+    assert y[0] == r1.get_ydata()[0] and y[1] / y[0] == pytest.approx(
+        (r1.get_xdata()[1] / r1.get_xdata()[0]) ** 4)
     r4 = lines["r = 4, eps = 0.5"]
     assert list(r4.get_xdata()) == [4, 16, 64]
     assert list(r4.get_ydata()) == [16, 256, 4096]

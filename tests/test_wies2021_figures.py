@@ -177,6 +177,14 @@ def test_figure2_places_each_net_and_names_the_control():
     assert drawn["colors"].count("tab:green") == len(base)
     spread_labels(ax, **drawn, column=True)  # as the chapter does
     assert not overlapping_labels(fig)
+    # the paper's reading where W-F2's part "size" judges it: a share of the control's size
+    ax = wfig.figure2(base, low, 32, anchor=2, size_ratio=0.75, size_tolerance=0.15).axes[0]
+    ctrl = float(low.loc[low["control"], "matched_params"].iloc[0])
+    (span,) = ax.patches
+    assert span.get_x() == pytest.approx(0.6 * ctrl)
+    assert span.get_x() + span.get_width() == pytest.approx(0.9 * ctrl)
+    cross = [line for line in ax.lines if line.get_marker() == "x"]
+    assert cross[0].get_xdata()[0] == float(low.loc[low["r"] == 2, "matched_params"].iloc[0])
 
 
 def test_a_net_better_than_every_full_rank_net_matches_no_size():

@@ -76,11 +76,17 @@ def heads_needed_fits(needed: pd.DataFrame) -> pd.DataFrame:
 
 def heads_needed_figure(needed: pd.DataFrame):
     """The heads needed against d/r (log-log), one line per (r, eps): circles for r = 1,
-    squares dashed otherwise. Returns the figure."""
+    squares dashed otherwise; per eps, the talk's shape (d/r)^(1/eps) dotted in the colour of
+    its r = 1 line, through that line's first point. Returns the figure."""
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for (r, e), sub in needed.groupby(["r", "eps"]):
-        ax.loglog(sub["d"] / r, sub["H_needed"], "o-" if r == 1 else "s--", ms=3,
-                  label=f"r = {r}, eps = {e}")
+        (line,) = ax.loglog(sub["d"] / r, sub["H_needed"], "o-" if r == 1 else "s--", ms=3,
+                            label=f"r = {r}, eps = {e}")
+        if r == 1:
+            x = (sub["d"] / r).to_numpy(dtype=float)
+            y0 = float(sub["H_needed"].iloc[0])
+            ax.loglog(x, y0 * (x / x[0]) ** (1 / e), ":", color=line.get_color(), lw=1,
+                      label=f"talk: (d/r)^(1/eps) = (d/r)^{1 / e:.3g}")
     ax.set(xlabel="d / r", ylabel="heads needed for error < eps")
     ax.legend(fontsize=7)
     fig.tight_layout()

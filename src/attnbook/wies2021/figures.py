@@ -233,13 +233,27 @@ def ratio_remarks(red: pd.DataFrame, best: pd.DataFrame, table: pd.DataFrame) ->
                          f"d_x = {int(worst['d_x'])}, {int(worst['H'])} heads"}
 
 
-def figure2(base: pd.DataFrame, low: pd.DataFrame, d_x: int):
+def figure2(base: pd.DataFrame, low: pd.DataFrame, d_x: int, *, anchor: int | None = None,
+            size_ratio: float | None = None, size_tolerance: float = 0.0):
     """wies2021 Figure 2 redrawn: the seed-mean test loss against all parameters of the
     full-rank nets of reduced width (``base``) and of the width-``d_x`` net with its embedding
-    rank lowered (``low``, :func:`attnbook.wies2021.rank_bottleneck.bottleneck_table`). Its
+    rank lowered (``low``, :func:`attnbook.wies2021.rank_bottleneck.bottleneck_table`). With
+    the ``anchor`` rank (the one nearest the paper's r/d_x) and W-F2's ``size_ratio`` and
+    ``size_tolerance``, the paper's reading as W-F2 places it: the sizes within the tolerance
+    of that share of the control's matched size (shaded: where the anchor's matched size, the
+    cross on the full-rank curve, should fall; drawn where both sizes were matched). Its
     points lie close together: the chapter names them with the book's label spreader, from
     :func:`figure2_labels`, once the layout is set. Returns the figure."""
     fig, ax = plt.subplots(figsize=(6.4, 4))
+    ctrl, at = low[low["control"]], low[low["r"] == anchor]
+    if size_ratio is not None and len(ctrl) and len(at):
+        c, m = float(ctrl["matched_params"].iloc[0]), float(at["matched_params"].iloc[0])
+        if c > 0 and m > 0:  # NaN or 0: no matched size (W-F2 not testable there)
+            ax.axvspan((size_ratio - size_tolerance) * c, (size_ratio + size_tolerance) * c,
+                       color="0.88", zorder=0, label=f"W-F2: {size_ratio:g} +- "
+                       f"{size_tolerance:g} of the control's matched size (paper: ~25% smaller)")
+            ax.plot([m], [float(at["test_loss"].iloc[0])], "x", color="k", ms=8,
+                    label=f"r = {anchor}: its matched full-rank size")
     ax.plot(base["params_total"], base["test_loss"], "o-", color="tab:green",
             label="full rank, width reduced")
     ax.plot(low["params_total"], low["test_loss"], "s-", color="tab:orange",
