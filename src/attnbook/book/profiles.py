@@ -16,20 +16,19 @@ defaults) and a sibling ``notebooks/<stem>.yml`` (CONTRIBUTING.md, *Running note
 
 Rules and estimates are small expressions (names, numbers, texts, comparisons, boolean and
 arithmetic operators, conditionals, lists and comprehensions, and the functions of
-:data:`_FUNCS`), checked when the ``.yml`` loads and evaluated within :data:`MAX_INT_BITS`,
-:data:`MAX_ITEMS` and :data:`MAX_STEPS`: what would exceed them is refused before it is
-computed (:class:`ExpressionError`), since the values come from a command line.
+:data:`_FUNCTIONS`), checked when the ``.yml`` loads and evaluated by simpleeval within its
+bounds and :data:`MAX_INT_BITS`: what would exceed them is refused before it is computed
+(:class:`ExpressionError`), since the values come from a command line.
 """
 
 import ast
-import builtins
 import functools
 import math
-import operator
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import simpleeval
 import yaml
 
 from .. import paths
@@ -41,7 +40,7 @@ from .text import clip, quoted
 
 __all__ = ["NotebookSpec", "Rule", "RuleError", "rule_error", "ExpressionError", "load_spec",
            "parse_value", "check_value", "evaluate_expression", "COST_KEYS", "ESTIMATE_KEYS",
-           "MAX_INT_BITS", "MAX_ITEMS", "MAX_STEPS", "PROFILES", "changed_parameters"]
+           "MAX_INT_BITS", "PROFILES", "changed_parameters"]
 
 PROFILES = ("ci", "cpu", "long", "full")
 
@@ -68,14 +67,11 @@ COST_KEYS = {  # key -> (what is allowed, in words; the check)
     "measured": ("true or false", lambda v: isinstance(v, bool)),
     "note": ("text", lambda v: isinstance(v, str))}
 
-# the bounds of one evaluation: far above what any chapter's expressions need (a float holds
-# 1024 bits; parameter lists hold tens of items), far below what would take a second
-MAX_INT_BITS = 4096  # the largest integer an expression may build, in bits
-MAX_ITEMS = 100_000  # the longest sequence (list, text) it may build
-MAX_STEPS = 1_000_000  # operations, items iterated and elements compared, per evaluation
+# the bounds of one evaluation, besides simpleeval's (sequences of MAX_STRING_LENGTH =
+# 100,000 items, MAX_COMPREHENSION_LENGTH = 10,000 comprehension items per evaluation): far
+# above what any chapter's expressions need, far below what would take a second
+MAX_INT_BITS = 4096  # the largest integer an expression may build, in bits (a float holds 1024)
 MAX_EXPR_CHARS = 2000  # one expression's text
-_SEQUENCES = (list, tuple, str, bytes)
-_FUNCS = ("min", "max", "len", "all", "any", "sum", "comb", "threshold", "log2")
 _NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
           ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
           ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn,
@@ -130,10 +126,11 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
         if not isinstance(node, _NODES):
             raise AttnbookError(f"{where}: rule {expr!r} uses {type(node).__name__}, which "
                                 f"rules may not")
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
-                                               and node.func.id in _FUNCS and not node.keywords):
+        if isinstance(node, ast.Call) and not (
+                isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
+                and not node.keywords):
             raise AttnbookError(f"{where}: rule {expr!r} calls something other than "
-                                f"{', '.join(_FUNCS)}")
+                                f"{', '.join(_FUNCTIONS)}")
         if isinstance(node, ast.Constant) and not (
                 node.value is None or isinstance(node.value, (bool, int, float, str))):
             raise AttnbookError(f"{where}: rule {expr!r} holds {node.value!r}"[:300]
@@ -141,7 +138,7 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
         if isinstance(node, ast.Name) and node.id.startswith("_"):
             raise AttnbookError(f"{where}: rule {expr!r} names {node.id!r}: names starting with "
                                 f"_ are reserved")
-        if isinstance(node, ast.Name) and node.id not in bound and node.id not in _FUNCS:
+        if isinstance(node, ast.Name) and node.id not in bound and node.id not in _FUNCTIONS:
             if node.id not in parameters:
                 raise AttnbookError(f"{where}: rule {expr!r} names {node.id!r}, not a parameter")
             if node.id not in names:
@@ -149,172 +146,60 @@ def _compile_rule(expr: str, where: str, parameters) -> tuple:
     return tuple(names)
 
 
+def _int_bits(bits: float, what: str):
+    if bits > MAX_INT_BITS:
+        raise simpleeval.NumberTooHigh(f"{what} an integer of about {bits:.3g} bits, more than "
+                                       f"the {MAX_INT_BITS} a .yml expression may build")
+
+
+def _mul(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        _int_bits(a.bit_length() + b.bit_length(), "multiplies into")
+    return simpleeval.safe_mult(a, b)
+
+
+def _pow(a, b):
+    if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
+        _int_bits(b * math.log2(abs(a)) if b.bit_length() < 64 else math.inf, "raises to")
+    return simpleeval.safe_power(a, b)
+
+
+def _mod(a, b):
+    if isinstance(a, (str, bytes)):
+        raise simpleeval.FeatureNotAvailable("formats text with %, which a .yml expression "
+                                             "may not")
+    return a % b
+
+
+def _comb(n, k):
+    if isinstance(n, int) and isinstance(k, int) and 0 < k < n:
+        j = min(k, n - k)  # comb(n, j) < (e n / j)^j
+        _int_bits(j * (math.log2(n / j) + math.log2(math.e)), "computes")
+    return math.comb(n, k)
+
+
+_OPERATORS = {**simpleeval.DEFAULT_OPERATORS, ast.Mult: _mul, ast.Pow: _pow, ast.Mod: _mod}
+_FUNCTIONS = {"min": min, "max": max, "len": len, "all": all, "any": any,
+              "sum": lambda items: sum(items), "comb": _comb, "threshold": _threshold,
+              "log2": math.log2}
+
+
 def evaluate_expression(expr: str, params: dict, where: str = "expression"):
     """The value of an expression of the .yml (a rule, an estimate) that passed
-    :func:`_compile_rule`, at ``params``; ``where`` names it in an :class:`ExpressionError`
+    :func:`_compile_rule`, at ``params``, computed by simpleeval within its bounds and
+    :data:`MAX_INT_BITS`; ``where`` names it in an :class:`ExpressionError`
     (``"<stem>.yml: estimate work"``)."""
+    evaluator = simpleeval.EvalWithCompoundTypes(operators=_OPERATORS, functions=_FUNCTIONS,
+                                                 names=params)
     try:
-        return eval(_bounded_code(expr),  # noqa: S307
-                    {"__builtins__": {}, **_Bounded(expr, where).names(), **params})
-    except ExpressionError:
-        raise
-    except (ArithmeticError, ValueError, TypeError, AttnbookError, RecursionError,
-            MemoryError, KeyError, IndexError, NameError) as e:  # 1 / 0, log2(0), max([]),
-        # 'a' < 1, [0] * 1.5, 10.0 ** 400, a threshold the ledger lacks
+        return evaluator.eval(expr)
+    except (simpleeval.InvalidExpression, ArithmeticError, ValueError, TypeError,
+            AttnbookError, RecursionError, MemoryError, KeyError, IndexError) as e:
+        # 1 / 0, log2(0), max([]), 'a' < 1, [0] * 1.5, 10.0 ** 400, [0] * 10 ** 9,
+        # a threshold the ledger lacks
         why = " ".join(str(e).split())[:200]
         raise ExpressionError(f"{where}: {quoted(expr, 120)} cannot be evaluated at these "
                               f"parameters ({type(e).__name__}: {why})") from None
-
-
-_BINOPS = {ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.Div: "_div",
-           ast.FloorDiv: "_floordiv", ast.Mod: "_mod", ast.Pow: "_pow"}
-
-
-class _Bound(ast.NodeTransformer):
-    """Every binary operator a call of its bounded twin, every comparison operand and
-    comprehension iterable passed through one (the names _Bounded.names gives)."""
-
-    @staticmethod
-    def _call(name, *args):
-        return ast.Call(ast.Name(name, ast.Load()), list(args), [])
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        return self._call(_BINOPS[type(node.op)], node.left, node.right)
-
-    def visit_Compare(self, node):
-        self.generic_visit(node)
-        node.left = self._call("_operand", node.left)
-        node.comparators = [self._call("_operand", c) for c in node.comparators]
-        return node
-
-    def visit_comprehension(self, node):
-        self.generic_visit(node)
-        node.iter = self._call("_iter", node.iter)
-        return node
-
-
-@functools.lru_cache(maxsize=512)
-def _bounded_code(expr: str):
-    tree = ast.fix_missing_locations(_Bound().visit(ast.parse(expr, mode="eval")))
-    return compile(tree, "<rule>", "eval")
-
-
-class _Bounded:
-    """The operators and functions of one evaluation, each charged against MAX_STEPS."""
-
-    def __init__(self, expr: str, where: str):
-        self.expr, self.where, self.steps = expr, where, 0
-
-    def names(self) -> dict:
-        return {"min": lambda *a: self.extreme(builtins.min, a),
-                "max": lambda *a: self.extreme(builtins.max, a),
-                "all": lambda it: builtins.all(self.iter(it)),
-                "any": lambda it: builtins.any(self.iter(it)), "sum": self.sum,
-                "comb": self.comb,
-                "len": self.len, "threshold": self.wrap(_threshold),
-                "log2": self.wrap(math.log2),
-                "_add": self.add, "_sub": self.wrap(operator.sub), "_mul": self.mul,
-                "_div": self.wrap(operator.truediv), "_floordiv": self.wrap(operator.floordiv),
-                "_mod": self.mod, "_pow": self.pow,
-                "_operand": self.operand, "_iter": self.iter}
-
-    def refuse(self, why: str, bounds: bool = True):
-        raise ExpressionError(
-            f"{self.where}: {self.expr!r} {why}" + (
-                f", beyond what a .yml expression may compute (integers of {MAX_INT_BITS} "
-                f"bits, {MAX_ITEMS:,} items, {MAX_STEPS:,} steps)" if bounds else ""))
-
-    def charge(self, n: int = 1):
-        self.steps += n
-        if self.steps > MAX_STEPS:
-            self.refuse(f"takes more than {MAX_STEPS:,} steps")
-
-    def len(self, seq) -> int:
-        self.charge()
-        return len(seq)
-
-    def wrap(self, fn):
-        def charged(*args):
-            self.charge()
-            return fn(*args)
-        return charged
-
-    def iter(self, iterable):
-        for x in iterable:
-            self.charge()
-            yield x
-
-    def operand(self, x):
-        """``x``, its elements charged (nested ones included): what comparing it costs."""
-        if isinstance(x, str):
-            self.charge(len(x))
-            return x
-        stack = [x]
-        while stack:
-            y = stack.pop()
-            self.charge()
-            if isinstance(y, (list, tuple)):
-                stack.extend(y)
-        return x
-
-    def _int_bits(self, bits: float, what: str):
-        if bits > MAX_INT_BITS:
-            self.refuse(f"{what} an integer of about {bits:.3g} bits")
-
-    def _items(self, n: int, what: str):
-        if n > MAX_ITEMS:
-            self.refuse(f"{what} a sequence of {n:.3g} items")
-        self.charge(n)
-
-    def add(self, a, b):
-        self.charge()
-        if isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
-            self._items(len(a) + len(b), "joins")
-        return a + b
-
-    def mod(self, a, b):
-        self.charge()
-        if isinstance(a, str):
-            self.refuse("formats text with %, which a .yml expression may not", bounds=False)
-        return a % b
-
-    def mul(self, a, b):
-        self.charge()
-        seq, count = (a, b) if isinstance(a, _SEQUENCES) else (b, a)
-        if isinstance(seq, _SEQUENCES) and isinstance(count, int):
-            self._items(len(seq) * max(count, 0), "repeats into")
-        elif isinstance(a, int) and isinstance(b, int):
-            self._int_bits(a.bit_length() + b.bit_length(), "multiplies into")
-        return a * b
-
-    def pow(self, a, b):
-        self.charge()
-        if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
-            bits = b * math.log2(abs(a)) if b.bit_length() < 64 else math.inf
-            self._int_bits(bits, "raises to")
-        return a ** b
-
-    def comb(self, n, k):
-        self.charge()
-        if isinstance(n, int) and isinstance(k, int) and 0 < k < n:
-            j = min(k, n - k)  # comb(n, j) < (e n / j)^j
-            self._int_bits(j * (math.log2(n / j) + math.log2(math.e)), "computes")
-        return math.comb(n, k)
-
-    def sum(self, iterable, start=0):
-        if isinstance(start, _SEQUENCES):  # joins sequences: each join charged by its length
-            total = start
-            for x in self.iter(iterable):
-                total = self.add(total, x)
-            return total
-        return builtins.sum(self.iter(iterable), start)
-
-    def extreme(self, fn, args):
-        items = list(self.iter(args[0] if len(args) == 1 else args))
-        for x in items:
-            self.operand(x)  # comparing sequences costs their elements
-        return fn(items)
 
 
 @dataclass
