@@ -1775,3 +1775,33 @@ def test_the_bounds_need_their_adversarial_search_and_the_largest_net():
             is False
     assert criteria.decide("M-P3", _P3, "ReLU m=9") is True
     assert criteria.decide("M-P3", _P3, "ReLU m=1") is False  # m=9 has no more parameters
+
+
+def test_describe_gives_what_blb_reads():
+    """B-LB's sentence counts the (d, l) that agree, names the (r, eps) whose local slopes
+    spread most, and gives every fitted exponent: the numbers its criterion reads."""
+    dims, coef, d, needed = _bruna_lower_bound_case({0.4: 1, 0.25: 3})
+    needed.loc[(needed["eps"] == 0.25) & (needed["d"] == 128), "H_needed"] = 128**3 * 2
+    text = criteria.describe("B-LB", dims, coef, d, needed, l_max=1999)
+    assert "N(d,l) exact at 3/3 (d,l) (Laplacian kernel at 2/2)" in text
+    assert "at r = 1, eps = 0.25: 3.00-4.00" in text  # the doubled last point: slope 3 + log 2
+    assert "~ l^-1.00 for l in [160, 1999] at d = 16" in text
+    assert "eps = 0.4, 0.25: r = 1: k = 1.00, 3.30" in text  # 3 + 1.5 ln2 ln2 / (5 ln2^2)
+    dims.loc[1, "difference"] = "4"
+    assert "exact at 2/3" in criteria.describe("B-LB", dims, coef, d, needed, l_max=1999)
+    assert not criteria.decide("B-LB", dims, coef, d, needed)
+
+
+def test_describe_gives_what_bmv_reads_and_its_controls():
+    import pandas as pd
+
+    edges, margin = CASES["B-MV"][0]
+    all_inputs = [(d, 0.4 * d**-0.5) for d, _ in margin]
+    sim = pd.DataFrame({"hi": [0.9, 0.8], "hoeffding": [0.7, 0.85],
+                        "hi_typical": [0.99, 0.95], "hoeffding_typical": [0.9, 0.9]})
+    text = criteria.describe("B-MV", edges, margin, all_inputs=all_inputs, simulated=sim)
+    assert text.startswith("single-head edge ~ d^-0.500 (d = 8..1024); exact majority error "
+                           "at H = d^2 (d = 8, 16, 32, 64)")
+    rates = -np.diff(np.log([e for _, e in margin])) / np.diff([d for d, _ in margin])
+    assert "ln-error drop per unit d " + ", ".join(f"{v:.3f}" for v in rates) in text
+    assert text.endswith("at 1/2 (d, H)")

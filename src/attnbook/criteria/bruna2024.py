@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, criterion, thresholds
+from . import NOT_TESTABLE, criterion, description, thresholds
 
 __all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "nn_description", "nn_lines"]
 
@@ -155,6 +155,29 @@ def nn_description(part, lines, d, names) -> str:
     return "; ".join(out)
 
 
+def _lb_numbers(dims, coef, d, needed, decay_from) -> dict:
+    """What B-LB reads: how many (d, l) of ``dims`` have N(d, l)'s formula equal to the
+    difference (``exact`` of ``dims``) and to the Laplacian kernel where counted
+    (``lap_exact`` of ``laps``), the closed forms' relative distances from quadrature
+    (``rel``), the tail slope of log |coefficient| on log l at ``d`` (``slope``), and per
+    (r, eps) the fitted slope of log H_needed on log(d / r) with the local ones (``fits``)."""
+    lap = dims.dropna(subset=["laplacian"])
+    chk = coef.dropna(subset=["quadrature"])
+    tail = coef[(coef["d"] == d) & (coef["l"] >= decay_from * d) & (coef["coefficient"] != 0)]
+    fits = {}
+    for (r, eps), sub in needed.groupby(["r", "eps"]):
+        sub = sub.sort_values("d")
+        x, y = np.log(sub["d"] / r), np.log(sub["H_needed"].astype(float))
+        fits[r, eps] = (_slope(x, y), np.diff(y) / np.diff(x))
+    return {"exact": int((dims["formula"].astype(str) == dims["difference"].astype(str)).sum()),
+            "dims": len(dims), "laps": len(lap),
+            "lap_exact": int((lap["formula"].astype(str)
+                              == lap["laplacian"].astype(int).astype(str)).sum()),
+            "rel": np.abs(chk["quadrature"] - chk["coefficient"]) / np.abs(chk["coefficient"]),
+            "slope": _slope(np.log(tail["l"]), np.log(np.abs(tail["coefficient"]))),
+            "fits": fits}
+
+
 @criterion("B-LB")
 def harmonic_lower_bound(dims, coef, d, needed, *, coef_rtol, decay_from, decay_exponent,
                          decay_tol, slope_spread, exponent_growth):
@@ -171,26 +194,15 @@ def harmonic_lower_bound(dims, coef, d, needed, *, coef_rtol, decay_from, decay_
     fitted slope, and for each r the fitted slope at the smallest eps exceeds the one at the
     largest eps by more than ``exponent_growth``.
     """
-    formula = dims["formula"].astype(str)
-    if len(dims) == 0 or not (formula == dims["difference"].astype(str)).all():
+    m = _lb_numbers(dims, coef, d, needed, decay_from)
+    if m["dims"] == 0 or m["exact"] < m["dims"] or m["lap_exact"] < m["laps"]:
         return False
-    lap = dims.dropna(subset=["laplacian"])
-    if not (lap["formula"].astype(str) == lap["laplacian"].astype(int).astype(str)).all():
+    if len(m["rel"]) == 0 or not (m["rel"] <= coef_rtol).all():
         return False
-    chk = coef.dropna(subset=["quadrature"])
-    rel = np.abs(chk["quadrature"] - chk["coefficient"]) / np.abs(chk["coefficient"])
-    if len(chk) == 0 or not (rel <= coef_rtol).all():
-        return False
-    tail = coef[(coef["d"] == d) & (coef["l"] >= decay_from * d) & (coef["coefficient"] != 0)]
-    slope = _slope(np.log(tail["l"]), np.log(np.abs(tail["coefficient"])))
-    if not abs(slope - decay_exponent) <= decay_tol:
+    if not abs(m["slope"] - decay_exponent) <= decay_tol:
         return False
     exponents = {}
-    for (r, eps), sub in needed.groupby(["r", "eps"]):
-        sub = sub.sort_values("d")
-        x, y = np.log(sub["d"] / r), np.log(sub["H_needed"].astype(float))
-        fit = _slope(x, y)
-        local = np.diff(y) / np.diff(x)
+    for (r, eps), (fit, local) in m["fits"].items():
         if not (math.isfinite(fit) and np.isfinite(local).all()):
             return False
         if local.max() - local.min() > slope_spread * fit:
@@ -200,6 +212,32 @@ def harmonic_lower_bound(dims, coef, d, needed, *, coef_rtol, decay_from, decay_
         return False
     return all(len(e) >= 2 and e[min(e)] > e[max(e)] + exponent_growth
                for e in exponents.values())
+
+
+@description("B-LB")
+def lower_bound_in_words(dims, coef, d, needed, *, l_max, decay_from, slope_spread):
+    """What B-LB reads (:func:`_lb_numbers`), the (r, eps) whose local slopes spread most
+    first, and the slope of the coefficients for l <= 9 (reported, not decided);
+    ``l_max``: the last degree the chapter computed."""
+    m = _lb_numbers(dims, coef, d, needed, decay_from)
+    head = coef[(coef["d"] == d) & (coef["l"] <= 9)]
+    fits = {k: (fit, float(local.min()), float(local.max()))
+            for k, (fit, local) in m["fits"].items()}
+    (r, eps), (fit, lo, hi) = max(fits.items(), key=lambda kv: (kv[1][2] - kv[1][1]) / kv[1][0])
+    epss = sorted({float(e) for _, e in fits}, reverse=True)
+    per_r = "; ".join(
+        f"r = {r0:g}: k = " + ", ".join(f"{fits[r0, e][0]:.2f}" for e in epss)
+        + " (local slopes " + ", ".join(f"{fits[r0, e][1]:.2f}-{fits[r0, e][2]:.2f}"
+                                        for e in epss) + ")"
+        for r0 in sorted({r0 for r0, _ in fits}))
+    return (f"local slopes of heads needed against d/r spread by up to {(hi - lo) / fit:.2f} "
+            f"times the fitted exponent (criterion: at most {slope_spread}), at r = {r:g}, "
+            f"eps = {eps:g}: {lo:.2f}-{hi:.2f} around k = {fit:.2f}; N(d,l) exact at "
+            f"{m['exact']}/{m['dims']} (d,l) (Laplacian kernel at {m['lap_exact']}/{m['laps']}); "
+            f"closed form vs quadrature {float(m['rel'].max()):.0e} (relative); |<sign,P_l>| ~ "
+            f"l^{m['slope']:.2f} for l in [{int(decay_from) * d}, {l_max}] at d = {d} (l^"
+            f"{_slope(np.log(head['l']), np.log(np.abs(head['coefficient']))):.2f} for l <= 9); "
+            f"heads needed ~ (d/r)^k at eps = {', '.join(str(e) for e in epss)}: {per_r}")
 
 
 @criterion("B-MV")
@@ -220,6 +258,34 @@ def majority_of_rank_one_heads(edges, margin_errors, *, edge_exponent, edge_tol,
     d, logerr = np.array([d for d, _ in errs]), np.log([e for _, e in errs])
     rates = -np.diff(logerr) / np.diff(d)
     return bool(np.isfinite(rates).all() and (rates >= rate_min).all())
+
+
+@description("B-MV")
+def majority_in_words(edges, margin_errors, *, all_inputs, simulated):
+    """What B-MV reads (the edge's slope, the errors at margin and their drops per unit d),
+    then what it reports beside them: the errors over all inputs (``all_inputs``: (d, error)
+    pairs) and in how many (d, H) of the ``simulated`` majority (columns hi, hoeffding,
+    hi_typical, hoeffding_typical) the 95% band reaches the averaged Hoeffding bound."""
+    edges = sorted((float(d), float(e)) for d, e in edges)
+    slope = _slope(np.log([d for d, _ in edges]), np.log([e for _, e in edges]))
+
+    def errors_and_drops(pairs, fmt, rate_fmt):
+        d, err = (np.array(v, dtype=float) for v in zip(*sorted(pairs), strict=True))
+        rates = -np.diff(np.log(err)) / np.diff(d)
+        return (", ".join(f"{e:{fmt}}" for e in err) + ", drop per unit d "
+                + ", ".join(f"{v:{rate_fmt}}" for v in rates)), [int(x) for x in d]
+
+    margin, ds = errors_and_drops(margin_errors, ".1e", ".3f")
+    everywhere, _ = errors_and_drops(all_inputs, ".3f", ".4f")
+    within = int(((simulated["hi"] >= simulated["hoeffding"])
+                  & (simulated["hi_typical"] >= simulated["hoeffding_typical"])).sum())
+    return (f"single-head edge ~ d^{slope:.3f} (d = {edges[0][0]:g}..{edges[-1][0]:g}); exact "
+            f"majority error at H = d^2 (d = {', '.join(str(x) for x in ds)}): margin >= "
+            f"d^-1/2: {margin.replace('drop per', 'ln-error drop per')}; all inputs (reported, "
+            "not decided: averaged over inputs the error falls like d^-1/2, not exp(-Theta(d)); "
+            "the slide's rate holds per input at typical margin, see the text): "
+            f"{everywhere}; simulated majority (95% band) >= averaged Hoeffding at "
+            f"{within}/{len(simulated)} (d, H)")
 
 
 def _pairwise_wins(pair, K, unary, near_zero) -> bool:
