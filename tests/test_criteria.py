@@ -1805,3 +1805,31 @@ def test_describe_gives_what_bmv_reads_and_its_controls():
     rates = -np.diff(np.log([e for _, e in margin])) / np.diff([d for d, _ in margin])
     assert "ln-error drop per unit d " + ", ".join(f"{v:.3f}" for v in rates) in text
     assert text.endswith("at 1/2 (d, H)")
+
+
+def test_describe_gives_what_levine_rank_claims_read_and_their_controls():
+    import pandas as pd
+
+    table = pd.DataFrame({"rank_exact": [2, 9, 64], "grid_cap": [64] * 3, "rank": [2, 8, 64],
+                          "gap_decades": [10.0, 4.0, 1.0]})
+    t12 = [(2, 2, 5), (9, 8, 20), (64, 100, 90)]  # the second above Theorem 1
+    text = criteria.describe("L-T1", t12, table=table, depths=[1, 2], widths=[2, 3])
+    assert text == ("exact rank <= Theorem 1 at 2/3 and <= Theorem 2 at 3/3 settings (L = 1, 2, "
+                    "d_x = 2, 3); Theorem 1 attained at 1; at the grid cap at 1; float rank "
+                    "(gap >= 3 decades) equal to the exact rank at 1/2")
+    assert not criteria.decide("L-T1", t12)
+    parts = pd.DataFrame({"ranks_exact": [[3] * 10, [5, 6] * 5], "grid_cap": [64, 6],
+                          "ranks": [[3] * 10, [5] * 10]})
+    settings = [(6, [3] * 10), (6, [5, 6] * 5)]
+    assert criteria.describe("L-C3", settings, table=parts, depths=[1]) == (
+        "one exact rank across all 10 balanced partitions of N = 6 positions at 1/2 settings "
+        "(L = 1; 1 of them at the grid cap, where equal ranks say nothing); float rank "
+        "partition-independent at 2/2")
+    assert not criteria.decide("L-C3", settings)
+    pairs = pd.DataFrame({"rank_exact": [2, 4], "rank_exact_res": [3, 20], "C": [1, 3]})
+    t34 = [(3, 3, 2, 9), (20, 30, 40, 50)]  # the first above Theorem 3's closed form
+    assert criteria.describe("L-T3", t34, pairs=pairs) == (
+        "residual exact rank <= Theorem 3 (proof) at 2/2, <= its stated closed form at 1/2, <= "
+        "Theorem 4 at 2/2; residual / plain rank 1.50..5.00, within the factor C(L) + 1 of "
+        "Theorem 4 over Theorem 2 at 1/2")
+    assert not criteria.decide("L-T3", t34)

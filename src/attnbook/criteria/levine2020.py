@@ -177,6 +177,25 @@ def rank_below_theorems_1_and_2(ranks_and_bounds):
     return bool(triples) and all(k <= b1 and k <= b2 for k, b1, b2 in triples)
 
 
+@description("L-T1")
+def theorems_1_and_2_in_words(ranks_and_bounds, *, table, depths, widths):
+    """What L-T1 reads, and beside it, from ``table`` (one row per setting: rank_exact,
+    grid_cap, rank, gap_decades), the settings at the grid cap (there the rank is a lower
+    estimate) and how often the float rank of a clear spectral gap (3 decades or more) is the
+    exact one."""
+    triples = [(int(k), int(b1), int(b2)) for k, b1, b2 in ranks_and_bounds]
+    rows = _rows(table)
+    clear = [r for r in rows if r["gap_decades"] >= 3]
+    n = len(triples)
+    return (f"exact rank <= Theorem 1 at {sum(k <= b1 for k, b1, _ in triples)}/{n} and <= "
+            f"Theorem 2 at {sum(k <= b2 for k, _, b2 in triples)}/{n} settings (L = "
+            f"{', '.join(map(str, depths))}, d_x = {', '.join(map(str, widths))}); Theorem 1 "
+            f"attained at {sum(k == b1 for k, b1, _ in triples)}; at the grid cap at "
+            f"{sum(int(r['rank_exact']) >= int(r['grid_cap']) for r in rows)}; float rank (gap "
+            f">= 3 decades) equal to the exact rank at "
+            f"{sum(r['rank'] == r['rank_exact'] for r in clear)}/{len(clear)}")
+
+
 @criterion("L-C3")
 def rank_same_for_every_balanced_partition(settings):
     """L-C3: ``settings`` holds (N, exact ranks of every balanced partition) per setting; each
@@ -184,6 +203,23 @@ def rank_same_for_every_balanced_partition(settings):
     pairs = [(int(N), [int(k) for k in ranks]) for N, ranks in settings]
     return bool(pairs) and all(len(ranks) == math.comb(N, N // 2) // 2 and len(set(ranks)) == 1
                                for N, ranks in pairs)
+
+
+@description("L-C3")
+def one_rank_per_partition_in_words(settings, *, table, depths):
+    """What L-C3 reads (how many settings have one exact rank across every balanced partition),
+    and beside it, from ``table`` (one row per setting: ranks_exact, grid_cap, ranks), those at
+    the grid cap, where equal ranks say nothing, and how often the float ranks agree too."""
+    pairs = [(int(N), [int(k) for k in ranks]) for N, ranks in settings]
+    rows = _rows(table)
+    Ns = sorted({N for N, _ in pairs})
+    return (f"one exact rank across all {'/'.join(str(math.comb(N, N // 2) // 2) for N in Ns)} "
+            f"balanced partitions of N = {'/'.join(map(str, Ns))} positions at "
+            f"{sum(len(set(ranks)) == 1 for _, ranks in pairs)}/{len(pairs)} settings (L = "
+            f"{', '.join(map(str, depths))}; "
+            f"{sum(max(r['ranks_exact']) >= r['grid_cap'] for r in rows)} of them at the grid "
+            "cap, where equal ranks say nothing); float rank partition-independent at "
+            f"{sum(len(set(r['ranks'])) == 1 for r in rows)}/{len(rows)}")
 
 
 @criterion("L-T3")
@@ -194,3 +230,19 @@ def residual_rank_below_theorems_3_and_4(ranks_and_bounds):
     rows = [tuple(int(x) for x in row) for row in ranks_and_bounds]
     return bool(rows) and all(len(row) == 4 and all(row[0] <= b for b in row[1:])
                               for row in rows)
+
+
+@description("L-T3")
+def theorems_3_and_4_in_words(ranks_and_bounds, *, pairs):
+    """What L-T3 reads, and beside it, from ``pairs`` (one row per setting with its plain twin:
+    rank_exact, rank_exact_res, C = C(L)), the residual rank over the plain one against the
+    factor C(L) + 1 that separates Theorem 4 from Theorem 2."""
+    rows = [tuple(int(x) for x in row) for row in ranks_and_bounds]
+    ratios = [(r["rank_exact_res"] / r["rank_exact"], r["C"]) for r in _rows(pairs)]
+    n = len(rows)
+    return (f"residual exact rank <= Theorem 3 (proof) at {sum(r[0] <= r[1] for r in rows)}/{n}, "
+            f"<= its stated closed form at {sum(r[0] <= r[2] for r in rows)}/{n}, <= Theorem 4 "
+            f"at {sum(r[0] <= r[3] for r in rows)}/{n}; residual / plain rank "
+            f"{min(q for q, _ in ratios):.2f}..{max(q for q, _ in ratios):.2f}, within the "
+            f"factor C(L) + 1 of Theorem 4 over Theorem 2 at "
+            f"{sum(q <= C + 1 for q, C in ratios)}/{len(ratios)}")
