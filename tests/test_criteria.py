@@ -1612,7 +1612,7 @@ def test_describe_gives_the_largest_seed_std_decide_reads():
 
 def test_describe_refuses_unknown_ids_and_ledger_numbers_from_the_caller():
     with pytest.raises(AttnbookError, match="no description"):
-        criteria.describe("L-T1", [])
+        criteria.describe("X-none", [])
     with pytest.raises(AttnbookError, match="come from the ledger"):
         criteria.describe("M-F2a", _pts("H", _LINEAR), min_points=2)
 
@@ -1833,3 +1833,37 @@ def test_describe_gives_what_levine_rank_claims_read_and_their_controls():
         "Theorem 4 at 2/2; residual / plain rank 1.50..5.00, within the factor C(L) + 1 of "
         "Theorem 4 over Theorem 2 at 1/2")
     assert not criteria.decide("L-T3", t34)
+
+
+def test_describe_gives_what_the_theory_claims_read():
+    """The theory chapter's sentences count what their criteria decide from: the settings the
+    construction reaches exactly, where d_h lies against n, the bounds attained and searched,
+    the data sets the assumptions hold on, the ReLU nets against the MHA."""
+    t1 = _T1.assign(n=[4, 4], d_h=[2, 8], d_out=[1, 3], Q=[2, 3])
+    text = criteria.describe("M-T1", t1.assign(rank=[3, 4]))
+    assert text.startswith("rank(Z) = H(min(n,d_h)-1)+1 and max rel. error < 1e-8 at 1/2 "
+                           "settings (per-example and shared contexts, d_h below and above n, "
+                           "d_out up to 3); worst error < 1e-9;")
+    assert text.endswith("saturated within delta: True")
+    sides = [criteria.describe("M-T1", t1.assign(d_h=h)).split("d_h ")[1].split(" n,")[0]
+             for h in ([2, 4], [4, 4], [8, 2])]
+    assert sides == ["below and equal to", "equal to", "below and above"]
+    assert criteria.describe("M-R1", t1) == (
+        "queries of Kruskal rank Q in [2, 3] < n = 4: rank(Z) = H(min(Q,d_h)-1)+1 with exact "
+        "memorization at 2/2 settings; worst error < 1e-9")
+    ub = _UB.assign(control_rank=[5, 7])
+    text = criteria.describe("M-P2", ub, draws=50)
+    assert text == ("max rank = bound at 2/2 values of H (50 random draws each, bound + 4 rows), "
+                    "never above it: True; adversarial sigma_(bound+1)/sigma_1 < 1e-15; "
+                    "unconstrained control above the bound at 0/1 values of H where H d > bound")
+    assert "no adversarial search" in criteria.describe(
+        "M-P5", ub.assign(adv_max_rank=np.nan), draws=50)
+    assert criteria.describe("M-P4", _P4.assign(out_asm1=[True, False])) == (
+        "input: Asm. 2+3 hold and Asm. 1 fails at 2/2 datasets; output of A_0: Asm. 1+2 hold "
+        "(exact Kruskal test) at 1/2")
+    text = criteria.describe("M-P3", _P3.assign(residual=[1e-12, 0.8, 1e-6]), "ReLU m=9", n=10,
+                             d=12, d_out=10, H=2, m_values=[1, 9])
+    assert text == ("T = 19 examples of App. F (n=10, d=12, d_out=10): MHA with H=2 (300 "
+                    "parameters) memorizes them to < 1e-12; ReLU nets with m in [1, 9] (m=9: 290 "
+                    "parameters, bound 12.60 < T): Jacobian rank <= (n+1)m+(m+1)d_out < T d_out "
+                    "at 2/2, training residual > 1e-4 at 1/2")

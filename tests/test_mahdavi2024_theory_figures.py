@@ -1,5 +1,5 @@
 """attnbook.mahdavi2024.theory_figures: the construction figure draws each setting where the
-table puts it, and the verdict phrases say what the tables hold."""
+table puts it, and the equal-size width is the widest net within the MHA's count."""
 
 import math
 
@@ -53,31 +53,6 @@ def test_construction_figure_places_ranks_bounds_and_the_largest_setting():
         "$\\delta$ of App. B.2, shared"]
     assert list(bottom.lines[2].get_ydata()) == pytest.approx([2e-3] * 3)
     assert overlapping_labels(fig) == []
-
-
-def test_decade_rounds_up_to_a_power_of_ten():
-    assert [tf.decade(x) for x in (1e-6, 2e-6, 0.9, 1.0, 15.0)] == [
-        "1e-6", "1e-5", "1e0", "1e0", "1e2"]
-
-
-def test_context_sides_names_only_the_sides_present_in_order():
-    frame = lambda pairs: pd.DataFrame(pairs, columns=["n", "d_h"])  # noqa: E731
-    assert tf.context_sides(frame([(4, 8), (4, 2), (4, 4)])) == "below, equal to and above"
-    assert tf.context_sides(frame([(4, 8), (4, 2)])) == "below and above"
-    assert tf.context_sides(frame([(4, 4)])) == "equal to"
-
-
-def test_upper_bound_summary_counts_the_bound_the_search_and_the_control():
-    df = pd.DataFrame({"bound": [3, 5, 8], "max_rank": [3, 5, 7], "width_Hd": [8, 16, 8],
-                       "control_rank": [8, 9, 8], "adv_max_rank": [3.0, np.nan, 7.0],
-                       "adv_max_ratio": [2e-9, np.nan, 3e-12]})
-    text = tf.upper_bound_summary(df, 50)
-    assert text.startswith("max rank = bound at 2/3 values of H (50 random draws each")
-    assert "never above it: True" in text
-    assert "adversarial sigma_(bound+1)/sigma_1 < 1e-8" in text
-    assert text.endswith("control above the bound at 2/2 values of H where H d > bound")
-    none = tf.upper_bound_summary(df.assign(adv_max_rank=np.nan), 50)
-    assert "no adversarial search" in none
 
 
 @pytest.mark.parametrize("H, d, n, d_out", [(2, 12, 10, 10), (2, 12, 10, 1), (4, 8, 4, 3)])

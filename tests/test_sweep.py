@@ -201,3 +201,27 @@ def test_a_chapter_reads_what_another_profile_has_stored(tmp_path, monkeypatch):
         assert len(other.stored_sweep("pilot", "long", notebook="nb")) == 2
     with pytest.raises(ParameterError, match="notebook"):
         other.stored_sweep("pilot", "long", notebook="no_such_chapter")
+
+
+def test_a_sweep_with_its_code_named_fingerprints_that_code_alone(tmp_path):
+    """Sweep.run(fn, ..., code=f): a notebook's fn around the library function f records f's
+    import closure, not every module loaded (an analysis module's change leaves it current);
+    a code that is not the library's is refused before anything runs."""
+    import json
+
+    import attnbook.mahdavi2024.theory_figures  # noqa: F401  (loaded, as a chapter loads it)
+    from attnbook.book.provenance import function_modules
+    from attnbook.mahdavi2024 import bounds
+
+    fn = lambda c: {"p": bounds.mha_parameter_count(c["H"], 4, 3, 1, 1)}  # noqa: E731
+    _sweep(tmp_path, "narrow").run(fn, [{"H": 1}], progress=False,
+                                   code=bounds.mha_parameter_count)
+    _sweep(tmp_path, "wide").run(fn, [{"H": 1}], progress=False)
+    (narrow,) = (tmp_path / "nb" / "ci" / "narrow").glob("*.json")
+    (wide,) = (tmp_path / "nb" / "ci" / "wide").glob("*.json")
+    narrow, wide = (set(json.loads(p.read_text())["fingerprint"]) for p in (narrow, wide))
+    assert narrow == set(function_modules(bounds.mha_parameter_count))
+    assert "attnbook.mahdavi2024.theory_figures" in wide - narrow
+    with pytest.raises(AttnbookError, match="code must be a function of the attnbook library"):
+        _sweep(tmp_path, "bad").run(fn, [{"H": 2}], progress=False, code=fn)
+    assert not (tmp_path / "nb" / "ci" / "bad").exists()

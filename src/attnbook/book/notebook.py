@@ -433,7 +433,7 @@ class Sweep:
     name: str
 
     def run(self, fn, configs, *, executor=None, groups=None, desc: str | None = None,
-            progress: bool = True, checkpoint: bool = False):
+            progress: bool = True, checkpoint: bool = False, code=None):
         """Compute ``fn`` for every configuration not yet stored; return all as one frame.
 
         ``configs``: distinct flat JSON-able dicts. Without ``groups``, ``fn(config)`` returns
@@ -441,9 +441,14 @@ class Sweep:
         computed together), ``fn(group)`` returns one per configuration, in order. Each result
         is stored as its unit finishes. ``executor`` decides where units run (default: here,
         with a progress bar). ``checkpoint=True``: ``fn(unit, checkpoint)`` also gets the
-        unit's :class:`Checkpoint` (see :mod:`attnbook.book.checkpoints`).
+        unit's :class:`Checkpoint` (see :mod:`attnbook.book.checkpoints`). ``code``: the
+        library function a notebook's ``fn`` runs, as for :meth:`Run.cached`.
         """
         configs = list(configs)
+        modules = function_modules(fn if code is None else code)  # the code a unit can run:
+        if code is not None and modules is None:  # its record's fingerprint
+            raise AttnbookError(f"sweep {self.name!r}: code must be a function of the attnbook "
+                                f"library, not {getattr(code, '__qualname__', code)!r}")
         if len({config_key(c) for c in configs}) != len(configs):
             raise ParameterError("configs", len(configs),
                                  "distinct configurations (duplicates found)")
@@ -461,7 +466,6 @@ class Sweep:
         budget = _SweepBudget(self, configs, todo, units, grouped=groups is not None,
                               checkpointed=checkpoint)
         budget.check()
-        modules = function_modules(fn)  # the code a unit can run: its record's fingerprint
         if checkpoint:  # and its checkpoints' (None, a notebook's function: every module)
             fn = _Checkpointed(fn, None if self.store.readonly else
                                checkpoint_dir(self.store.dir, self.name), deadline(),

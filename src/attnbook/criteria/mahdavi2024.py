@@ -16,9 +16,9 @@ import numpy as np
 from ..errors import AttnbookError
 from . import NOT_TESTABLE, criterion, description, missing, thresholds
 
-__all__ = ["clopper_pearson", "crossing_k", "f2c_case", "f2c_description", "head_size_reading",
-           "line_r2_by", "memorization_limit", "se_difference", "trend_description", "trend_in_se",
-           "unsaturated_counts"]
+__all__ = ["clopper_pearson", "crossing_k", "decade", "f2c_case", "f2c_description",
+           "head_size_reading", "line_r2_by", "memorization_limit", "se_difference",
+           "trend_description", "trend_in_se", "unsaturated_counts"]
 
 
 def _rows(table, *columns):
@@ -192,10 +192,26 @@ def trend_description(points, x, judged, *, falling=False, floor=None) -> str:
 
 # ---------------------------------------------------------------- theory (exact constructions)
 
-def _construction_exact(table, max_rel_err) -> bool:
+def decade(x: float) -> str:
+    """An error rounded up to a power of ten, so that a sentence is stable across re-runs.
+
+    >>> [decade(x) for x in (1e-6, 2e-6, 0.9, 1.0, 15.0)]
+    ['1e-6', '1e-5', '1e0', '1e0', '1e2']
+    """
+    return f"1e{math.ceil(math.log10(max(x, 1e-300)))}"
+
+
+def _exact_settings(table, max_rel_err) -> list[bool]:
+    """Per setting: rank(Z) equals the bound, every head raised it as it should, and the labels
+    are memorized with relative error below ``max_rel_err``."""
     rank, bound, err, inc = _rows(table, "rank", "bound", "max_rel_err", "increments_ok")
-    return bool(rank) and all(int(r) == int(b) and float(e) < max_rel_err and bool(i)
-                              for r, b, e, i in zip(rank, bound, err, inc, strict=True))
+    return [int(r) == int(b) and float(e) < max_rel_err and bool(i)
+            for r, b, e, i in zip(rank, bound, err, inc, strict=True)]
+
+
+def _construction_exact(table, max_rel_err) -> bool:
+    exact = _exact_settings(table, max_rel_err)
+    return bool(exact) and all(exact)
 
 
 @criterion("M-T1")
@@ -208,12 +224,42 @@ def construction_reaches_the_bound(table, *, max_rel_err):
     return _construction_exact(table, max_rel_err) and all(bool(s) for s in sat)
 
 
+@description("M-T1")
+def construction_in_words(table, *, max_rel_err):
+    """How many settings of ``table`` the construction reaches exactly (:func:`_exact_settings`),
+    where its widths d_h lie against n, its worst error and whether the earlier examples stayed
+    saturated."""
+    n, d_h, d_out, err, sat = _rows(table, "n", "d_h", "d_out", "max_rel_err",
+                                    "saturated_within_delta")
+    pairs = list(zip(d_h, n, strict=True))
+    sides = [side for side, holds in (("below", any(h < k for h, k in pairs)),
+                                      ("equal to", any(h == k for h, k in pairs)),
+                                      ("above", any(h > k for h, k in pairs))) if holds]
+    sides = " and ".join([", ".join(sides[:-1]), sides[-1]] if len(sides) > 1 else sides)
+    return (f"rank(Z) = H(min(n,d_h)-1)+1 and max rel. error < {decade(max_rel_err)} at "
+            f"{sum(_exact_settings(table, max_rel_err))}/{len(n)} settings (per-example and "
+            f"shared contexts, d_h {sides} n, d_out up to {max(int(x) for x in d_out)}); worst "
+            f"error < {decade(max(err))}; each head adds min(n,d_h)-1 to the rank; old examples "
+            f"saturated within delta: {all(bool(x) for x in sat)}")
+
+
 @criterion("M-R1")
 def construction_reaches_the_kruskal_bound(table, *, max_rel_err):
     """M-R1: at every setting (queries of Kruskal rank Q < n) rank(Z) equals
     H(min(Q,d_h)-1)+1, each head raises it by min(Q,d_h)-1 and the labels are memorized with
     relative error below ``max_rel_err``."""
     return _construction_exact(table, max_rel_err)
+
+
+@description("M-R1")
+def kruskal_construction_in_words(table, *, max_rel_err):
+    """The Kruskal ranks Q of ``table``, how many of its settings the construction reaches
+    exactly (:func:`_exact_settings`) and its worst error."""
+    Q, n, err = _rows(table, "Q", "n", "max_rel_err")
+    return (f"queries of Kruskal rank Q in {sorted({int(q) for q in Q})} < n = "
+            f"{max(int(k) for k in n)}: rank(Z) = H(min(Q,d_h)-1)+1 with exact memorization at "
+            f"{sum(_exact_settings(table, max_rel_err))}/{len(Q)} settings; worst error < "
+            f"{decade(max(err))}")
 
 
 def _never_above_and_attained(table, max_ratio) -> bool:
@@ -241,11 +287,35 @@ def shared_context_bound_holds_and_is_attained(table, *, max_ratio):
     return _never_above_and_attained(table, max_ratio)
 
 
+def upper_bound_in_words(table, *, draws):
+    """What a rank upper-bound table (``bound``, ``max_rank``, ``width_Hd``, ``control_rank``,
+    ``adv_max_rank`` and ``adv_max_ratio``, NaN where no search ran) shows: the bound attained
+    and never exceeded by ``draws`` random draws, the adversarial search's largest ratio, and
+    the unconstrained control above the bound where H d leaves room."""
+    bound, best, width, control, adv, ratio = _rows(
+        table, "bound", "max_rank", "width_Hd", "control_rank", "adv_max_rank", "adv_max_ratio")
+    searched = [r for a, r in zip(adv, ratio, strict=True) if not missing(a)]
+    room = [(b, c) for b, w, c in zip(bound, width, control, strict=True) if w > b]
+    return (f"max rank = bound at {sum(m == b for m, b in zip(best, bound, strict=True))}/"
+            f"{len(bound)} values of H ({draws} random draws each, bound + 4 rows), never above "
+            f"it: {all(m <= b for m, b in zip(best, bound, strict=True))}; "
+            + (f"adversarial sigma_(bound+1)/sigma_1 < {decade(max(searched))}" if searched
+               else "no adversarial search (bound = min(T, H d) at every H)")
+            + f"; unconstrained control above the bound at {sum(c > b for b, c in room)}/"
+            f"{len(room)} values of H where H d > bound")
+
+
+description("M-P2")(upper_bound_in_words)
+
+
 @criterion("M-P5")
 def constant_sum_bound_holds_and_is_attained(table, *, max_ratio):
     """M-P5: per H, no random or adversarial draw exceeds H(d-1)+1 (adversarial
     sigma_(bound+1)/sigma_1 below ``max_ratio``) and the random draws attain it."""
     return _never_above_and_attained(table, max_ratio)
+
+
+description("M-P5")(upper_bound_in_words)
 
 
 @criterion("M-P4")
@@ -256,6 +326,17 @@ def trivial_attention_gives_assumptions_1_and_2(table):
     a1, a2, a3, o1, o2 = _rows(table, "in_asm1", "in_asm2", "in_asm3", "out_asm1", "out_asm2")
     return bool(a1) and all(bool(i2) and bool(i3) and not bool(i1) and bool(u1) and bool(u2)
                             for i1, i2, i3, u1, u2 in zip(a1, a2, a3, o1, o2, strict=True))
+
+
+@description("M-P4")
+def trivial_attention_in_words(table):
+    """How many input data sets satisfy Assumptions 2 and 3 and not 1, and among them how many
+    outputs of the trivial attention layer satisfy Assumptions 1 and 2."""
+    a1, a2, a3, o1, o2 = _rows(table, "in_asm1", "in_asm2", "in_asm3", "out_asm1", "out_asm2")
+    valid = [bool(i2) and bool(i3) and not bool(i1) for i1, i2, i3 in zip(a1, a2, a3, strict=True)]
+    out_ok = sum(v and bool(u1) and bool(u2) for v, u1, u2 in zip(valid, o1, o2, strict=True))
+    return (f"input: Asm. 2+3 hold and Asm. 1 fails at {sum(valid)}/{len(valid)} datasets; "
+            f"output of A_0: Asm. 1+2 hold (exact Kruskal test) at {out_ok}/{sum(valid)}")
 
 
 @criterion("M-P3")
@@ -277,6 +358,26 @@ def relu_net_below_the_bound_mha_above(table, equal_model, *, mha_residual, fcn_
     return (all(jac[i] <= red[i] < td[i] and res[i] > fcn_residual for i in nets)
             and res[0] < mha_residual and T[0] > bound[eq] and params[eq] <= params[0]
             and params[eq] == largest)
+
+
+@description("M-P3")
+def relu_against_mha_in_words(table, equal_model, *, fcn_residual, n, d, d_out, H, m_values):
+    """The MHA's examples, parameters and residual, then the ReLU nets of widths ``m_values``
+    (``equal_model``: the one of the MHA's size): how many have their Jacobian rank within
+    (n+1)m+(m+1)d_out < T d_out, and how many keep a residual above ``fcn_residual``; ``n``,
+    ``d``, ``d_out``, ``H``: the chapter's Appendix F setting."""
+    model, T, params, bound, res, jac, red, td = _rows(
+        table, "model", "T", "params", "bound", "residual", "jacobian_rank", "reduced_params",
+        "T_d_out")
+    nets = range(1, len(model))
+    eq = model.index(equal_model)
+    m_equal = equal_model.removeprefix("ReLU m=")
+    return (f"T = {int(T[0])} examples of App. F (n={n}, d={d}, d_out={d_out}): MHA with H={H} "
+            f"({int(params[0])} parameters) memorizes them to < {decade(res[0])}; ReLU nets "
+            f"with m in {m_values} (m={m_equal}: {int(params[eq])} parameters, bound "
+            f"{bound[eq]:.2f} < T): Jacobian rank <= (n+1)m+(m+1)d_out < T d_out at "
+            f"{sum(jac[i] <= red[i] < td[i] for i in nets)}/{len(nets)}, training residual > "
+            f"{decade(fcn_residual)} at {sum(res[i] > fcn_residual for i in nets)}/{len(nets)}")
 
 
 # ---------------------------------------------------------------- trained by gradient descent

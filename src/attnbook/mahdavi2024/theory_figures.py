@@ -1,20 +1,14 @@
-"""The figure and verdict text of mahdavi2024's theory chapter, drawn from what it computed:
+"""The figure of mahdavi2024's theory chapter, drawn from what it computed:
 
 * :func:`construction_figure`: the rank Proposition 1's construction reaches against the heads,
   and the scale and saturation of each head at the largest setting (M-T1);
-* :func:`decade` and :func:`context_sides`: how the verdict lines of M-T1 and M-R1 round an
-  error and name where d_h lies against n;
-* :func:`upper_bound_summary`: what the rank upper bounds of Propositions 2 and 5 measured
-  (M-P2, M-P5);
 * :func:`equal_size_width`: the widest ReLU network no larger than an MHA (M-P3).
 
-Each draws or phrases what the tables of :mod:`attnbook.mahdavi2024.checks` hold and decides
-nothing.
+Each draws or sizes from what the tables of :mod:`attnbook.mahdavi2024.checks` hold and decides
+nothing; the claims' sentences are built beside their criteria (:mod:`attnbook.criteria`).
 
 Used by: mahdavi2024_theory.
 
->>> decade(3e-7), decade(0.0)
-('1e-6', '1e-300')
 >>> equal_size_width(2, 12, 10, 10)
 7
 """
@@ -28,8 +22,7 @@ from matplotlib.ticker import ScalarFormatter
 
 from . import bounds
 
-__all__ = ["construction_figure", "decade", "context_sides", "upper_bound_summary",
-           "equal_size_width"]
+__all__ = ["construction_figure", "equal_size_width"]
 
 
 def construction_figure(t1: pd.DataFrame, *, H_values: list, n_values: list, d_h_values: list,
@@ -79,37 +72,6 @@ def construction_figure(t1: pd.DataFrame, *, H_values: list, n_values: list, d_h
     axes[2].legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def decade(x: float) -> str:
-    """Round an error up to a power of ten, so a verdict line is stable across re-runs."""
-    return f"1e{math.ceil(math.log10(max(x, 1e-300)))}"
-
-
-def context_sides(t1: pd.DataFrame) -> str:
-    """Where the widths d_h of ``t1`` lie against n, of "below", "equal to" and "above", in that
-    order and joined as a phrase ("below, equal to and above")."""
-    sides = [side for side, rows in (("below", t1["d_h"] < t1["n"]),
-                                     ("equal to", t1["d_h"] == t1["n"]),
-                                     ("above", t1["d_h"] > t1["n"])) if rows.any()]
-    return " and ".join([", ".join(sides[:-1]), sides[-1]] if len(sides) > 1 else sides)
-
-
-def upper_bound_summary(df: pd.DataFrame, draws: int) -> str:
-    """What a rank upper-bound table (:func:`attnbook.mahdavi2024.checks.rank_upper_bound_table`)
-    measured: never above the bound (``draws`` random draws and the adversarial search), the
-    bound attained, and the unconstrained control above it where H d leaves room."""
-    adv = df.dropna(subset=["adv_max_rank"])
-    room = df[df["width_Hd"] > df["bound"]]  # values of H where a larger rank would fit in Z
-    at_bound = int((df["max_rank"] == df["bound"]).sum())
-    control = int((room["control_rank"] > room["bound"]).sum())
-    never = bool((df["max_rank"] <= df["bound"]).all())
-    searched = (f"adversarial sigma_(bound+1)/sigma_1 < {decade(adv['adv_max_ratio'].max())}"
-                if len(adv) else "no adversarial search (bound = min(T, H d) at every H)")
-    return (f"max rank = bound at {at_bound}/{len(df)} values of H ({draws} random draws "
-            f"each, bound + 4 rows), never above it: {never}; {searched}; "
-            f"unconstrained control above the bound at {control}/{len(room)} values of H where "
-            f"H d > bound")
 
 
 def equal_size_width(H: int, d: int, n: int, d_out: int) -> int:
