@@ -1867,3 +1867,32 @@ def test_describe_gives_what_the_theory_claims_read():
                     "parameters) memorizes them to < 1e-12; ReLU nets with m in [1, 9] (m=9: 290 "
                     "parameters, bound 12.60 < T): Jacobian rank <= (n+1)m+(m+1)d_out < T d_out "
                     "at 2/2, training residual > 1e-4 at 1/2")
+
+
+def test_describe_counts_the_cases_wies_rank_claims_decide_from():
+    """W-T1's sentence counts each check's cases as the criterion reads them (a rank that
+    does not grow with r_e shows as 0/1 pairs, and the verdict fails); W-T2's counts the
+    settings where the premises hold and says not testable where the criterion does."""
+    extra = {"rank": 3, "gap_decades": 5.0}
+    good = [{**row, **extra} for row in _embedding_ranks(grown=True)]
+    text = criteria.describe("W-T1", good, depths=[1], pos_ranks=[1], min_gap=3.0)
+    assert text.startswith("L = 1, r_e = 0, 1: exact rank non-decreasing in r at 4/4 (L, H, "
+                           "d_x, r_e); equal across widths d_x >= r + r_e at 3/3 uncapped "
+                           "(L, H, r, r_e); with r_e > 0 larger at d_x = r + r_e than at d_x = "
+                           "r at 1/1 uncapped pairs; <= eq. (9) at 10/10; at the grid cap at 0;")
+    assert text.endswith("float rank resolved at 10/10, equal to the exact rank at 5/10")
+    flat = [{**row, **extra} for row in _embedding_ranks(grown=False)]
+    assert "at 0/1 uncapped pairs" in criteria.describe("W-T1", flat, depths=[1], pos_ranks=[1],
+                                                        min_gap=3.0)
+    assert criteria.decide("W-T1", flat) is False
+    rows = [{**row, "grid_cap": 100} for row in _corollary1(9)]
+    text = criteria.describe("W-T2", rows)
+    assert text.startswith("exact rank >= eq. (14) at 0/1 settings where L >= 2, H < r and the "
+                           "premises hold; bound >= ")
+    assert "largest bound 10 (rank 9); equality at 0; smallest rank / bound = 0.9" in text
+    small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 7, "rank_exact": 18, "wies_lower": 1,
+              "grid_cap": 18}]
+    text = criteria.describe("W-T2", small + [{**small[0], "V": 2}])
+    assert text.startswith("not testable at this profile: no setting where the premises hold "
+                           "has a bound >= ")
+    assert text.endswith("at the grid cap at 1/1; premises fail at 1, rank >= bound there at 1")

@@ -265,6 +265,28 @@ def _groups(rows, keys):
     return out
 
 
+def _t1_checks(rows) -> dict[str, list[bool]]:
+    """W-T1's four checks over ``rows``, one entry per case each checks: ``below`` eq. (9) per
+    setting; ``by_r`` non-decreasing in r per (L, H, d_x, r_e); ``by_width`` one rank across
+    the widths d_x >= r + r_e per (L, H, r, r_e) with two or more such widths, none at the grid
+    cap; ``growth`` larger at d_x = r + r_e than at d_x = r per (L, H, r, r_e > 0) with both
+    widths and the narrower below its grid cap."""
+    out = {"below": [int(row["rank_exact"]) <= int(row["wies_upper"]) for row in rows],
+           "by_r": [], "by_width": [], "growth": []}
+    for group in _groups(rows, ("L", "H", "d_x", "r_e")).values():
+        ranks = [int(g["rank_exact"]) for g in sorted(group, key=lambda g: int(g["r"]))]
+        out["by_r"].append(all(b >= a for a, b in zip(ranks, ranks[1:], strict=False)))
+    for (_, _, r, r_e), group in _groups(rows, ("L", "H", "r", "r_e")).items():
+        wide = [g for g in group if int(g["d_x"]) >= r + r_e]
+        if len(wide) > 1 and all(int(g["rank_exact"]) < int(g["grid_cap"]) for g in wide):
+            out["by_width"].append(len({int(g["rank_exact"]) for g in wide}) == 1)
+        at = {int(g["d_x"]): g for g in group}
+        if r_e > 0 and r in at and r + r_e in at \
+                and int(at[r]["rank_exact"]) < int(at[r]["grid_cap"]):
+            out["growth"].append(int(at[r + r_e]["rank_exact"]) > int(at[r]["rank_exact"]))
+    return out
+
+
 @criterion("W-T1")
 def rank_set_by_embedding_rank(table):
     """W-T1: ``table`` has one row per setting (columns ``L``, ``H``, ``d_x``, ``r``, ``r_e``,
@@ -273,55 +295,84 @@ def rank_set_by_embedding_rank(table):
     d_x >= r + r_e, over the groups of two or more widths with none at the grid cap (at least
     one such group); for r_e > 0 it is larger at d_x = r + r_e than at d_x = r wherever the
     latter is below its grid cap (at least one such pair); and it is at most eq. (9) at every
-    setting."""
+    setting (:func:`_t1_checks`)."""
     rows = _records(table)
-    if not rows:
-        return False
-    for row in rows:
-        if int(row["rank_exact"]) > int(row["wies_upper"]):
-            return False
-    for group in _groups(rows, ("L", "H", "d_x", "r_e")).values():
-        ranks = [int(g["rank_exact"]) for g in sorted(group, key=lambda g: int(g["r"]))]
-        if any(b < a for a, b in zip(ranks, ranks[1:], strict=False)):
-            return False
-    saturated = growth = 0
-    for (_, _, r, r_e), group in _groups(rows, ("L", "H", "r", "r_e")).items():
-        wide = [g for g in group if int(g["d_x"]) >= r + r_e]
-        if len(wide) > 1 and all(int(g["rank_exact"]) < int(g["grid_cap"]) for g in wide):
-            if len({int(g["rank_exact"]) for g in wide}) != 1:
-                return False
-            saturated += 1
-        at = {int(g["d_x"]): g for g in group}
-        if r_e > 0 and r in at and r + r_e in at \
-                and int(at[r]["rank_exact"]) < int(at[r]["grid_cap"]):
-            if int(at[r + r_e]["rank_exact"]) <= int(at[r]["rank_exact"]):
-                return False
-            growth += 1
-    return saturated > 0 and growth > 0
+    checks = _t1_checks(rows)
+    return (bool(rows) and all(all(held) for held in checks.values())
+            and bool(checks["by_width"]) and bool(checks["growth"]))
+
+
+@description("W-T1")
+def embedding_rank_in_words(table, *, depths, pos_ranks, min_gap):
+    """How many cases of each of W-T1's checks hold (:func:`_t1_checks`), and beside them, from
+    ``table``'s ``rank`` and ``gap_decades``, the settings at the grid cap and how often a float
+    rank with a gap of at least ``min_gap`` decades is the exact one."""
+    rows = _records(table)
+    c = {k: f"{sum(v)}/{len(v)}" for k, v in _t1_checks(rows).items()}
+    resolved = [row for row in rows if row["gap_decades"] >= min_gap]
+    return (f"L = {', '.join(map(str, depths))}, r_e = 0, {', '.join(map(str, pos_ranks))}: "
+            f"exact rank non-decreasing in r at {c['by_r']} (L, H, d_x, r_e); equal across "
+            f"widths d_x >= r + r_e at {c['by_width']} uncapped (L, H, r, r_e); with r_e > 0 "
+            f"larger at d_x = r + r_e than at d_x = r at {c['growth']} uncapped pairs; <= eq. (9) "
+            f"at {c['below']}; at the grid cap at "
+            f"{sum(int(row['rank_exact']) >= int(row['grid_cap']) for row in rows)}; float rank "
+            f"resolved at {len(resolved)}/{len(rows)}, equal to the exact rank at "
+            f"{sum(row['rank'] == row['rank_exact'] for row in resolved)}/{len(resolved)}")
+
+
+def _corollary_1_rows(table) -> tuple[list[dict], list[dict]]:
+    """The settings where eq. (14) applies (``wies_lower`` set, L >= 2, H < r), each with its
+    ``bound`` as an integer: those where Corollary 1's premises hold (3^L > d_x, i.e.
+    L > log3 d_x, and V >= 2 bound + 1), and those where one fails."""
+    holds, fails = [], []
+    for row in _records(table):
+        bound = row.get("wies_lower")
+        if missing(bound) or not (int(row["L"]) >= 2 and int(row["H"]) < int(row["r"])):
+            continue  # eq. (14) does not apply
+        row = {**row, "bound": int(bound)}
+        premises = 3 ** int(row["L"]) > int(row["d_x"]) and int(row["V"]) >= 2 * row["bound"] + 1
+        (holds if premises else fails).append(row)
+    return holds, fails
 
 
 @criterion("W-T2")
 def rank_above_corollary_1(table, *, min_bound):
     """W-T2: ``table`` has one row per setting (``L``, ``H``, ``d_x``, ``r``, ``V``,
     ``rank_exact`` and ``wies_lower``, the eq. (14) bound, None where L < 2 or H >= r). At
-    every setting where the corollary applies and its premises hold (3^L > d_x, i.e.
-    L > log3 d_x, and V >= 2 bound + 1) the rank is at least the bound, and the largest bound
-    among them is at least ``min_bound`` (so the check says more than rank >= 1). A rank below
-    its bound fails; without such a setting, or with every bound below ``min_bound``, the
-    profile cannot test the claim: not testable."""
-    checked = []
-    for row in _records(table):
-        bound = row.get("wies_lower")
-        if missing(bound):  # eq. (14) does not apply
-            continue
-        L, d_x, V, bound = int(row["L"]), int(row["d_x"]), int(row["V"]), int(bound)
-        if L >= 2 and int(row["H"]) < int(row["r"]) and 3**L > d_x and V >= 2 * bound + 1:
-            checked.append((int(row["rank_exact"]), bound))
+    every setting where the corollary applies and its premises hold (:func:`_corollary_1_rows`)
+    the rank is at least the bound, and the largest bound among them is at least ``min_bound``
+    (so the check says more than rank >= 1). A rank below its bound fails; without such a
+    setting, or with every bound below ``min_bound``, the profile cannot test the claim: not
+    testable."""
+    checked = [(int(row["rank_exact"]), row["bound"]) for row in _corollary_1_rows(table)[0]]
     if not all(k >= b for k, b in checked):
         return False
     if not checked or max(b for _, b in checked) < min_bound:
         return NOT_TESTABLE
     return True
+
+
+@description("W-T2")
+def corollary_1_in_words(table, *, min_bound):
+    """What W-T2 reads (:func:`_corollary_1_rows`: the rank against the bound where the
+    premises hold), and beside it the largest bound, the smallest ratio, the settings at the
+    grid cap (``table``'s ``grid_cap``) and the settings where a premise fails."""
+    holds, fails = _corollary_1_rows(table)
+    pairs = [(int(row["rank_exact"]), row["bound"]) for row in holds]
+    largest = max((b for _, b in pairs), default=0)
+    text = (f"exact rank >= eq. (14) at {sum(k >= b for k, b in pairs)}/{len(pairs)} settings "
+            f"where L >= 2, H < r and the premises hold; bound >= {min_bound} at "
+            f"{sum(b >= min_bound for _, b in pairs)}, largest bound {largest} (rank "
+            f"{min((k for k, b in pairs if b == largest), default=0)}); equality at "
+            f"{sum(k == b for k, b in pairs)}; smallest rank / bound = "
+            f"{min((k / b for k, b in pairs if b >= 1), default=float('nan')):.1f}; at the grid "
+            f"cap at {sum(int(row['rank_exact']) >= int(row['grid_cap']) for row in holds)}/"
+            f"{len(pairs)}; premises fail at {len(fails)}, rank >= bound there at "
+            f"{sum(int(row['rank_exact']) >= row['bound'] for row in fails)}")
+    if rank_above_corollary_1(table, min_bound=min_bound) == NOT_TESTABLE:
+        return (f"not testable at this profile: no setting where the premises hold has a bound "
+                f">= {min_bound}; " + text)
+    return text
 
 
 def _mean_var(losses) -> tuple[float, float, int]:
