@@ -1896,3 +1896,26 @@ def test_describe_counts_the_cases_wies_rank_claims_decide_from():
     assert text.startswith("not testable at this profile: no setting where the premises hold "
                            "has a bound >= ")
     assert text.endswith("at the grid cap at 1/1; premises fail at 1, rank >= bound there at 1")
+
+
+def test_describe_gives_what_the_furthest_neighbour_claims_read():
+    """B-FR's sentence gives the error at the ends, its largest rise (what rise_tol reads) and
+    the share of exact argmins; B-NN's names the run, what its part asks and every line's
+    numbers, and says smoke test where the run is too short to decide."""
+    text = criteria.describe("B-FR", [0.79, 0.1, 0.12, 1e-12], 0.999, cs=[1.0, 10.0, 100.0, 1e6],
+                             points=2000)
+    assert text == ("MSE x d falls from 0.79 (c = 1) to 1.0e-12 (c = 1e+06), largest rise from "
+                    "one c to the next 2.0e-02; exact argmin at 0.9990 of 2000 points")
+    assert not criteria.decide("B-FR", [0.79, 0.1, 0.12, 1e-12], 0.999)
+    t = criteria.thresholds("B-NN")
+    lines = [([1, 2, 4], [[0.8, 0.82], [0.7, 0.74], [0.05, 0.07]])]
+    for part in _NN_PARTS:
+        text = criteria.describe("B-NN", part, lines, 4, names=["rH = 4"], N=8, steps=20000,
+                                 decided=True)
+        assert text.startswith("d = 4, N = 8, 20000 steps, 1 lines (")
+        assert f"r = d at most {t['full_max']:g}" in text
+        assert text.endswith("rH = 4: r = 1/2 -> 0.81/0.72, r = d 0.06" if part == _NN_PARTS[0]
+                             else "close 0.20/0.30 of the way to r = d (0.06), above it by "
+                                  "53/30 se")
+    assert criteria.describe("B-NN", _NN_PARTS[1], lines, 4, names=["rH = 4"], N=8, steps=8,
+                             decided=False).startswith("smoke test, too few steps to decide: ")

@@ -5,9 +5,9 @@ import math
 import numpy as np
 
 from ..errors import AttnbookError
-from . import NOT_TESTABLE, criterion, description, thresholds
+from . import NOT_TESTABLE, criterion, description
 
-__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "nn_description", "nn_lines"]
+__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "nn_lines"]
 
 
 def _finite(values) -> np.ndarray:
@@ -32,6 +32,17 @@ def full_rank_head_exact(mse_by_c, exact_at_largest, *, rise_tol, mse_max):
     return (len(mse) >= 2 and bool(np.isfinite(mse).all())
             and bool((np.diff(mse) <= rise_tol).all()) and mse[-1] < mse_max
             and float(exact_at_largest) == 1.0)
+
+
+@description("B-FR")
+def full_rank_head_in_words(mse_by_c, exact_at_largest, *, cs, points):
+    """The error of the head at the smallest and the largest c (``cs``, one per error), its
+    largest rise from one c to the next, and at the largest c the share of the ``points``
+    whose largest attention weight sits on their furthest point."""
+    mse = _finite(mse_by_c)
+    return (f"MSE x d falls from {mse[0]:.2f} (c = {cs[0]:g}) to {mse[-1]:.1e} "
+            f"(c = {cs[-1]:.0e}), largest rise from one c to the next {np.diff(mse).max():.1e}; "
+            f"exact argmin at {float(exact_at_largest):.4f} of {points} points")
 
 
 def _seed_stats(losses) -> tuple[float, float, int]:
@@ -122,22 +133,21 @@ def nn_lines(table, seeds) -> tuple[list, list[str]]:
     return lines, names
 
 
-def nn_description(part, lines, d, names) -> str:
+def _nn_clauses(part, lines, d, names, rank_div) -> str:
     """The numbers B-NN's ``part`` decides from, in words, one clause per line (``lines`` as
     the criterion reads them, ``names`` one label per line).
 
     >>> lines = [([1, 2, 4], [[0.8, 0.82], [0.7, 0.74], [0.05, 0.07]])]
-    >>> nn_description(NN_LEVELS, lines, 4, ["rH = 4"])
+    >>> _nn_clauses(NN_LEVELS, lines, 4, ["rH = 4"], 2)
     'rH = 4: r = 1/2 -> 0.81/0.72, r = d 0.06'
-    >>> nn_description(NN_SEPARATION, lines, 4, ["rH = 4"])
+    >>> _nn_clauses(NN_SEPARATION, lines, 4, ["rH = 4"], 2)
     'rH = 4: r = 1/2 close 0.20/0.30 of the way to r = d (0.06), above it by 53/30 se'
     """
-    t = thresholds("B-NN")
     out = []
     for name, (ranks, losses) in zip(names, lines, strict=True):
-        line = _nn_line(ranks, losses, d, t["rank_div"])
+        line = _nn_line(ranks, losses, d, rank_div)
         if line is None:
-            out.append(f"{name}: no full-rank model, no r <= d/{t['rank_div']:g}, or a loss "
+            out.append(f"{name}: no full-rank model, no r <= d/{rank_div:g}, or a loss "
                        f"not finite")
             continue
         (_, mf, vf, nf), low = line
@@ -153,6 +163,21 @@ def nn_description(part, lines, d, names) -> str:
                 if all(s == s and s > 0 for s in se) else "(one seed: no standard error)")
         out.append(f"{name}: r = {rs} close {way} of the way to r = d ({mf:.2f}), above it {gaps}")
     return "; ".join(out)
+
+
+@description("B-NN")
+def nn_in_words(part, lines, d, *, names, N, steps, decided, full_max, low_min, rank_div,
+                gap_share, n_se):
+    """The run (d, N, steps; a smoke test where not ``decided``), what ``part`` asks, and per
+    line (``names``) the numbers it decides from (:func:`_nn_clauses`)."""
+    asked = (f"read at d = {d}; asked on every line r = d at most {full_max:g} and every "
+             f"r <= d/{rank_div:g} at least {low_min:g}" if part == NN_LEVELS else
+             f"asked on every line r = d at most {full_max:g}, and every r <= d/{rank_div:g} "
+             f"less than {gap_share:g} of the way from the zero output to r = d and more than "
+             f"{n_se:g} seed standard errors above it")
+    return (("" if decided else "smoke test, too few steps to decide: ")
+            + f"d = {d}, N = {N}, {steps} steps, {len(names)} lines ({asked}): "
+            + _nn_clauses(part, lines, d, names, rank_div))
 
 
 def _lb_numbers(dims, coef, d, needed, decay_from) -> dict:
