@@ -1919,3 +1919,19 @@ def test_describe_gives_what_the_furthest_neighbour_claims_read():
                                   "53/30 se")
     assert criteria.describe("B-NN", _NN_PARTS[1], lines, 4, names=["rH = 4"], N=8, steps=8,
                              decided=False).startswith("smoke test, too few steps to decide: ")
+
+
+def test_describe_gives_each_seeds_limit_and_the_shares_mf3_reads():
+    """M-F3's sentence: each seed's limit as a ratio, the best T of a seed that memorized none,
+    a limit at the grid's top flagged, the mean shares the criterion compares, and the paper's
+    ratio only for the H it reports."""
+    none = _ACC3.assign(metric=[0.99, 0.98, 0.97])
+    top = _ACC3.assign(metric=[1.0, 1.0, 1.0])
+    text = criteria.describe("M-F3", [(_ACC3, _SAT), (none, _SAT[:116]),
+                                      (top, _SAT[:1].repeat(174, axis=0))], 4, 8)
+    assert text.startswith("largest T memorized perfectly per seed: 145 (5.00 x H(n-1)+1), none "
+                           "(best T = 116), 174 (6.00 x H(n-1)+1) (a limit at the largest T of "
+                           "the grid lies above it); saturated pairs 75.0%, examples with a "
+                           "non-saturated head 100.0% (means over the seeds) (paper: 4.4 x")
+    assert criteria.describe("M-F3", [(_ACC3.assign(H=2), _SAT[:, :2])], 2, 8).endswith(
+        "; the paper reports the limit for H = 4 and 8 only")

@@ -647,6 +647,18 @@ def memorization_limit(accuracy, H, n):
     return T, round(T / (H * (n - 1) + 1), 12), any(t > T for t, _ in mine)
 
 
+def _f3_seed(accuracy, max_coef, H, n, coef) -> tuple:
+    """One seed as M-F3 reads it: its limit T, that T / (H(n-1)+1) and whether a larger T of the
+    grid is not memorized (:func:`memorization_limit`), then ``max_coef``'s shape and, of its
+    coefficients above ``coef``, the share of saturated (head, example) pairs and the share of
+    examples that keep a non-saturated head."""
+    T, ratio, bracketed = memorization_limit(accuracy, H, n)
+    m = np.asarray(max_coef, dtype=float)
+    sat = m > coef
+    return (T, ratio, bracketed, m.shape, float(sat.mean()),
+            float((sat.sum(axis=-1) < H).mean()))
+
+
 @criterion("M-F3")
 def saturation_at_the_memorization_limit(seeds, H, n, *, coef, saturated_pairs,
                                          unsaturated_examples, ratio_H4, ratio_H8,
@@ -671,21 +683,38 @@ def saturation_at_the_memorization_limit(seeds, H, n, *, coef, saturated_pairs,
         return False
     ratios, saturated, unsaturated = [], [], []
     for accuracy, max_coef in seeds:
-        T, ratio, bracketed = memorization_limit(accuracy, H, n)
+        T, ratio, bracketed, shape, sat, free = _f3_seed(accuracy, max_coef, H, n, coef)
         if T is None or not bracketed:
             return False
-        m = np.asarray(max_coef, dtype=float)
-        if m.shape != (T, H):
-            raise AttnbookError(f"M-F3: max_coef has shape {m.shape}, expected (T, H) = "
+        if shape != (T, H):
+            raise AttnbookError(f"M-F3: max_coef has shape {shape}, expected (T, H) = "
                                 f"{(T, H)} for the largest T memorized perfectly")
-        sat = m > coef
         ratios.append(ratio)
-        saturated.append(float(sat.mean()))
-        unsaturated.append(float((sat.sum(axis=1) < H).mean()))
+        saturated.append(sat)
+        unsaturated.append(free)
     ratio = float(np.median(ratios))
     return (1 / ratio_factor <= ratio / paper[H] <= ratio_factor
             and float(np.mean(saturated)) > saturated_pairs
             and float(np.mean(unsaturated)) >= unsaturated_examples)
+
+
+@description("M-F3")
+def saturation_in_words(seeds, H, n, *, coef, ratio_H4, ratio_H8, ratio_factor):
+    """Each seed's limit (or its best T where it memorized none), whether every limit is
+    bracketed by the grid, the seeds' mean shares of saturated pairs and of examples keeping a
+    non-saturated head (:func:`_f3_seed`), and the paper's ratio where it reports one."""
+    read = [_f3_seed(accuracy, max_coef, H, n, coef) for accuracy, max_coef in seeds]
+    text = ("largest T memorized perfectly per seed: "
+            + ", ".join(f"none (best T = {shape[0]})" if T is None
+                        else f"{T} ({ratio:.2f} x H(n-1)+1)" for T, ratio, _, shape, _, _ in read)
+            + ("" if all(b for T, _, b, *_ in read if T) else
+               " (a limit at the largest T of the grid lies above it)")
+            + f"; saturated pairs {np.mean([r[4] for r in read]):.1%}, examples with a "
+            f"non-saturated head {np.mean([r[5] for r in read]):.1%} (means over the seeds)")
+    paper = {4: ratio_H4, 8: ratio_H8}.get(H)
+    if paper is None:
+        return f"{text}; the paper reports the limit for H = 4 and 8 only"
+    return f"{text} (paper: {paper} x, within a factor {ratio_factor}, the median seed)"
 
 
 @criterion("M-F4")
