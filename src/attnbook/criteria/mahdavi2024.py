@@ -567,6 +567,7 @@ def head_size_gains_stop_at_n(part, points, n, *, n_se, floor_at, saturated_at):
     return all(judged) if judged else NOT_TESTABLE
 
 
+@description("M-F2c")
 def f2c_description(part, points, n) -> str:
     """The numbers M-F2c's ``part`` decides from, per T, in words (those not judged say why).
 

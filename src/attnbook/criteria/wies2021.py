@@ -441,6 +441,7 @@ def f2_anchor_rank(ranks, d_x, anchor_ratio) -> int:
     return min(below, key=lambda r: abs(math.log(r / d_x) - math.log(anchor_ratio)))
 
 
+@description("W-F2")
 def f2_description(part, nets, d_x, unfactored=None) -> str:
     """The numbers W-F2's ``part`` decides from, in words (``nets`` as the criterion reads
     them; ``unfactored``: the unfactored net's seed losses, reported beside the control).
