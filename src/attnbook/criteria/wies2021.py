@@ -420,8 +420,8 @@ def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio
                      for a, b in zip(below, below[1:], strict=False))
         return bool(above_ctrl and steady)
     if part == "size":
-        r = f2_anchor_rank(below, d_x, anchor_ratio)
-        if abs(math.log(r / d_x / anchor_ratio)) > math.log(anchor_factor):
+        r, judged = f2_anchor(below, d_x, anchor_ratio, anchor_factor)
+        if not judged:
             return NOT_TESTABLE
         if not float(ctrl["matched"]) > 0 or not float(by_r[r]["matched"]) > 0:
             return NOT_TESTABLE
@@ -430,15 +430,19 @@ def low_rank_matched_by_smaller_full_rank(part, nets, d_x, *, n_se, anchor_ratio
     raise AttnbookError(f"W-F2 has parts 'bottleneck' and 'size', got {part!r}")
 
 
-def f2_anchor_rank(ranks, d_x, anchor_ratio) -> int:
-    """The rank below ``d_x`` whose r / d_x is nearest ``anchor_ratio`` in log ratio (W-F2's
-    part "size" is judged there).
+def f2_anchor(ranks, d_x, anchor_ratio, anchor_factor) -> tuple[int | None, bool]:
+    """The rank below ``d_x`` whose r / d_x is nearest ``anchor_ratio`` in log ratio (None
+    where no rank is below d_x), and whether it lies within a factor ``anchor_factor`` of that
+    ratio: where W-F2's part "size" is judged, if it is.
 
-    >>> f2_anchor_rank([4, 8, 16, 32, 96], 64, 16 / 680)
-    4
+    >>> f2_anchor([4, 8, 16, 32, 96], 64, 16 / 680, 4), f2_anchor([32, 96], 64, 16 / 680, 4)
+    ((4, True), (32, False))
     """
     below = sorted(int(r) for r in ranks if int(r) < d_x)
-    return min(below, key=lambda r: abs(math.log(r / d_x) - math.log(anchor_ratio)))
+    if not below:
+        return None, False
+    r = min(below, key=lambda r: abs(math.log(r / d_x) - math.log(anchor_ratio)))
+    return r, abs(math.log(r / d_x / anchor_ratio)) <= math.log(anchor_factor)
 
 
 @description("W-F2")
@@ -473,7 +477,9 @@ def f2_description(part, nets, d_x, unfactored=None) -> str:
                      + (f" ({(mc - mu) / se_u:.1f} se)" if se_u > 0 else ""))
         return (f"test loss above the control, at d_x = {d_x}, seeds {nc}: " + "; ".join(costs)
                 + f" (more than {t['n_se']:g} se asked, not falling as r falls); {ctrl}")
-    r = f2_anchor_rank(by_r, d_x, t["anchor_ratio"])
+    r, judged = f2_anchor(by_r, d_x, t["anchor_ratio"], t["anchor_factor"])
+    if r is None:
+        return f"no factored net with r below d_x = {d_x}"
     n = by_r[r]
     unmatched = [f"{name}'s loss {'above' if m == 0 else 'below'} every full-rank net's"
                  for name, m in ((f"r = {r}", n["matched"]),
@@ -481,10 +487,9 @@ def f2_description(part, nets, d_x, unfactored=None) -> str:
     over_c = (f"{n['matched'] / c['matched']:.2f}" if not unmatched
               else f"not measured ({'; '.join(unmatched)})")
     own = n["matched"] / n["params"]
-    far = abs(math.log(r / d_x / t["anchor_ratio"])) > math.log(t["anchor_factor"])
     return (f"at r = {r} (r/d_x {r / d_x:.3g}, the ratio run nearest {t['anchor_ratio']:g}, "
             + (f"{r / d_x / t['anchor_ratio']:.2g} times it: beyond the factor "
-               f"{t['anchor_factor']:g} asked, so not judged" if far else
+               f"{t['anchor_factor']:g} asked, so not judged" if not judged else
                f"within the factor {t['anchor_factor']:g} asked") + "): "
             f"matched full-rank size over the control r = {controls[0]} matched size {over_c} "
             f"(asked {t['size_ratio']:g} +- {t['size_tolerance']:g}); over its own size "
