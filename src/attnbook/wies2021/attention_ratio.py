@@ -48,8 +48,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..engines.lm_sweep import lm_config, matched_size
+from ..engines.lm_sweep import lm_config
 from ..errors import ParameterError
+from .rank_bottleneck import baseline_match
 
 __all__ = ["PAPER_TABLE5", "ratio_non_embedding_params", "width_step", "ratio_width", "design",
            "ratio_configs", "with_design", "ratio_loss_table", "best_depth", "redundancy",
@@ -215,10 +216,10 @@ def redundancy(best: pd.DataFrame) -> pd.DataFrame:
 
     ``best`` is :func:`best_depth`'s frame (columns ratio, size, params_non_embedding, mean).
     The baseline is the best-depth ratio-1 curve, matched by
-    :func:`attnbook.engines.lm_sweep.matched_size` (log-size interpolation). A loss outside the
-    baseline's range has no matched size: ``matched`` and ``fraction`` are NaN and ``outside``
-    says "below" (worse than the smallest baseline) or "above" (at least as good as the
-    largest).
+    :func:`attnbook.wies2021.rank_bottleneck.baseline_match` (log-size interpolation). A loss
+    outside the baseline's range has no matched size: ``matched`` and ``fraction`` are NaN and
+    ``outside`` says "below" (worse than the smallest baseline) or "above" (better than the
+    best).
 
     A synthetic check with a known answer: baselines on loss = 10 - log(size), a net of size
     1000 with the loss of a baseline of size 500 has fraction 0.5.
@@ -234,17 +235,10 @@ def redundancy(best: pd.DataFrame) -> pd.DataFrame:
     if len(base) < 2:
         raise ParameterError("best", len(base), "at least two ratio-1 baseline sizes")
     sizes, losses = base["params_non_embedding"].to_numpy(float), base["mean"].to_numpy(float)
-    order = np.argsort(sizes)
-    envelope = np.minimum.accumulate(losses[order])
     rows = []
     for r in best[best["ratio"] != 1].itertuples():
         own, loss = float(r.params_non_embedding), float(r.mean)
-        if loss > envelope[0]:
-            outside, matched = "below", math.nan
-        elif loss <= envelope[-1]:
-            outside, matched = "above", math.nan
-        else:
-            outside, matched = "", matched_size(sizes, losses, loss)
+        matched, outside = baseline_match(sizes, losses, loss)
         rows.append({"ratio": int(r.ratio), "size": r.size, "L": getattr(r, "L", None),
                      "params_non_embedding": own, "loss": loss, "matched": matched,
                      "fraction": matched / own, "outside": outside})

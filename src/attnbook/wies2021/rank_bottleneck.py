@@ -7,6 +7,8 @@ r / d_x = 16/680 is matched by a full-rank net about 25% smaller. A factored net
 full rank, only factored: it is the control that separates the cost of the rank from the cost
 of the factoring itself.
 
+* :func:`baseline_match`: the baseline size with a net's loss, or on which side of the
+  baselines' range the loss falls (section 5.3's redundancy reads it too);
 * :func:`net_table`: one row per net of a sweep (its seeds' losses, their mean and standard
   deviation, its parameter count);
 * :func:`bottleneck_table`: the factored nets with the matched full-rank size of each (log-size
@@ -21,7 +23,7 @@ of the factoring itself.
 Each takes ``seeds``, the seeds whose models it reads, so a verdict can be decided again with
 a seed left out (the stability rule).
 
-Used by: wies2021_rank_bottleneck.
+Used by: wies2021_rank_bottleneck, wies2021_attention_ratio (baseline_match).
 """
 
 import math
@@ -31,7 +33,27 @@ import pandas as pd
 
 from ..engines.lm_sweep import matched_size
 
-__all__ = ["net_table", "bottleneck_table", "f2_nets", "f7_measurement", "repeat_losses"]
+__all__ = ["baseline_match", "net_table", "bottleneck_table", "f2_nets", "f7_measurement",
+           "repeat_losses"]
+
+
+def baseline_match(sizes, losses, loss: float) -> tuple[float, str]:
+    """The size of the baseline with the same loss (log-size interpolation over the baselines'
+    monotone envelope, :func:`attnbook.engines.lm_sweep.matched_size`) and ""; or, for a loss
+    outside the baselines' range, NaN and its side: "below" (worse than the smallest baseline)
+    or "above" (better than the best). A loss equal to the best is matched.
+
+    >>> baseline_match([100, 400], [3.0, 2.0], 2.5), baseline_match([100, 400], [3.0, 2.0], 2.0)
+    ((200.0, ''), (400.0, ''))
+    >>> baseline_match([100, 400], [3.0, 2.0], 3.5), baseline_match([100, 400], [3.0, 2.0], 1.9)
+    ((nan, 'below'), (nan, 'above'))
+    """
+    sizes, losses = np.asarray(sizes, dtype=float), np.asarray(losses, dtype=float)
+    if loss > losses[np.argsort(sizes)][0]:
+        return math.nan, "below"
+    if loss < losses.min():
+        return math.nan, "above"
+    return matched_size(sizes, losses, loss), ""
 
 
 def net_table(results: pd.DataFrame, seeds=None) -> pd.DataFrame:
@@ -68,9 +90,8 @@ def bottleneck_table(results: pd.DataFrame, d_x: int, seeds=None) -> pd.DataFram
     nets = net_table(results, seeds)
     base = nets[nets["group"].isin(["baseline", "full"])].sort_values("params_total")
     low = nets[(nets["group"] == "rank") & (nets["d_x"] == d_x)].sort_values("r")
-    best = float(base["test_loss"].min())  # a loss below it matches no trained size: NaN
-    low = low.assign(matched_params=[matched_size(base["params_total"], base["test_loss"], x)
-                                     if x >= best else math.nan for x in low["test_loss"]])
+    match = [baseline_match(base["params_total"], base["test_loss"], x) for x in low["test_loss"]]
+    low = low.assign(matched_params=[0.0 if side == "below" else m for m, side in match])
     low = low.assign(matched_over_own=low["matched_params"] / low["params_total"],
                      control=False)
     above = low[low["r"] > d_x]
