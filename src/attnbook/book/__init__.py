@@ -7,6 +7,6 @@ lists the modules). They form three wings, each importing only its own and those
 ``display``, ``plotting``, ``history``, ``readers``, ``text``); **pages**, what the book shows
 of what was stored (``report``, ``figures``, ``shown``, ``publish``, ``sites``,
 ``page_scripts``, ``mathjax_local``, ``pilot``); **commands**, what runs the notebooks
-(``cli``, ``plan``, ``runner``, ``slurm``, ``migrate``). ``attnbook`` and ``Run`` load the
+(``cli``, ``costs``, ``runner``, ``slurm``, ``migrate``). ``attnbook`` and ``Run`` load the
 run-time wing only.
 """

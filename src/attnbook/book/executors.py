@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_int
 from ..progress import progress_bar
 
 __all__ = ["LocalExecutor", "ProcessExecutor", "default_executor",
@@ -87,7 +87,7 @@ def _sendable(fn, units) -> Callable | bytes:
         return cloudpickle.dumps(fn)
 
 
-class ProcessExecutor:
+class ProcessExecutor(LocalExecutor):
     """Units in ``workers`` spawned processes of ``threads`` torch threads each. A unit is
     handed out only when a worker is free and the sweep asks for the next result, so the
     budget check runs before every unit; a unit's exception reaches the sweep as it would
@@ -100,11 +100,9 @@ class ProcessExecutor:
 
     def __init__(self, workers: int = 2, threads: int = 1, progress: bool = True,
                  desc: str = "runs", unit: str = "run"):
-        for name, value in (("workers", workers), ("threads", threads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ParameterError(name, value, "an integer >= 1")
-        self.workers, self.threads = workers, threads
-        self.progress, self.desc, self.unit = progress, desc, unit
+        self.workers = check_int("workers", workers, 1)
+        self.threads = check_int("threads", threads, 1)
+        super().__init__(progress, desc, unit)
 
     def map(self, fn, units):
         units = list(units)
@@ -116,7 +114,7 @@ class ProcessExecutor:
             warnings.warn(f"{self.desc}: its units cannot be sent to worker processes "
                           f"({type(e).__name__}); computed here, one after another",
                           stacklevel=3)
-            yield from LocalExecutor(self.progress, self.desc, self.unit).map(fn, units)
+            yield from super().map(fn, units)
             return
 
         todo = iter(units)

@@ -9,7 +9,7 @@ damaged or stale. A chapter shown at ``long`` or ``full`` runs with ``--cache-on
 
 from pathlib import Path
 
-from .claims import notebook_claims, status_table
+from .claims import STATUSES, UNRUN, notebook_claims, status_table
 from .sites import not_run_text, sites_text
 from .store import stored_results
 
@@ -18,8 +18,7 @@ __all__ = ["LARGEST", "CANDIDATES", "FALLBACK", "VERDICTS", "completeness", "cho
 LARGEST = "largest"  # the run command's profile that picks per chapter
 CANDIDATES = ("full", "long")  # tried in this order
 FALLBACK = "cpu"
-VERDICTS = ("reproduced", "fragile", "not reproduced", "not testable", "partly run",
-            "partly reproduced")
+VERDICTS = tuple(s for s in STATUSES if s not in UNRUN)  # a claim that ran
 
 
 def completeness(stem: str, path: Path, profile: str, table, stored: list[dict]) -> str:

@@ -8,6 +8,7 @@ cancels the unfinished jobs. ``cluster="local"`` or ``"debug"`` runs the array o
 submitit is imported only when an executor is built.
 """
 
+import contextlib
 import numbers
 import os
 import sys
@@ -16,7 +17,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import AttnbookError, require
+from ..errors import AttnbookError, check_int, require
 
 __all__ = ["SlurmExecutor", "SweepJobError", "CLUSTERS"]
 
@@ -55,10 +56,6 @@ def _run_config(fn: Callable, config, device: str) -> tuple[str, object, float]:
     return "ok", result, time.perf_counter() - t0
 
 
-def _int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
 class SlurmExecutor:
     """Runs sweep configurations as one Slurm job array via submitit. The parameters pass to
     sbatch (``max_parallel``: the array's ``%`` limit; ``slurm``: further sbatch parameters as
@@ -80,18 +77,15 @@ class SlurmExecutor:
                "a folder path for the jobs' pickles and logs")
         require(partition is None or (isinstance(partition, str) and partition != ""),
                "partition", partition, "a Slurm partition name or None (the default one)")
-        require(_int(timeout_min) and timeout_min > 0, "timeout_min", timeout_min,
-               "an integer number of minutes > 0")
-        require(_int(gpus_per_node) and gpus_per_node >= 0, "gpus_per_node", gpus_per_node,
-               "an integer >= 0")
-        require(_int(cpus_per_task) and cpus_per_task >= 1, "cpus_per_task", cpus_per_task,
-               "an integer >= 1")
+        check_int("timeout_min", timeout_min, 1, allowed="an integer number of minutes > 0")
+        check_int("gpus_per_node", gpus_per_node, 0, allowed="an integer >= 0")
+        check_int("cpus_per_task", cpus_per_task, 1, allowed="an integer >= 1")
         require(mem_gb is None or (isinstance(mem_gb, numbers.Real) and not isinstance(
             mem_gb, bool) and mem_gb > 0), "mem_gb", mem_gb, "a number of GB > 0 or None")
         require(isinstance(job_name, str) and job_name.strip() != "" and "\n" not in job_name,
                "job_name", job_name, "a non-empty one-line name")
-        require(max_parallel is None or (_int(max_parallel) and max_parallel >= 1),
-               "max_parallel", max_parallel, "an integer >= 1 or None (no limit)")
+        if max_parallel is not None:
+            check_int("max_parallel", max_parallel, 1, allowed="an integer >= 1 or None (no limit)")
         require(device in _DEVICES, "device", device, "auto, cpu or cuda")
         require(isinstance(poll_s, numbers.Real) and not isinstance(poll_s, bool) and poll_s > 0,
                "poll_s", poll_s, "a number of seconds > 0")
@@ -151,33 +145,27 @@ class SlurmExecutor:
         except Exception as e:  # pickling the function, or sbatch refusing the array
             raise AttnbookError(f"submitting {n} runs of {getattr(fn, '__name__', fn)!r} "
                                 f"failed: {' '.join(str(e).split())[:300]}") from None
-        pending = dict(enumerate(jobs))
+        from submitit.helpers import as_completed
+
+        config_of = {id(job): c for job, c in zip(jobs, configs, strict=True)}  # not yet done
         failures = []
         try:
-            while pending:
-                finished = [i for i, job in pending.items() if job.done()]
-                for i in finished:
-                    job = pending.pop(i)
-                    log = str(job.paths.stderr)
-                    try:
-                        status, value, wall_s = job.result()
-                    except Exception as e:  # killed, timed out, out of memory, node failure
-                        lines = [x.strip() for x in str(e).splitlines()
-                                 if x.strip().strip("-")][:2]
-                        failures.append((configs[i], f"{type(e).__name__}: {' '.join(lines)}",
-                                         log))
-                        continue
-                    if status == "ok":
-                        yield configs[i], value, wall_s
-                    else:
-                        failures.append((configs[i], value, log))
-                if pending and not finished:
-                    time.sleep(self.poll_s)
-        finally:
-            for job in pending.values():  # the consumer stopped early: free the cluster
+            for job in as_completed(jobs, poll_frequency=self.poll_s):
+                config, log = config_of.pop(id(job)), str(job.paths.stderr)
                 try:
-                    job.cancel(check=False)
-                except Exception:
-                    pass
+                    status, value, wall_s = job.result()
+                except Exception as e:  # killed, timed out, out of memory, node failure
+                    lines = [x.strip() for x in str(e).splitlines() if x.strip().strip("-")][:2]
+                    failures.append((config, f"{type(e).__name__}: {' '.join(lines)}", log))
+                    continue
+                if status == "ok":
+                    yield config, value, wall_s
+                else:
+                    failures.append((config, value, log))
+        finally:
+            for job in jobs:  # the consumer stopped early: free the cluster
+                if id(job) in config_of:
+                    with contextlib.suppress(Exception):
+                        job.cancel(check=False)
         if failures:
             raise SweepJobError(failures, n)
