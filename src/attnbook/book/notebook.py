@@ -180,10 +180,7 @@ class Run:
         module loaded counts, so a change to one the computation never runs makes it stale.
         """
         label = name if isinstance(name, str) else "+".join(name)
-        modules = function_modules(code) if code is not None else None
-        if code is not None and modules is None:
-            raise AttnbookError(f"table {label!r}: code must be a function of the attnbook "
-                                f"library, not {getattr(code, '__qualname__', code)!r}")
+        modules = _code_modules(f"table {label!r}", code) if code is not None else None
         ckpt = self.checkpoint(label, params, modules) if checkpoint else None
         if ckpt is not None:
             compute = functools.partial(ckpt.run, compute)
@@ -445,10 +442,8 @@ class Sweep:
         library function a notebook's ``fn`` runs, as for :meth:`Run.cached`.
         """
         configs = list(configs)
-        modules = function_modules(fn if code is None else code)  # the code a unit can run:
-        if code is not None and modules is None:  # its record's fingerprint
-            raise AttnbookError(f"sweep {self.name!r}: code must be a function of the attnbook "
-                                f"library, not {getattr(code, '__qualname__', code)!r}")
+        modules = (function_modules(fn) if code is None  # the code a unit can run: its
+                   else _code_modules(f"sweep {self.name!r}", code))  # record's fingerprint
         if len({config_key(c) for c in configs}) != len(configs):
             raise ParameterError("configs", len(configs),
                                  "distinct configurations (duplicates found)")
@@ -524,6 +519,16 @@ class Sweep:
 
     def frame(self, configs):
         return self.store.frame(self.name, configs)
+
+
+def _code_modules(what: str, code) -> list[str]:
+    """The import closure of ``code``, a library function a table or sweep names as the one its
+    unit runs (its fingerprint); anything else, a notebook's function, is refused."""
+    modules = function_modules(code)
+    if modules is None:
+        raise AttnbookError(f"{what}: code must be a function of the attnbook library, "
+                            f"not {getattr(code, '__qualname__', code)!r}")
+    return modules
 
 
 def _within_budget(store: ResultStore, compute, what: str, checkpointed: bool = False):
