@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import AttnbookError
 from . import NOT_TESTABLE, criterion, description
 
-__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "nn_lines"]
+__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "coefficient_fit", "nn_lines"]
 
 
 def _finite(values) -> np.ndarray:
@@ -180,15 +180,25 @@ def nn_in_words(part, lines, d, *, names, N, steps, decided, full_max, low_min, 
             + _nn_clauses(part, lines, d, names, rank_div))
 
 
+def coefficient_fit(coef, d, decay_from) -> dict:
+    """What B-LB reads of the sign's coefficients ``coef`` (columns d, l, coefficient,
+    quadrature): the closed forms' relative distances from quadrature (``rel``), and at ``d``
+    the slope of log |coefficient| on log l over l >= ``decay_from`` d (``slope``, decided)
+    and over l <= 9 (``head``, reported)."""
+    chk = coef.dropna(subset=["quadrature"])
+    at_d = coef[(coef["d"] == d) & (coef["coefficient"] != 0)]
+    tail, head = at_d[at_d["l"] >= decay_from * d], at_d[at_d["l"] <= 9]
+    return {"rel": np.abs(chk["quadrature"] - chk["coefficient"]) / np.abs(chk["coefficient"]),
+            "slope": _slope(np.log(tail["l"]), np.log(np.abs(tail["coefficient"]))),
+            "head": _slope(np.log(head["l"]), np.log(np.abs(head["coefficient"])))}
+
+
 def _lb_numbers(dims, coef, d, needed, decay_from) -> dict:
     """What B-LB reads: how many (d, l) of ``dims`` have N(d, l)'s formula equal to the
     difference (``exact`` of ``dims``) and to the Laplacian kernel where counted
-    (``lap_exact`` of ``laps``), the closed forms' relative distances from quadrature
-    (``rel``), the tail slope of log |coefficient| on log l at ``d`` (``slope``), and per
-    (r, eps) the fitted slope of log H_needed on log(d / r) with the local ones (``fits``)."""
+    (``lap_exact`` of ``laps``), :func:`coefficient_fit`, and per (r, eps) the fitted slope
+    of log H_needed on log(d / r) with the local ones (``fits``)."""
     lap = dims.dropna(subset=["laplacian"])
-    chk = coef.dropna(subset=["quadrature"])
-    tail = coef[(coef["d"] == d) & (coef["l"] >= decay_from * d) & (coef["coefficient"] != 0)]
     fits = {}
     for (r, eps), sub in needed.groupby(["r", "eps"]):
         sub = sub.sort_values("d")
@@ -198,9 +208,7 @@ def _lb_numbers(dims, coef, d, needed, decay_from) -> dict:
             "dims": len(dims), "laps": len(lap),
             "lap_exact": int((lap["formula"].astype(str)
                               == lap["laplacian"].astype(int).astype(str)).sum()),
-            "rel": np.abs(chk["quadrature"] - chk["coefficient"]) / np.abs(chk["coefficient"]),
-            "slope": _slope(np.log(tail["l"]), np.log(np.abs(tail["coefficient"]))),
-            "fits": fits}
+            **coefficient_fit(coef, d, decay_from), "fits": fits}
 
 
 @criterion("B-LB")
@@ -245,7 +253,6 @@ def lower_bound_in_words(dims, coef, d, needed, *, l_max, decay_from, slope_spre
     first, and the slope of the coefficients for l <= 9 (reported, not decided);
     ``l_max``: the last degree the chapter computed."""
     m = _lb_numbers(dims, coef, d, needed, decay_from)
-    head = coef[(coef["d"] == d) & (coef["l"] <= 9)]
     fits = {k: (fit, float(local.min()), float(local.max()))
             for k, (fit, local) in m["fits"].items()}
     (r, eps), (fit, lo, hi) = max(fits.items(), key=lambda kv: (kv[1][2] - kv[1][1]) / kv[1][0])
@@ -261,7 +268,7 @@ def lower_bound_in_words(dims, coef, d, needed, *, l_max, decay_from, slope_spre
             f"{m['exact']}/{m['dims']} (d,l) (Laplacian kernel at {m['lap_exact']}/{m['laps']}); "
             f"closed form vs quadrature {float(m['rel'].max()):.0e} (relative); |<sign,P_l>| ~ "
             f"l^{m['slope']:.2f} for l in [{int(decay_from) * d}, {l_max}] at d = {d} (l^"
-            f"{_slope(np.log(head['l']), np.log(np.abs(head['coefficient']))):.2f} for l <= 9); "
+            f"{m['head']:.2f} for l <= 9); "
             f"heads needed ~ (d/r)^k at eps = {', '.join(str(e) for e in epss)}: {per_r}")
 
 
