@@ -329,6 +329,13 @@ def _pairwise_wins(pair, K, unary, near_zero) -> bool:
             and all(math.isfinite(e) and e > pair for e in below))
 
 
+def _basis_matches(cases) -> list[bool]:
+    """Per (needed, predicted, total, basis) case of B-ZB's power-sum basis part: whether the
+    power sums needed per degree equal the predicted counts and 1 + their sum equals C(d+N, N)."""
+    return [list(needed) == list(predicted) and int(total) == int(basis)
+            for needed, predicted, total, basis in cases]
+
+
 @criterion("B-ZB")
 def unary_vs_pairwise(part, measurement, *, near_zero):
     """B-ZB in two parts.
@@ -345,11 +352,30 @@ def unary_vs_pairwise(part, measurement, *, near_zero):
     pairwise model's.
     """
     if part == "power-sum basis":
-        cases = list(measurement)
-        return bool(cases) and all(list(needed) == list(predicted) and int(total) == int(basis)
-                                   for needed, predicted, total, basis in cases)
+        cases = _basis_matches(measurement)
+        return bool(cases) and all(cases)
     if part == "unary vs pairwise":
         instances = list(measurement)
         return bool(instances) and all(_pairwise_wins(*i, near_zero) for i in instances)
     raise ValueError(f"B-ZB has the parts 'power-sum basis' and 'unary vs pairwise', "
                      f"got {part!r}")
+
+
+@description("B-ZB")
+def zb_in_words(part, measurement, max_d=None, max_N=None, said=(), N=None, d=None, rank=None,
+                steps=None, decided=True, held=None, *, near_zero):
+    """``"power-sum basis"``: how many (d, N) cases, d <= ``max_d`` and N <= ``max_N``, match
+    (:func:`_basis_matches`). ``"unary vs pairwise"``: the trained target (``N``, ``d``, the
+    instances' K and its matrix ``rank``, ``steps``; a smoke test where not ``decided``), one
+    sentence per instance (``said``, as the chapter reads them) and ``held`` = (H at or above
+    the slide's bound, H trained) of the chapter's own target (reported, not decided)."""
+    if part == "power-sum basis":
+        cases = _basis_matches(measurement)
+        return (f"power sums needed per degree = #{{|alpha| = k}} up to k = N, 0 at N + 1, "
+                f"total C(d+N, N) at {sum(cases)}/{len(cases)} (d, N) "
+                f"with d <= {max_d}, N <= {max_N}")
+    K = {int(k) for _, k, _ in measurement}
+    return (("" if decided else "smoke test, too few steps to decide: ")
+            + f"trained, N = {N}, d = {d}, K = {'/'.join(map(str, sorted(K)))} (rank {rank}), "
+            f"{steps} steps, near zero means <= {near_zero:g}: " + "; ".join(said)
+            + f"; the chapter's target at or above the slide's bound at {held[0]}/{held[1]} H")
