@@ -1921,6 +1921,28 @@ def test_describe_gives_what_the_furthest_neighbour_claims_read():
                              decided=False).startswith("smoke test, too few steps to decide: ")
 
 
+def test_describe_counts_the_basis_cases_bzb_decides_and_names_its_trained_setting():
+    """B-ZB's sentence: the power-sum part counts the (d, N) cases its criterion checks, and the
+    trained part names the run, the ledger's near-zero threshold and each instance's sentence."""
+    cases = [([1, 1, 0], [1, 1, 0], 3, 3), ([2, 3, 0], [2, 3, 0], 6, 6)]
+    assert "total C(d+N, N) at 2/2 (d, N) with d <= 2, N <= 1" in criteria.describe(
+        "B-ZB", "power-sum basis", cases, max_d=2, max_N=1)
+    cases[1] = ([2, 2, 0], [2, 3, 0], 5, 6)
+    assert "at 1/2 (d, N)" in criteria.describe("B-ZB", "power-sum basis", cases, max_d=2,
+                                                max_N=1)
+    assert not criteria.decide("B-ZB", "power-sum basis", cases)
+    good = CASES["B-ZB"][0][1]
+    text = criteria.describe("B-ZB", "unary vs pairwise", good, said=["one", "two"], N=8, d=16,
+                             rank=16, steps=3000, held=(6, 7))
+    near = criteria.thresholds("B-ZB")["near_zero"]
+    assert text == (f"trained, N = 8, d = 16, K = 16 (rank 16), 3000 steps, near zero means <= "
+                    f"{near:g}: one; two; the chapter's target at or above the slide's bound "
+                    "at 6/7 H")
+    assert criteria.describe("B-ZB", "unary vs pairwise", good, said=[], N=8, d=16, rank=16,
+                             steps=8, decided=False,
+                             held=(0, 7)).startswith("smoke test, too few steps to decide: ")
+
+
 def test_describe_gives_each_seeds_limit_and_the_shares_mf3_reads():
     """M-F3's sentence: each seed's limit as a ratio, the best T of a seed that memorized none,
     a limit at the grid's top flagged, the mean shares the criterion compares, and the paper's
