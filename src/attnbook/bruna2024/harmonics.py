@@ -38,7 +38,7 @@ __all__ = ["harmonic_dimension", "homogeneous_dimension", "laplacian_kernel_dime
            "sphere_marginal_density",
            "gegenbauer", "sign_coefficients", "sign_coefficients_quadrature",
            "rank_lower_bound", "heads_needed", "dimension_table", "coefficient_table",
-           "decay_exponent", "lower_bound_table", "heads_needed_table"]
+           "lower_bound_table", "heads_needed_table"]
 
 
 def harmonic_dimension(d: int, l: int) -> int:
@@ -292,19 +292,6 @@ def coefficient_table(ds, l_max: int, l_quadrature: int = 400) -> pd.DataFrame:
             rows.append({"d": d, "l": l, "coefficient": c[l],
                          "quadrature": q[l] if l < len(q) else np.nan})
     return pd.DataFrame(rows)
-
-
-def decay_exponent(table: pd.DataFrame, d: int, l_lo: int, l_hi: int) -> float:
-    """Least-squares slope of log |<sign, P_l>| against log l over odd l in [l_lo, l_hi].
-
-    >>> t = coefficient_table([3], 301, l_quadrature=1)
-    >>> round(decay_exponent(t, 3, 31, 301), 2)  # the slide's 1/l, for l >> d
-    -1.0
-    """
-    sub = table[(table["d"] == d) & (table["l"] >= l_lo) & (table["l"] <= l_hi)]
-    if len(sub) < 2:
-        raise ParameterError("(l_lo, l_hi)", (l_lo, l_hi), "a range with >= 2 odd l <= l_max")
-    return float(np.polyfit(np.log(sub["l"]), np.log(np.abs(sub["coefficient"])), 1)[0])
 
 
 def lower_bound_table(d: int, ranks, Hs, l_max: int = 2000) -> pd.DataFrame:
