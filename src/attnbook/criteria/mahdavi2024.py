@@ -17,8 +17,8 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, criterion, description, missing, thresholds
 
 __all__ = ["clopper_pearson", "crossing_k", "decade", "f2c_case", "f2c_description",
-           "head_size_reading", "line_r2_by", "memorization_limit", "se_difference",
-           "trend_description", "trend_in_se", "unsaturated_counts"]
+           "head_size_reading", "kruskal_below", "line_r2_by", "memorization_limit",
+           "se_difference", "trend_description", "trend_in_se", "unsaturated_counts"]
 
 
 def _rows(table, *columns):
@@ -825,20 +825,41 @@ def kruskal_rank_slightly_above_n(at_n, curve, n, d, *, fraction_min, confidence
         raise AttnbookError(f"M-F1 decides from at least min_draws = {min_draws} draws at "
                             f"k = n, got {draws}")
     at_least_n = clopper_pearson(successes, draws, confidence)[0] >= fraction_min
-    below = False
+    return bool(at_least_n and kruskal_below(curve, d, confidence=confidence,
+                                             crossing=crossing, max_d_fraction=max_d_fraction))
+
+
+def kruskal_below(curve, d, *, confidence, crossing, max_d_fraction) -> list[int]:
+    """The k of M-F1's ``curve`` (rows k, successes, draws, exact) below ``max_d_fraction`` d
+    whose share is below ``crossing`` beyond noise: its one-sided Clopper-Pearson upper bound
+    at ``confidence`` is below it, or the share is 0 for certain. M-F1's "far below d" holds
+    when there is one; the chapter names the first.
+
+    >>> kruskal_below([(197, 990, 1000, False), (250, 3, 200, False), (380, 0, 0, True)], 768,
+    ...               confidence=0.95, crossing=0.5, max_d_fraction=0.5)
+    [250, 380]
+    """
+    below = []
     for k, x, N, exact in curve:
         if float(k) < max_d_fraction * d:
             high = 0.0 if bool(exact) and int(x) == 0 else clopper_pearson(x, N, confidence)[1]
-            below = below or high < crossing
-    return bool(at_least_n and below)
+            if high < crossing:
+                below.append(int(k))
+    return below
+
+
+def _cell_holds(test, fraction, fraction_min):
+    """Whether a cell's test holds at its measured share (None where it is not a number):
+    Assumption 2 asks for every context (a share of 1), the others for ``fraction_min``."""
+    f = float(fraction)
+    if math.isnan(f):
+        return None
+    return f == 1.0 if test == "Assumption 2" else f >= fraction_min
 
 
 def _cell_agrees(test, fraction, paper_holds, fraction_min) -> bool:
-    f = float(fraction)
-    if math.isnan(f):
-        return False
-    holds = f == 1.0 if test == "Assumption 2" else f >= fraction_min
-    return holds == bool(paper_holds)
+    holds = _cell_holds(test, fraction, fraction_min)
+    return holds is not None and holds == bool(paper_holds)
 
 
 @criterion("M-T1tab")
@@ -853,3 +874,23 @@ def image_table_cell_agrees(test, fraction, paper_holds, *, fraction_min):
 def text_table_cell_agrees(test, fraction, paper_holds, *, fraction_min):
     """M-T3tab, one cell: the test of M-T1tab on a text model stage."""
     return _cell_agrees(test, fraction, paper_holds, fraction_min)
+
+
+def _cell_in_words(test, fraction, paper_holds, note, fraction_min) -> str:
+    mark = {True: "✓", False: "x", None: "not a number"}
+    return (f"fraction {float(fraction):.3f} -> {mark[_cell_holds(test, fraction, fraction_min)]}"
+            f" (paper {mark[bool(paper_holds)]})" + (f", {note}" if note else ""))
+
+
+@description("M-T1tab")
+def image_cell_in_words(test, fraction, paper_holds, note="", *, fraction_min):
+    """One cell of Table 1: its measured share, whether the test holds by the criterion's rule
+    (:func:`_cell_holds`), the paper's verdict, and ``note``: what stands in for the paper's
+    model in that stage, if anything."""
+    return _cell_in_words(test, fraction, paper_holds, note, fraction_min)
+
+
+@description("M-T3tab")
+def text_cell_in_words(test, fraction, paper_holds, note="", *, fraction_min):
+    """One cell of Table 3, as :func:`image_cell_in_words` says it."""
+    return _cell_in_words(test, fraction, paper_holds, note, fraction_min)
