@@ -1943,6 +1943,23 @@ def test_describe_counts_the_basis_cases_bzb_decides_and_names_its_trained_setti
                              held=(0, 7)).startswith("smoke test, too few steps to decide: ")
 
 
+@pytest.mark.parametrize("claim_id", ["M-T1tab", "M-T3tab"])
+def test_a_table_cells_sentence_marks_it_by_the_criterions_rule(claim_id):
+    """The mark after the share is the criterion's reading of it, so a sentence cannot say a
+    cell holds where the verdict reads it as failing; Assumption 2 asks for a share of 1."""
+    t = criteria.thresholds(claim_id)["fraction_min"]
+    just_below = t - 1e-3
+    assert criteria.describe(claim_id, "Assumption 1", t, True) == (f"fraction {t:.3f} -> ✓ "
+                                                                     "(paper ✓)")
+    text = criteria.describe(claim_id, "Assumption 1", just_below, True, note="MiniLM, d 384")
+    assert text == f"fraction {just_below:.3f} -> x (paper ✓), MiniLM, d 384"
+    assert not criteria.decide(claim_id, "Assumption 1", just_below, True)
+    assert criteria.describe(claim_id, "Assumption 2", 0.9995, False).startswith(
+        "fraction 1.000 -> x (paper x)")  # rounds to 1.000, yet not every context
+    assert criteria.decide(claim_id, "Assumption 2", 0.9995, False)
+    assert "-> not a number" in criteria.describe(claim_id, "Assumption 1", float("nan"), True)
+
+
 def test_describe_gives_each_seeds_limit_and_the_shares_mf3_reads():
     """M-F3's sentence: each seed's limit as a ratio, the best T of a seed that memorized none,
     a limit at the grid's top flagged, the mean shares the criterion compares, and the paper's
