@@ -225,3 +225,15 @@ def test_a_sweep_with_its_code_named_fingerprints_that_code_alone(tmp_path):
     with pytest.raises(AttnbookError, match="code must be a function of the attnbook library"):
         _sweep(tmp_path, "bad").run(fn, [{"H": 2}], progress=False, code=fn)
     assert not (tmp_path / "nb" / "ci" / "bad").exists()
+    from attnbook.mahdavi2024 import token_ranks  # a chain of two: the union of both closures
+
+    _sweep(tmp_path, "two").run(fn, [{"H": 1}], progress=False,
+                                code=(bounds.mha_parameter_count, token_ranks.assumption_table))
+    (two,) = (tmp_path / "nb" / "ci" / "two").glob("*.json")
+    assert set(json.loads(two.read_text())["fingerprint"]) == (
+        set(function_modules(bounds.mha_parameter_count))
+        | set(function_modules(token_ranks.assumption_table)))
+    with pytest.raises(AttnbookError, match="or a tuple of them, not 'test_a_sweep"):
+        _sweep(tmp_path, "bad").run(fn, [{"H": 2}], progress=False,
+                                    code=(bounds.mha_parameter_count, fn))
+    assert not (tmp_path / "nb" / "ci" / "bad").exists()

@@ -175,9 +175,10 @@ class Run:
         With a tuple of names, ``compute()`` returns a dict of those tables, each stored under
         its own name, and a dict is returned; ``compute`` runs at most once. ``checkpoint=True``:
         ``compute(checkpoint)`` gets the table's :class:`Checkpoint`, deleted once it is stored.
-        ``code``: the library function ``compute`` runs (a notebook's lambda around it), whose
-        import closure is then the record's and the checkpoint's fingerprint; without it, every
-        module loaded counts, so a change to one the computation never runs makes it stale.
+        ``code``: the library function ``compute`` runs (a notebook's lambda around it), or a
+        tuple of those it chains, whose import closure is then the record's and the checkpoint's
+        fingerprint; without it, every module loaded counts, so a change to one the computation
+        never runs makes it stale.
         """
         label = name if isinstance(name, str) else "+".join(name)
         modules = _code_modules(f"table {label!r}", code) if code is not None else None
@@ -522,13 +523,17 @@ class Sweep:
 
 
 def _code_modules(what: str, code) -> list[str]:
-    """The import closure of ``code``, a library function a table or sweep names as the one its
-    unit runs (its fingerprint); anything else, a notebook's function, is refused."""
-    modules = function_modules(code)
-    if modules is None:
-        raise AttnbookError(f"{what}: code must be a function of the attnbook library, "
-                            f"not {getattr(code, '__qualname__', code)!r}")
-    return modules
+    """The import closure of ``code``, the library function a table or sweep names as the one
+    its unit runs, or a tuple of them where a notebook's function chains several (the union of
+    their closures): its fingerprint. Anything else, a notebook's function, is refused."""
+    modules = set()
+    for fn in code if isinstance(code, tuple) and code else (code,):
+        closure = function_modules(fn)
+        if closure is None:
+            raise AttnbookError(f"{what}: code must be a function of the attnbook library or "
+                                f"a tuple of them, not {getattr(fn, '__qualname__', fn)!r}")
+        modules.update(closure)
+    return sorted(modules)
 
 
 def _within_budget(store: ResultStore, compute, what: str, checkpointed: bool = False):
