@@ -1943,6 +1943,31 @@ def test_describe_counts_the_basis_cases_bzb_decides_and_names_its_trained_setti
                              held=(0, 7)).startswith("smoke test, too few steps to decide: ")
 
 
+def test_describe_gives_mf1s_counts_bounds_and_crossing_as_its_criterion_reads_them():
+    """M-F1's sentence: the count at k = n with the Clopper-Pearson bounds the criterion
+    compares, the first k whose upper bound is below the crossing level, the interpolated
+    crossing, and the controls; undecided and uncrossed curves say so."""
+    t = criteria.thresholds("M-F1")
+    curve = [(197, 4990, 5000, False), (250, 3, 200, False), (300, 1, 200, False)]
+    text = criteria.describe("M-F1", (4990, 5000), curve, 197, 768, counts_from="own draws",
+                             estimates=[200, 230], redrawn=3, nearest=0.0123)
+    low, high = criteria.mahdavi2024.clopper_pearson(4990, 5000, t["confidence"])
+    assert text.startswith("after the random attention layer, k = n = 197: 4990 of 5000 random")
+    assert (f"(0.9980; one-sided {t['confidence']:.0%} Clopper-Pearson bounds {low:.4f} .. "
+            f"{high:.4f}, at least {t['fraction_min']} asked)") in text
+    assert f"below {t['crossing']} from k = 250 (d/2 = 384), crossing it at k ~ 224" in text
+    assert text.endswith("ordering estimates from 200 to 230; crops: 3 redrawn, closest pair "
+                         "0.012 apart")
+    assert criteria.decide("M-F1", (4990, 5000), curve, 197, 768) is (low >= t["fraction_min"])
+    flat = [(197, 4990, 5000, False), (250, 150, 200, False)]
+    undecided = criteria.describe("M-F1", (4990, 5000), flat, 197, 768, decided=False,
+                                  counts_from="x", estimates=np.array([1]), redrawn=0,
+                                  nearest=1.0)
+    assert undecided.startswith(f"fewer than {t['min_draws']} draws at k = n at this profile: ")
+    assert "from k = none measured" in undecided and "k ~ (not within the measured k)" in undecided
+    assert criteria.decide("M-F1", (4990, 5000), flat, 197, 768) is False  # never below d/2
+
+
 @pytest.mark.parametrize("claim_id", ["M-T1tab", "M-T3tab"])
 def test_a_table_cells_sentence_marks_it_by_the_criterions_rule(claim_id):
     """The mark after the share is the criterion's reading of it, so a sentence cannot say a

@@ -2,10 +2,10 @@
 where the tables put them, and M-F1's counts and the verdict phrases say what the tables hold."""
 
 
-import numpy as np
 import pandas as pd
 import pytest
 
+from attnbook import criteria
 from attnbook.book.plotting import overlapping_labels
 from attnbook.mahdavi2024 import real_models_figures as rf
 
@@ -53,27 +53,10 @@ def test_counts_from_tables_read_the_assumption_cell_and_the_curve():
                                    curve_draws=20)
     assert counts.to_dict("list") == {"k": [10, 20, 30], "successes": [194, 10, 0],
                                       "draws": [200, 20, 0], "exact": [False, False, True]}
-    shares = rf.rank_shares(counts)
-    assert shares["share"].tolist() == pytest.approx([0.97, 0.5, 0.0])
-
-
-def test_kruskal_verdict_text_names_the_counts_bounds_and_crossing():
-    at_n = pd.Series({"successes": 990, "draws": 1000, "share": 0.99})
-    t = {"min_draws": 1000, "confidence": 0.95, "fraction_min": 0.9, "crossing": 0.5}
-    text = rf.kruskal_verdict_text(at_n, n=197, d=768, thresholds=t, low=0.9831, high=0.9946,
-                                   below=[300, 250], half=262.4, decided=True,
-                                   counts_from="own draws", estimates=pd.Series([200, 230]),
-                                   redrawn=3, nearest=0.0123)
-    assert text.startswith("after the random attention layer, k = n = 197: 990 of 1000 random")
-    assert "(0.9900; one-sided 95% Clopper-Pearson bounds 0.9831 .. 0.9946" in text
-    assert "below 0.5 from k = 250 (d/2 = 384), crossing it at k ~ 262 (d 768)" in text
-    assert text.endswith("ordering estimates from 200 to 230; crops: 3 redrawn, closest pair "
-                         "0.012 apart")
-    undecided = rf.kruskal_verdict_text(at_n, n=197, d=768, thresholds=t, low=0.9, high=1.0,
-                                        below=[], half=None, decided=False, counts_from="x",
-                                        estimates=np.array([1]), redrawn=0, nearest=1.0)
-    assert undecided.startswith("fewer than 1000 draws at k = n at this profile: after")
-    assert "from k = none measured" in undecided and "k ~ (not within the measured k)" in undecided
+    rows = list(counts.itertuples(index=False, name=None))
+    read = criteria.mahdavi2024.kruskal_reading((194, 200), rows, 40, confidence=0.95,
+                                                crossing=0.5, max_d_fraction=0.5)
+    assert read["shares"] == pytest.approx([0.97, 0.5, 0.0])  # 0 where the curve knew it
 
 
 def test_cell_draws_are_none_where_the_share_is_no_sample():

@@ -17,7 +17,7 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, criterion, description, missing, thresholds
 
 __all__ = ["clopper_pearson", "crossing_k", "decade", "f2c_case", "f2c_description",
-           "head_size_reading", "kruskal_below", "line_r2_by", "memorization_limit",
+           "head_size_reading", "kruskal_reading", "line_r2_by", "memorization_limit",
            "se_difference", "trend_description", "trend_in_se", "unsaturated_counts"]
 
 
@@ -824,28 +824,61 @@ def kruskal_rank_slightly_above_n(at_n, curve, n, d, *, fraction_min, confidence
     if draws < min_draws:
         raise AttnbookError(f"M-F1 decides from at least min_draws = {min_draws} draws at "
                             f"k = n, got {draws}")
-    at_least_n = clopper_pearson(successes, draws, confidence)[0] >= fraction_min
-    return bool(at_least_n and kruskal_below(curve, d, confidence=confidence,
-                                             crossing=crossing, max_d_fraction=max_d_fraction))
+    read = kruskal_reading(at_n, curve, d, confidence=confidence, crossing=crossing,
+                           max_d_fraction=max_d_fraction)
+    return bool(read["low"] >= fraction_min and read["below"])
 
 
-def kruskal_below(curve, d, *, confidence, crossing, max_d_fraction) -> list[int]:
-    """The k of M-F1's ``curve`` (rows k, successes, draws, exact) below ``max_d_fraction`` d
-    whose share is below ``crossing`` beyond noise: its one-sided Clopper-Pearson upper bound
-    at ``confidence`` is below it, or the share is 0 for certain. M-F1's "far below d" holds
-    when there is one; the chapter names the first.
+def kruskal_reading(at_n, curve, d, *, confidence, crossing, max_d_fraction) -> dict:
+    """What M-F1 reads and its sentence names. At k = n, ``at_n`` = (successes, draws): their
+    ``share`` and one-sided Clopper-Pearson bounds at ``confidence`` (``low``, ``high``). Per
+    row (k, successes, draws, exact) of ``curve``: its share (``shares``, 0 where exact). The
+    k below ``max_d_fraction`` d whose share is below ``crossing`` beyond noise, its upper
+    bound below it or the share 0 for certain (``below``: M-F1's "far below d" holds when
+    there is one), and where the curve crosses ``crossing`` (``half``, interpolated, reported;
+    None where no measured k brackets it).
 
-    >>> kruskal_below([(197, 990, 1000, False), (250, 3, 200, False), (380, 0, 0, True)], 768,
-    ...               confidence=0.95, crossing=0.5, max_d_fraction=0.5)
-    [250, 380]
+    >>> r = kruskal_reading((990, 1000), [(197, 990, 1000, False), (250, 3, 200, False),
+    ...                     (380, 0, 0, True)], 768, confidence=0.95, crossing=0.5,
+    ...                     max_d_fraction=0.5)
+    >>> r["below"], r["half"], r["shares"], round(r["low"], 4)
+    ([250, 380], 223.6, [0.99, 0.015, 0.0], 0.9831)
     """
+    successes, draws = (int(x) for x in at_n)
+    low, high = clopper_pearson(successes, draws, confidence)
+    shares = [0.0 if bool(exact) else int(x) / max(int(N), 1) for _, x, N, exact in curve]
     below = []
     for k, x, N, exact in curve:
         if float(k) < max_d_fraction * d:
-            high = 0.0 if bool(exact) and int(x) == 0 else clopper_pearson(x, N, confidence)[1]
-            if high < crossing:
+            up = 0.0 if bool(exact) and int(x) == 0 else clopper_pearson(x, N, confidence)[1]
+            if up < crossing:
                 below.append(int(k))
-    return below
+    return {"successes": successes, "draws": draws, "share": successes / max(draws, 1),
+            "low": low, "high": high, "shares": shares, "below": below,
+            "half": crossing_k([k for k, *_ in curve], shares, crossing)}
+
+
+@description("M-F1")
+def kruskal_in_words(at_n, curve, n, d, decided=True, counts_from="", estimates=(), redrawn=0,
+                     nearest=math.nan, *, fraction_min, confidence, min_draws, crossing,
+                     max_d_fraction):
+    """The count at k = ``n`` with its Clopper-Pearson bounds, the first k whose upper bound fell
+    below the crossing level and the interpolated crossing (:func:`kruskal_reading`), where the
+    counts came from (``counts_from``), the range of the ordering ``estimates``, and the crops'
+    ``redrawn`` count and ``nearest`` distance; prefixed by why it is not ``decided``."""
+    r = kruskal_reading(at_n, curve, d, confidence=confidence, crossing=crossing,
+                        max_d_fraction=max_d_fraction)
+    return (("" if decided else f"fewer than {min_draws} draws at k = n at this profile: ")
+            + f"after the random attention layer, k = n = {n}: {r['successes']} of "
+            f"{r['draws']} random subsets of rank k ({r['share']:.4f}; one-sided "
+            f"{confidence:.0%} Clopper-Pearson bounds {r['low']:.4f} .. {r['high']:.4f}, at "
+            f"least {fraction_min} asked); upper bound of the share below {crossing} from "
+            "k = " + (f"{min(r['below'])}" if r["below"] else "none measured")
+            + f" (d/2 = {d / 2:g}), crossing it at k ~ "
+            + ("(not within the measured k)" if r["half"] is None else f"{r['half']:.0f}")
+            + f" (d {d}); counts from {counts_from}; ordering estimates from "
+            f"{int(min(estimates))} to {int(max(estimates))}; crops: {redrawn} redrawn, "
+            f"closest pair {nearest:.2g} apart")
 
 
 def _cell_holds(test, fraction, fraction_min):

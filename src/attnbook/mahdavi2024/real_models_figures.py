@@ -3,9 +3,9 @@ computed:
 
 * :func:`kruskal_rank_figure`: the fraction-vs-k curves of each stage and the Kruskal-rank
   histogram after the random attention layer (M-F1, the paper's Figure 1);
-* :func:`kruskal_ks`, :func:`counts_from_tables` and :func:`rank_shares`: the values of k and
-  the counts of subsets of rank k that M-F1 is decided from;
-* :func:`kruskal_verdict_text`: what M-F1's verdict line says;
+* :func:`kruskal_ks` and :func:`counts_from_tables`: the values of k and the counts of subsets
+  of rank k that M-F1 is decided from (its reading and sentence:
+  :func:`attnbook.criteria.mahdavi2024.kruskal_reading`);
 * :data:`STAGE_NOTES`, :data:`STAGE_SKIPPED`, :func:`cell_draws` and
   :func:`stability_sentence`: what the cells of Tables 1 and 3 stand for, how many draws each
   share rests on, and how stable their verdicts were (M-T1tab, M-T3tab).
@@ -27,9 +27,8 @@ import pandas as pd
 
 from .real_models import DINOV2_SMALL
 
-__all__ = ["kruskal_rank_figure", "kruskal_ks", "counts_from_tables", "rank_shares",
-           "kruskal_verdict_text", "STAGE_NOTES", "STAGE_SKIPPED", "cell_draws",
-           "stability_sentence"]
+__all__ = ["kruskal_rank_figure", "kruskal_ks", "counts_from_tables", "STAGE_NOTES",
+           "STAGE_SKIPPED", "cell_draws", "stability_sentence"]
 
 #: what stands in for the paper's model in a stage's cells, added to their verdict lines
 STAGE_NOTES = {"Trained ViT": f"{DINOV2_SMALL.split(' backbone')[0]}, n 257, d 384",
@@ -90,35 +89,6 @@ def counts_from_tables(table: pd.DataFrame, curves: pd.DataFrame, stage: str, *,
         + [{"k": int(r.k), "successes": 0 if r.exact_zero else round(r.fraction * curve_draws),
             "draws": 0 if r.exact_zero else curve_draws, "exact": bool(r.exact_zero)}
            for r in curves[curves["stage"] == stage].itertuples() if r.k != n])
-
-
-def rank_shares(counts: pd.DataFrame) -> pd.DataFrame:
-    """``counts`` (columns successes, draws, exact) with the share of subsets of rank k added:
-    successes / draws, and 0 where it is exact."""
-    return counts.assign(share=np.where(counts["exact"], 0.0,
-                                        counts["successes"] / counts["draws"].clip(lower=1)))
-
-
-def kruskal_verdict_text(at_n, *, n: int, d: int, thresholds: dict, low: float, high: float,
-                         below: list, half, decided: bool, counts_from: str, estimates,
-                         redrawn: int, nearest: float) -> str:
-    """M-F1's verdict line: the count at k = ``n`` (``at_n``, a row of the counts with
-    successes, draws and share) with its Clopper-Pearson bounds ``low`` .. ``high``, the first
-    k whose upper bound fell below the crossing level (``below``), the interpolated crossing
-    ``half``, where the counts came from, the range of the ordering ``estimates``, and the
-    crops' ``redrawn`` count and ``nearest`` distance; prefixed by why it is not decided."""
-    t = thresholds
-    return (("" if decided else f"fewer than {t['min_draws']} draws at k = n at this profile: ")
-            + f"after the random attention layer, k = n = {n}: {int(at_n['successes'])} of "
-            f"{int(at_n['draws'])} random subsets of rank k ({at_n['share']:.4f}; one-sided "
-            f"{t['confidence']:.0%} Clopper-Pearson bounds {low:.4f} .. {high:.4f}, at least "
-            f"{t['fraction_min']} asked); upper bound of the share below {t['crossing']} from "
-            "k = " + (f"{min(below)}" if below else "none measured")
-            + f" (d/2 = {d / 2:g}), crossing it at k ~ "
-            + ("(not within the measured k)" if half is None else f"{half:.0f}")
-            + f" (d {d}); counts from {counts_from}; ordering estimates from "
-            f"{int(estimates.min())} to {int(estimates.max())}; crops: {redrawn} redrawn, "
-            f"closest pair {nearest:.2g} apart")
 
 
 def cell_draws(row, test: str, *, draws: int, gp_draws: int):
