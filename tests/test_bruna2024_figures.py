@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnbook import criteria
 from attnbook.book.plotting import overlapping_labels
 from attnbook.bruna2024 import figures as bf
 
@@ -52,7 +53,8 @@ def _needed():
 
 
 def test_heads_needed_fits_read_the_power_of_d_over_r_and_its_local_spread():
-    fits = bf.heads_needed_fits(_needed()).set_index(["r", "eps"])
+    fits = bf.heads_needed_fits(criteria.bruna2024.heads_needed_slopes(_needed()))
+    fits = fits.set_index(["r", "eps"])
     assert list(fits.columns) == ["exponent", "1/eps", "local_min", "local_max"]
     assert fits.loc[(1, 0.5), "exponent"] == pytest.approx(2.0)
     assert fits.loc[(1, 0.25), "exponent"] == pytest.approx(3.0)

@@ -4,7 +4,7 @@ computed:
 * :func:`sign_coefficients_figure`: the Gegenbauer coefficients of sign against the degree,
   and the lower bound on the squared error against the number of heads (B-LB);
 * :func:`heads_needed_fits` and :func:`heads_needed_figure`: the power of d/r that the heads
-  needed follow, fitted and local, and the curves it is read from (B-LB);
+  needed follow, fitted and local, as B-LB reads it, and the curves it is read from (B-LB);
 * :func:`majority_error_rates` and :func:`majority_vote_figure`: how fast the exact majority
   error falls with d, and the simulated and exact majority of rank-one heads (B-MV).
 
@@ -15,8 +15,8 @@ decides nothing; the figures of bruna2024_symmetric are in
 
 Used by: bruna2024_lower_bound.
 
->>> needed = pd.DataFrame({"r": 1, "eps": 0.5, "d": [4, 8, 16], "H_needed": [16, 64, 256]})
->>> heads_needed_fits(needed)[["exponent", "local_min", "local_max"]].round(6).values.tolist()
+>>> slopes = {(1, 0.5): (2.0, np.array([2.0, 2.0]))}  # (r, eps) -> (fit, local slopes)
+>>> heads_needed_fits(slopes)[["exponent", "local_min", "local_max"]].values.tolist()
 [[2.0, 2.0, 2.0]]
 """
 
@@ -61,17 +61,14 @@ def sign_coefficients_figure(coef: pd.DataFrame, bounds: pd.DataFrame, *, d: int
     return fig
 
 
-def heads_needed_fits(needed: pd.DataFrame) -> pd.DataFrame:
-    """Per (r, eps) of ``needed`` (:func:`attnbook.bruna2024.harmonics.heads_needed_table`):
-    the exponent k of ``H_needed ~ (d/r)^k`` fitted by least squares on log-log, ``1/eps``,
-    and the least and largest local slope between consecutive d."""
-    fits = []
-    for (r, e), sub in needed.groupby(["r", "eps"]):
-        x, y = np.log(sub["d"] / r), np.log(sub["H_needed"])
-        local = np.diff(y) / np.diff(x)  # slopes between consecutive d
-        fits.append({"r": r, "eps": e, "exponent": np.polyfit(x, y, 1)[0], "1/eps": 1 / e,
-                     "local_min": local.min(), "local_max": local.max()})
-    return pd.DataFrame(fits)
+def heads_needed_fits(slopes: dict) -> pd.DataFrame:
+    """The table of ``slopes`` ((r, eps) -> (fitted exponent, local slopes between consecutive
+    d), as :func:`attnbook.criteria.bruna2024.heads_needed_slopes` reads the heads needed): per
+    (r, eps) the exponent k of ``H_needed ~ (d/r)^k``, ``1/eps``, and the least and largest
+    local slope."""
+    return pd.DataFrame([{"r": r, "eps": e, "exponent": fit, "1/eps": 1 / e,
+                          "local_min": np.min(local), "local_max": np.max(local)}
+                         for (r, e), (fit, local) in slopes.items()])
 
 
 def heads_needed_figure(needed: pd.DataFrame):

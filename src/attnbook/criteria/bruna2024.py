@@ -7,7 +7,8 @@ import numpy as np
 from ..errors import AttnbookError
 from . import NOT_TESTABLE, criterion, description
 
-__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "coefficient_fit", "nn_lines"]
+__all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "coefficient_fit", "dimension_agreement",
+           "heads_needed_slopes", "nn_lines"]
 
 
 def _finite(values) -> np.ndarray:
@@ -193,22 +194,41 @@ def coefficient_fit(coef, d, decay_from) -> dict:
             "head": _slope(np.log(head["l"]), np.log(np.abs(head["coefficient"])))}
 
 
-def _lb_numbers(dims, coef, d, needed, decay_from) -> dict:
-    """What B-LB reads: how many (d, l) of ``dims`` have N(d, l)'s formula equal to the
-    difference (``exact`` of ``dims``) and to the Laplacian kernel where counted
-    (``lap_exact`` of ``laps``), :func:`coefficient_fit`, and per (r, eps) the fitted slope
-    of log H_needed on log(d / r) with the local ones (``fits``)."""
+def dimension_agreement(dims) -> dict:
+    """What B-LB reads of ``dims`` (columns formula, difference, laplacian; NaN where not
+    counted): how many (d, l) have N(d, l)'s formula equal to the difference (``exact`` of
+    ``dims``) and to the Laplacian kernel where it was counted (``lap_exact`` of ``laps``)."""
     lap = dims.dropna(subset=["laplacian"])
+    return {"exact": int((dims["formula"].astype(str) == dims["difference"].astype(str)).sum()),
+            "dims": len(dims), "laps": len(lap),
+            "lap_exact": int((lap["formula"].astype(str)
+                              == lap["laplacian"].astype(int).astype(str)).sum())}
+
+
+def heads_needed_slopes(needed) -> dict:
+    """What B-LB reads of ``needed`` (columns r, eps, d, H_needed): per (r, eps), the
+    least-squares slope of log H_needed on log(d / r) and the local slopes between consecutive
+    d, as (fit, local).
+
+    >>> import pandas as pd
+    >>> needed = pd.DataFrame({"r": 1, "eps": 0.5, "d": [16, 4, 8], "H_needed": [256, 16, 64]})
+    >>> {k: (round(fit, 6), local.tolist()) for k, (fit, local) in
+    ...  heads_needed_slopes(needed).items()}
+    {(1, 0.5): (2.0, [2.0, 2.0])}
+    """
     fits = {}
     for (r, eps), sub in needed.groupby(["r", "eps"]):
         sub = sub.sort_values("d")
         x, y = np.log(sub["d"] / r), np.log(sub["H_needed"].astype(float))
         fits[r, eps] = (_slope(x, y), np.diff(y) / np.diff(x))
-    return {"exact": int((dims["formula"].astype(str) == dims["difference"].astype(str)).sum()),
-            "dims": len(dims), "laps": len(lap),
-            "lap_exact": int((lap["formula"].astype(str)
-                              == lap["laplacian"].astype(int).astype(str)).sum()),
-            **coefficient_fit(coef, d, decay_from), "fits": fits}
+    return fits
+
+
+def _lb_numbers(dims, coef, d, needed, decay_from) -> dict:
+    """What B-LB reads: :func:`dimension_agreement`, :func:`coefficient_fit`, and
+    :func:`heads_needed_slopes` (``fits``)."""
+    return {**dimension_agreement(dims), **coefficient_fit(coef, d, decay_from),
+            "fits": heads_needed_slopes(needed)}
 
 
 @criterion("B-LB")
