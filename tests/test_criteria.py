@@ -1608,6 +1608,11 @@ def test_describe_gives_the_largest_seed_std_decide_reads():
         "no finite std at L=3, d_x=8")
     wide = table.assign(V=64, family="deep")
     assert "4.0e-03 (V=64, deep, d_x=16)" in criteria.describe("W-Tab2-5", wide, n_seeds=3)
+    points = pd.DataFrame({"point": ["r = d_x = 64", "r = 32"], "std": [2e-3, np.nan]})
+    assert criteria.describe("W-Tab2-5", points, "point", n_seeds=3) == (
+        "largest seed std of test loss over 3 seeds: 2.0e-03 (r = d_x = 64) among 2 points; "
+        "no finite std at r = 32")
+    assert criteria.decide("W-Tab2-5", points["std"]) is False
 
 
 def test_describe_refuses_unknown_ids_and_ledger_numbers_from_the_caller():

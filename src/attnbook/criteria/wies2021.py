@@ -63,11 +63,12 @@ def crossings_near_vocabulary_in_words(crossings):
 
 
 @description("W-Tab2-5")
-def seed_noise_in_words(table, *, n_seeds):
-    """The largest seed standard deviation W-Tab2-5 reads, at which (V, family, width), among
-    how many points (:func:`attnbook.criteria.largest_seed_std`)."""
-    return largest_seed_std(table, n_seeds,
-                            lambda r: f"V={r['V']}, {r['family']}, d_x={r['d_x']}")
+def seed_noise_in_words(table, label=None, *, n_seeds):
+    """The largest seed standard deviation W-Tab2-5 reads, at which point, among how many
+    (:func:`attnbook.criteria.largest_seed_std`): a point is named by its ``label`` column, or
+    without one by its (V, family, width)."""
+    return largest_seed_std(table, n_seeds, (lambda r: r[label]) if label else
+                            (lambda r: f"V={r['V']}, {r['family']}, d_x={r['d_x']}"))
 
 
 @criterion("W-Tab2-5")
