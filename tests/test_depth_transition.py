@@ -79,7 +79,7 @@ def test_transitions_are_found_where_they_were_put():
         assert row.point == pytest.approx(T[row.L_shallow], rel=0.02)
         assert row.width == pytest.approx(w, rel=0.05)  # the shallower depth's width
         assert row.width_low <= row.width <= row.width_high
-    rates = dt.growth_rates(table["L_shallow"], table["width"])
+    rates = criteria.levine2020.growth_rates(table, min_found=0.8)
     assert rates == pytest.approx([math.log(1.5, 3)] * 2, rel=0.1)
     banded = dt.transitions(_synthetic(T), n_boot=200, band=2)  # as the criterion asks
     assert (banded["width"] >= table["width"]).all()  # a win beyond the noise comes no earlier
@@ -117,11 +117,16 @@ def test_loss_table_has_the_seed_spread():
     assert criteria.decide("L-Tab2", t.loc[t["L"] != 2, "std"]) is True
 
 
-def test_growth_rates_count_factors_of_three_per_layer():
-    assert dt.growth_rates([1, 2, 4], [3, 9, 81]) == pytest.approx([1.0, 1.0])
-    assert dt.growth_rates([1, 2, 3], [3, None, 27]) == [None, None]
-    with pytest.raises(ParameterError):
-        dt.growth_rates([1, 2], [3])
+def test_growth_rates_count_factors_of_three_per_layer_between_established_widths():
+    def rows(widths, found=(1.0, 1.0, 1.0)):
+        return [dict(L_shallow=L, width=w, found_fraction=f)
+                for L, w, f in zip((1, 2, 4), widths, found, strict=True)]
+
+    rates = criteria.levine2020.growth_rates
+    assert rates(rows([3, 9, 81]), 0.8) == pytest.approx([1.0, 1.0])
+    assert rates(rows([3, None, 81]), 0.8) == [None, None]
+    assert rates(rows([3, 9, 81], (1.0, 0.79, 1.0)), 0.8) == [None, None]  # not established
+    assert rates(rows([3, 9, 81])[::-1], 0.8) == pytest.approx([1.0, 1.0])  # read in depth
 
 
 @pytest.mark.parametrize("meas, verdict", [

@@ -7,7 +7,7 @@ from ..errors import AttnbookError
 from . import all_at_most, criterion, crossing_text, description, largest_seed_std, missing
 from . import records as _rows  # the one table-to-dicts of the criteria
 
-__all__: list[str] = []
+__all__ = ["growth_rates"]
 
 
 @criterion("L-D")
@@ -29,13 +29,14 @@ def transition_grows_like_log_width(transitions, *, min_pairs, max_rate_ratio, t
         if float(band) != float(tie_se):
             raise AttnbookError(f"a transition located with a tie band of {band} standard "
                                 f"errors; the criterion's is tie_se = {tie_se}")
-        rows.append((int(a), int(b), _established(w, frac, min_found)))
-    rows.sort(key=lambda r: r[0])
-    if len(rows) < min_pairs or any(r0[1] != r1[0] for r0, r1 in pairwise(rows)):
+        rows.append({"L_shallow": int(a), "L_deep": int(b), "width": w, "found_fraction": frac})
+    rows.sort(key=lambda r: r["L_shallow"])
+    if len(rows) < min_pairs or any(r0["L_deep"] != r1["L_shallow"]
+                                    for r0, r1 in pairwise(rows)):
         return False
-    if any(w is None or not math.isfinite(w) or w <= 0 for _, _, w in rows):
+    rates = growth_rates(rows, min_found)
+    if not rates or any(r is None for r in rates):  # a width missing, <= 0 or not established
         return False
-    rates = [math.log(r1[2] / r0[2], 3) / (r1[0] - r0[0]) for r0, r1 in pairwise(rows)]
     return all(r > 0 for r in rates) and max(rates) <= max_rate_ratio * min(rates)
 
 
@@ -53,12 +54,22 @@ def _established(width, found_fraction, min_found) -> float | None:
     return float(width)
 
 
-def _growth_rates(rows, min_found) -> list[float | None]:
-    """log_3(d*_next / d*) / (L_next - L) between consecutive rows in depth (None where a width
-    is missing, or found in fewer than ``min_found`` of the bootstrap replicates: not
-    established): L-D's growth rates per layer, as the criterion computes them."""
+def growth_rates(rows, min_found) -> list[float | None]:
+    """L-D's growth rates per layer: log_3(d*_next / d*) / (L_next - L) between consecutive
+    ``rows`` in depth (dicts or a table with ``L_shallow``, ``width`` and ``found_fraction``),
+    the factors of 3 the transition width gains per added layer; None where a width is missing
+    or not positive, or found in fewer than ``min_found`` of the bootstrap replicates (not
+    established).
+
+    >>> growth_rates([dict(L_shallow=L, width=w, found_fraction=1.0)
+    ...               for L, w in ((1, 3.0), (2, 9.0), (4, 81.0))], 0.8)
+    [1.0, 1.0]
+    >>> growth_rates([dict(L_shallow=L, width=w, found_fraction=f)
+    ...               for L, w, f in ((1, 3.0, 1.0), (2, 9.0, 0.6), (3, 27.0, 1.0))], 0.8)
+    [None, None]
+    """
     out = []
-    for r0, r1 in pairwise(sorted(rows, key=lambda r: int(r["L_shallow"]))):
+    for r0, r1 in pairwise(sorted(_rows(rows), key=lambda r: int(r["L_shallow"]))):
         w0, w1 = (_established(r["width"], r.get("found_fraction"), min_found) for r in (r0, r1))
         ok = (w0 is not None and w1 is not None and math.isfinite(w0) and math.isfinite(w1)
               and w0 > 0 and w1 > 0 and int(r1["L_shallow"]) != int(r0["L_shallow"]))
@@ -91,7 +102,7 @@ def transitions_in_words(transitions, *, min_found):
     pairs = "; ".join(crossing_text(f"L={r['L_shallow']}|{r['L_deep']}",
                                     f"d* {r['width']:.1f}" if r["found"] else "", r, 1)
                       for r in rows)
-    rates = ", ".join("-" if x is None else f"{x:.2f}" for x in _growth_rates(rows, min_found))
+    rates = ", ".join("-" if x is None else f"{x:.2f}" for x in growth_rates(rows, min_found))
     return (f"{pairs}; growth rates log3(d*_next/d*) per layer: {rates} (theory's literal "
             "reading 1, paper's pair widths about 0.05)")
 

@@ -103,6 +103,16 @@ class Crossing:
     se: tuple[float, ...] = ()  # the gap's standard error from the seeds, per size
     band: float = 0.0  # standard errors of the gap that count as a tie
 
+    def deep_ahead(self) -> tuple[bool, ...]:
+        """Per size of the common grid, whether the deep family wins beyond the tie band
+        (gap + band * se < 0), the winner the crossing is located from.
+
+        >>> Crossing(False, None, None, None, "", "", gap=(0.1, -0.01, -0.2), se=(0.01,) * 3,
+        ...          band=2.0).deep_ahead()
+        (False, False, True)
+        """
+        return tuple(bool(g + self.band * s < 0) for g, s in zip(self.gap, self.se, strict=True))
+
     def contains(self, value: float) -> bool:
         """Whether ``value`` lies in [low, high] (False when there is no interval)."""
         if self.low is None or self.high is None:

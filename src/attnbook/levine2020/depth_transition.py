@@ -17,10 +17,9 @@ results into the curves, the transitions and their growth:
   width) (levine2020 Table 2);
 * :func:`transitions`: for each pair of consecutive depths, the depth-efficiency point
   (:mod:`attnbook.engines.depth_efficiency`, by :func:`attnbook.engines.depth_sweep.crossings`) in
-  non-embedding parameters and as the shallower depth's width d*, with its bootstrap interval;
-* :func:`growth_rates`: how fast d* grows with depth, in factors of 3 per layer,
-  log_3(d*_next / d*) / (L_next - L): 1 if the transition sits at d* ~ 3^L as L_th = log_3 d_x
-  reads literally, a constant (of any size) if the transition depth is linear in log d_x;
+  non-embedding parameters and as the shallower depth's width d*, with its bootstrap interval
+  (how fast d* grows per layer is L-D's reading:
+  :func:`attnbook.criteria.levine2020.growth_rates`);
 * :func:`pilot_depth_gaps`: per pair of consecutive depths of the pilot that sizes a long run
   (every depth at a few sizes and several budgets, one seed), the gap deeper - shallower per
   size and budget (:func:`attnbook.engines.depth_sweep.pilot_gaps`); :func:`sweep_depth_gaps`,
@@ -30,11 +29,8 @@ Used by: levine2020_depth_transition.
 
 >>> depth_widths([16, 32], [1, 2], H=2)
 {1: [16, 32], 2: [12, 22]}
->>> growth_rates([1, 2, 3], [3.0, 9.0, 27.0])
-[1.0, 1.0]
 """
 
-import math
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -45,7 +41,7 @@ from ..engines.depth_sweep import pilot_gaps as _pair_gaps
 from ..engines.lm_sweep import lm_config
 from ..errors import ParameterError
 
-__all__ = ["depth_widths", "depth_configs", "depth_loss_table", "transitions", "growth_rates",
+__all__ = ["depth_widths", "depth_configs", "depth_loss_table", "transitions",
            "pilot_depth_gaps", "sweep_depth_gaps"]
 
 
@@ -135,23 +131,6 @@ def transitions(results: pd.DataFrame, *, n_boot: int = 2000, level: float = 0.9
                       level=level, seed=seed, band=band).iloc[0]
         rows.append({"L_shallow": a, "L_deep": b, **{k: c[k] for k in keep}})
     return pd.DataFrame(rows)
-
-
-def growth_rates(depths: Sequence[float], widths: Sequence[float | None]) -> list[float | None]:
-    """Per step between consecutive transitions: log_3(d*_next / d*) / (L_next - L), the
-    factors of 3 the transition width gains per added layer (None where a width is missing).
-
-    >>> [round(r, 4) for r in growth_rates([6, 12, 18], [220, 290, 410])]  # levine2020 Table 1
-    [0.0419, 0.0525]
-    """
-    depths, widths = list(depths), list(widths)
-    if len(depths) != len(widths):
-        raise ParameterError("widths", list(widths), f"one width per depth ({len(depths)})")
-    out = []
-    for (L0, w0), (L1, w1) in pairwise(zip(depths, widths, strict=True)):
-        ok = all(w is not None and math.isfinite(w) and w > 0 for w in (w0, w1)) and L1 != L0
-        out.append(math.log(w1 / w0, 3) / (L1 - L0) if ok else None)
-    return out
 
 
 def pilot_depth_gaps(results: pd.DataFrame) -> pd.DataFrame:
