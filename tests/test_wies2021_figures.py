@@ -130,7 +130,9 @@ def test_the_remarks_name_the_unmatched_and_the_rising_ratios_and_the_noisiest_n
     table, best, red, _ = _ratio_sweep()
     table.loc[(table["ratio"] == 4) & (table["L"] == 2) & (table["size"] == 4000), "std"] = 0.3
     r = wfig.ratio_remarks(red, best, table)
-    assert r["no_match"] == "16" and r["grows"] == "none"
+    assert r["no_match"] == "16 (below)" and r["grows"] == "none"
+    above = red.assign(outside=np.where(red["ratio"] == 16, "above", red["outside"]))
+    assert wfig.ratio_remarks(above, best, table)["no_match"] == "16 (above)"  # W-F4 fails it too
     assert r["smallest_baseline"] == "1,000"
     assert (r["worst_std"], r["worst_net"]) == ("0.300", "ratio 4, L = 2, d_x = 16, 8 heads")
     rising = best.assign(mean=np.where(best["ratio"] == 16, best["size"] / 1000.0, best["mean"]))

@@ -204,8 +204,9 @@ def ratio_pilot_table(fractions: pd.DataFrame, spreads: pd.DataFrame) -> pd.Data
 
 def ratio_remarks(red: pd.DataFrame, best: pd.DataFrame, table: pd.DataFrame) -> dict[str, str]:
     """What the attention-ratio chapter's remarks quote of its sweep, in words: ``no_match``,
-    the ratios with a size worse than every baseline (``outside`` "below" in ``red``,
-    :func:`attnbook.wies2021.attention_ratio.redundancy`); ``smallest_baseline``, the
+    the ratios with a size outside the baselines' range, each with its side (``outside`` in
+    ``red``, :func:`attnbook.wies2021.attention_ratio.redundancy`: "below", worse than every
+    baseline, or "above", better than every baseline); ``smallest_baseline``, the
     smallest baseline's count in ``best``;
     ``grows``, the ratios above 1 whose best loss rises somewhere with size (training, not
     capacity, limits them); ``worst_std`` and ``worst_net``, the largest seed standard
@@ -214,13 +215,15 @@ def ratio_remarks(red: pd.DataFrame, best: pd.DataFrame, table: pd.DataFrame) ->
     >>> best = pd.DataFrame({"ratio": [1, 1, 4, 4], "size": [1, 2, 1, 2],
     ...                      "params_non_embedding": [900, 2100, 1000, 2000],
     ...                      "mean": [3.0, 2.8, 2.9, 2.95]})
-    >>> red = pd.DataFrame({"ratio": [4, 4], "outside": ["", "below"]})
+    >>> red = pd.DataFrame({"ratio": [4, 4, 8], "outside": ["", "below", "above"]})
     >>> table = best.assign(std=[0.01, 0.02, 0.05, 0.01], L=2, d_x=16, H=8)
     >>> r = ratio_remarks(red, best, table)
     >>> r["no_match"], r["smallest_baseline"], r["grows"], r["worst_std"], r["worst_net"]
-    ('4', '900', '4', '0.050', 'ratio 4, L = 2, d_x = 16, 8 heads')
+    ('4 (below), 8 (above)', '900', '4', '0.050', 'ratio 4, L = 2, d_x = 16, 8 heads')
     """
-    no_match = sorted(red.loc[red["outside"] == "below", "ratio"].unique())
+    out = red[red["outside"].isin(["below", "above"])]
+    no_match = [f"{rho} ({'/'.join(sorted(set(o['outside'])))})"
+                for rho, o in out.groupby("ratio", sort=True)]
     grows = [rho for rho, p in best[best["ratio"] > 1].groupby("ratio")
              if (np.diff(p.sort_values("size")["mean"].to_numpy()) > 0).any()]
     worst = table.loc[table["std"].idxmax()]
