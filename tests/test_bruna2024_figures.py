@@ -89,14 +89,14 @@ def _exact():
                          "error_all": [0.2, 0.1, 0.05]})
 
 
-def test_majority_error_rates_are_the_log_drop_per_unit_d():
+def test_the_log_error_drops_are_per_unit_d_in_order_of_d():
     exact = _exact()
-    out = bf.majority_error_rates(exact)
-    assert "rate_margin" not in exact  # the table read stays as it was
-    assert math.isnan(out["rate_margin"].iloc[0]) and math.isnan(out["rate_all"].iloc[0])
-    assert out["rate_margin"].iloc[1:].tolist() == pytest.approx([0.5, 0.5])
-    assert out["rate_all"].iloc[1:].tolist() == pytest.approx([math.log(2) / 8,
-                                                               math.log(2) / 16])
+    pairs = list(zip(exact["d"], exact["error_margin"], strict=True))
+    d, err, drops = criteria.bruna2024.log_error_drops(pairs[::-1])  # read in order of d
+    assert d.tolist() == [8, 16, 32] and drops.tolist() == pytest.approx([0.5, 0.5])
+    _, _, everywhere = criteria.bruna2024.log_error_drops(
+        zip(exact["d"], exact["error_all"], strict=True))
+    assert everywhere.tolist() == pytest.approx([math.log(2) / 8, math.log(2) / 16])
 
 
 def test_majority_vote_figure_draws_both_accuracies_bands_and_the_exact_error():

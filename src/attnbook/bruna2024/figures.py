@@ -5,8 +5,9 @@ computed:
   and the lower bound on the squared error against the number of heads (B-LB);
 * :func:`heads_needed_fits` and :func:`heads_needed_figure`: the power of d/r that the heads
   needed follow, fitted and local, as B-LB reads it, and the curves it is read from (B-LB);
-* :func:`majority_error_rates` and :func:`majority_vote_figure`: how fast the exact majority
-  error falls with d, and the simulated and exact majority of rank-one heads (B-MV).
+* :func:`majority_vote_figure`: the simulated and exact majority of rank-one heads (B-MV;
+  how fast the exact error falls with d is B-MV's reading,
+  :func:`attnbook.criteria.bruna2024.log_error_drops`).
 
 Each draws or arranges what the chapter measured (the tables of
 :mod:`attnbook.bruna2024.harmonics` and :mod:`attnbook.bruna2024.furthest_neighbour`) and
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["sign_coefficients_figure", "heads_needed_fits", "heads_needed_figure",
-           "majority_error_rates", "majority_vote_figure"]
+           "majority_vote_figure"]
 
 
 def sign_coefficients_figure(coef: pd.DataFrame, bounds: pd.DataFrame, *, d: int, l_from: int,
@@ -88,16 +89,6 @@ def heads_needed_figure(needed: pd.DataFrame):
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def majority_error_rates(exact: pd.DataFrame) -> pd.DataFrame:
-    """``exact`` (:func:`attnbook.bruna2024.furthest_neighbour.majority_error_table`) with the
-    drop of the log error per unit d between consecutive d, at margin (``rate_margin``) and
-    on all inputs (``rate_all``); the first row's are NaN."""
-    out = exact.copy()
-    out["rate_margin"] = -np.log(out["error_margin"]).diff() / out["d"].diff()
-    out["rate_all"] = -np.log(out["error_all"]).diff() / out["d"].diff()
-    return out
 
 
 def majority_vote_figure(mv: pd.DataFrame, exact: pd.DataFrame):

@@ -8,7 +8,7 @@ from ..errors import AttnbookError
 from . import NOT_TESTABLE, criterion, description
 
 __all__ = ["NN_LEVELS", "NN_PARTS", "NN_SEPARATION", "coefficient_fit", "dimension_agreement",
-           "heads_needed_slopes", "nn_lines"]
+           "edge_slope", "heads_needed_slopes", "log_error_drops", "nn_lines"]
 
 
 def _finite(values) -> np.ndarray:
@@ -292,23 +292,39 @@ def lower_bound_in_words(dims, coef, d, needed, *, l_max, decay_from, slope_spre
             f"heads needed ~ (d/r)^k at eps = {', '.join(str(e) for e in epss)}: {per_r}")
 
 
+def edge_slope(edges) -> float:
+    """The log-log slope in d of a single rank-one head's edge, ``edges`` (d, E p - 1/2)
+    pairs in any order: what B-MV compares with -1/2."""
+    edges = sorted((float(d), float(e)) for d, e in edges)
+    return _slope(np.log([d for d, _ in edges]), np.log([e for _, e in edges]))
+
+
+def log_error_drops(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pairs`` of (d, error) sorted by d, as (d, error, drop of the log error per unit d
+    between consecutive d): B-MV's rates at margin, and what it reports over all inputs.
+
+    >>> d, err, drops = log_error_drops([(16, np.exp(-8.0)), (8, np.exp(-4.0))])
+    >>> d.tolist(), drops.tolist()
+    ([8.0, 16.0], [0.5])
+    """
+    d, err = (np.array(v, dtype=float) for v in zip(*sorted(pairs), strict=True))
+    return d, err, -np.diff(np.log(err)) / np.diff(d)
+
+
 @criterion("B-MV")
 def majority_of_rank_one_heads(edges, margin_errors, *, edge_exponent, edge_tol, rate_min):
     """B-MV: one random rank-one head's edge E p - 1/2 over a coin is Theta(d^-1/2): its
-    log-log slope in d is within ``edge_tol`` of ``edge_exponent``; and a majority of H ~ d^2
-    heads is wrong with probability exp(-Theta(d)) on inputs of typical margin: between every
-    two consecutive d, log(error) falls by at least ``rate_min`` per unit of d.
-    ``edges``, ``margin_errors``: (d, value) pairs; errors must be positive (an error of 0
-    cannot show a rate)."""
-    edges = sorted((float(d), float(e)) for d, e in edges)
-    errs = sorted((float(d), float(e)) for d, e in margin_errors)
-    if len(edges) < 2 or len(errs) < 2 or any(not e > 0 for _, e in edges + errs):
+    log-log slope in d (:func:`edge_slope`) is within ``edge_tol`` of ``edge_exponent``; and a
+    majority of H ~ d^2 heads is wrong with probability exp(-Theta(d)) on inputs of typical
+    margin: between every two consecutive d, log(error) falls by at least ``rate_min`` per unit
+    of d (:func:`log_error_drops`). ``edges``, ``margin_errors``: (d, value) pairs; errors must
+    be positive (an error of 0 cannot show a rate)."""
+    edges, errs = list(edges), list(margin_errors)
+    if len(edges) < 2 or len(errs) < 2 or any(not float(e) > 0 for _, e in edges + errs):
         return False
-    slope = _slope(np.log([d for d, _ in edges]), np.log([e for _, e in edges]))
-    if not abs(slope - edge_exponent) <= edge_tol:
+    if not abs(edge_slope(edges) - edge_exponent) <= edge_tol:
         return False
-    d, logerr = np.array([d for d, _ in errs]), np.log([e for _, e in errs])
-    rates = -np.diff(logerr) / np.diff(d)
+    rates = log_error_drops(errs)[2]
     return bool(np.isfinite(rates).all() and (rates >= rate_min).all())
 
 
@@ -318,12 +334,10 @@ def majority_in_words(edges, margin_errors, *, all_inputs, simulated):
     then what it reports beside them: the errors over all inputs (``all_inputs``: (d, error)
     pairs) and in how many (d, H) of the ``simulated`` majority (columns hi, hoeffding,
     hi_typical, hoeffding_typical) the 95% band reaches the averaged Hoeffding bound."""
-    edges = sorted((float(d), float(e)) for d, e in edges)
-    slope = _slope(np.log([d for d, _ in edges]), np.log([e for _, e in edges]))
+    ds_edge = sorted(float(d) for d, _ in edges)
 
     def errors_and_drops(pairs, fmt, rate_fmt):
-        d, err = (np.array(v, dtype=float) for v in zip(*sorted(pairs), strict=True))
-        rates = -np.diff(np.log(err)) / np.diff(d)
+        d, err, rates = log_error_drops(pairs)
         return (", ".join(f"{e:{fmt}}" for e in err) + ", drop per unit d "
                 + ", ".join(f"{v:{rate_fmt}}" for v in rates)), [int(x) for x in d]
 
@@ -331,8 +345,8 @@ def majority_in_words(edges, margin_errors, *, all_inputs, simulated):
     everywhere, _ = errors_and_drops(all_inputs, ".3f", ".4f")
     within = int(((simulated["hi"] >= simulated["hoeffding"])
                   & (simulated["hi_typical"] >= simulated["hoeffding_typical"])).sum())
-    return (f"single-head edge ~ d^{slope:.3f} (d = {edges[0][0]:g}..{edges[-1][0]:g}); exact "
-            f"majority error at H = d^2 (d = {', '.join(str(x) for x in ds)}): margin >= "
+    return (f"single-head edge ~ d^{edge_slope(edges):.3f} (d = {ds_edge[0]:g}..{ds_edge[-1]:g});"
+            f" exact majority error at H = d^2 (d = {', '.join(str(x) for x in ds)}): margin >= "
             f"d^-1/2: {margin.replace('drop per', 'ln-error drop per')}; all inputs (reported, "
             "not decided: averaged over inputs the error falls like d^-1/2, not exp(-Theta(d)); "
             "the slide's rate holds per input at typical margin, see the text): "
