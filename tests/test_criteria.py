@@ -244,6 +244,19 @@ def test_a_threshold_name_the_code_does_not_read_is_refused(tmp_path):
         criteria.decide("M-F2b", [0.0], claims_dir=tmp_path)
 
 
+def test_the_tie_band_sentence_reads_the_ledger(tmp_path):
+    """The sentence the depth-efficiency chapters print with their crossings states the
+    ledger's band and share, so a changed threshold changes the words."""
+    assert "2 standard errors" in criteria.tie_band_rule("W-F1")
+    assert "fewer than 80%" in criteria.tie_band_rule("W-F1")
+    (tmp_path / "work.csv").write_text(
+        "id,kind,type,source,statement,paper_value,criterion,thresholds,evidence\n"
+        "W-F1,figure,effect,s,s,v,c,factor=1.5; tie_se=3; min_found=0.9,trained models\n")
+    text = criteria.tie_band_rule("W-F1", "the deeper depth", claims_dir=tmp_path)
+    assert "within 3 standard errors" in text and "fewer than 90% of" in text
+    assert "where the deeper depth starts to win" in text
+
+
 @pytest.mark.parametrize("text", ["a", "a=x", "1a=2", "a=1; a=2", "a=nan", "a=inf"])
 def test_malformed_thresholds_are_refused(text):
     with pytest.raises(AttnbookError):

@@ -217,6 +217,25 @@ def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
             f"crossing in {get('found_fraction'):.0%} of replicates)")
 
 
+def tie_band_rule(claim_id: str, winner: str = "the deep family",
+                  claims_dir: Path | None = None) -> str:
+    """The tie band and the share of bootstrap replicates by which ``claim_id``'s criterion
+    (one that locates a depth-efficiency point with ``tie_se`` and ``min_found``) reads a
+    crossing, in words with the ledger's numbers; ``winner`` names the side that starts to win.
+
+    >>> tie_band_rule("W-F1")  # doctest: +NORMALIZE_WHITESPACE
+    "A gap within 2 standard errors of zero (from the seeds) is a tie, not a win: the point is
+    where the deep family starts to win beyond that band, and a point that fewer than 80% of
+    the bootstrap replicates find is not established (the criterion's tie_se and
+    min_found)."
+    """
+    numbers = thresholds(claim_id, claims_dir)
+    return (f"A gap within {numbers['tie_se']:g} standard errors of zero (from the seeds) is a "
+            f"tie, not a win: the point is where {winner} starts to win beyond that band, and a "
+            f"point that fewer than {numbers['min_found']:.0%} of the bootstrap replicates find "
+            "is not established (the criterion's tie_se and min_found).")
+
+
 def _registered(node: ast.AST, claim_id: str) -> bool:
     """Whether ``node`` is a function decorated ``@criterion(claim_id)``."""
     return isinstance(node, ast.FunctionDef) and any(
