@@ -1885,6 +1885,13 @@ def test_describe_gives_what_the_theory_claims_read():
                     "parameters) memorizes them to < 1e-12; ReLU nets with m in [1, 9] (m=9: 290 "
                     "parameters, bound 12.60 < T): Jacobian rank <= (n+1)m+(m+1)d_out < T d_out "
                     "at 2/2, training residual > 1e-4 at 1/2")
+    # an MHA that does not reach the criterion's residual, against a net whose bound is T
+    # or more, is said so, not "memorizes"
+    text = criteria.describe("M-P3", _P3.assign(residual=[3e-3, 0.8, 0.05], bound=[np.nan, 2.1,
+                                                                                    19.0]),
+                             "ReLU m=9", n=10, d=12, d_out=10, H=2, m_values=[1, 9])
+    assert "does not memorize them (residual 3.0e-03, not below 1e-08)" in text
+    assert "bound 19.00 >= T" in text and "memorizes them to" not in text
 
 
 def test_describe_counts_the_cases_wies_rank_claims_decide_from():

@@ -361,21 +361,26 @@ def relu_net_below_the_bound_mha_above(table, equal_model, *, mha_residual, fcn_
 
 
 @description("M-P3")
-def relu_against_mha_in_words(table, equal_model, *, fcn_residual, n, d, d_out, H, m_values):
-    """The MHA's examples, parameters and residual, then the ReLU nets of widths ``m_values``
-    (``equal_model``: the one of the MHA's size): how many have their Jacobian rank within
-    (n+1)m+(m+1)d_out < T d_out, and how many keep a residual above ``fcn_residual``; ``n``,
-    ``d``, ``d_out``, ``H``: the chapter's Appendix F setting."""
+def relu_against_mha_in_words(table, equal_model, *, fcn_residual, mha_residual, n, d, d_out,
+                              H, m_values):
+    """The MHA's examples, parameters and residual (memorized where it is below
+    ``mha_residual``, as the criterion reads it), then the ReLU nets of widths ``m_values``
+    (``equal_model``: the one of the MHA's size, its bound against T): how many have their
+    Jacobian rank within (n+1)m+(m+1)d_out < T d_out, and how many keep a residual above
+    ``fcn_residual``; ``n``, ``d``, ``d_out``, ``H``: the chapter's Appendix F setting."""
     model, T, params, bound, res, jac, red, td = _rows(
         table, "model", "T", "params", "bound", "residual", "jacobian_rank", "reduced_params",
         "T_d_out")
     nets = range(1, len(model))
     eq = model.index(equal_model)
     m_equal = equal_model.removeprefix("ReLU m=")
+    fit = (f"memorizes them to < {decade(res[0])}" if res[0] < mha_residual else
+           f"does not memorize them (residual {res[0]:.1e}, not below {mha_residual:g})")
     return (f"T = {int(T[0])} examples of App. F (n={n}, d={d}, d_out={d_out}): MHA with H={H} "
-            f"({int(params[0])} parameters) memorizes them to < {decade(res[0])}; ReLU nets "
-            f"with m in {m_values} (m={m_equal}: {int(params[eq])} parameters, bound "
-            f"{bound[eq]:.2f} < T): Jacobian rank <= (n+1)m+(m+1)d_out < T d_out at "
+            f"({int(params[0])} parameters) {fit}; ReLU nets with m in {m_values} "
+            f"(m={m_equal}: {int(params[eq])} parameters, bound {bound[eq]:.2f} "
+            f"{'<' if T[0] > bound[eq] else '>='} T): Jacobian rank <= (n+1)m+(m+1)d_out < "
+            f"T d_out at "
             f"{sum(jac[i] <= red[i] < td[i] for i in nets)}/{len(nets)}, training residual > "
             f"{decade(fcn_residual)} at {sum(res[i] > fcn_residual for i in nets)}/{len(nets)}")
 
