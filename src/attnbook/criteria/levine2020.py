@@ -7,7 +7,7 @@ from ..errors import AttnbookError
 from . import all_at_most, criterion, crossing_text, description, largest_seed_std, missing
 from . import records as _rows  # the one table-to-dicts of the criteria
 
-__all__ = ["growth_rates"]
+__all__ = ["growth_rates", "residual_ratios"]
 
 
 @criterion("L-D")
@@ -243,13 +243,24 @@ def residual_rank_below_theorems_3_and_4(ranks_and_bounds):
                               for row in rows)
 
 
+def residual_ratios(pairs) -> list[tuple[float, int]]:
+    """Per row of ``pairs`` (one setting with its plain twin: ``rank_exact``,
+    ``rank_exact_res``, ``C`` = C(L)), the residual network's exact rank over the plain one's,
+    with C(L): what L-T3's sentence compares with the factor C(L) + 1.
+
+    >>> residual_ratios([{"rank_exact": 4, "rank_exact_res": 6, "C": 1}])
+    [(1.5, 1)]
+    """
+    return [(r["rank_exact_res"] / r["rank_exact"], int(r["C"])) for r in _rows(pairs)]
+
+
 @description("L-T3")
 def theorems_3_and_4_in_words(ranks_and_bounds, *, pairs):
     """What L-T3 reads, and beside it, from ``pairs`` (one row per setting with its plain twin:
     rank_exact, rank_exact_res, C = C(L)), the residual rank over the plain one against the
     factor C(L) + 1 that separates Theorem 4 from Theorem 2."""
     rows = [tuple(int(x) for x in row) for row in ranks_and_bounds]
-    ratios = [(r["rank_exact_res"] / r["rank_exact"], r["C"]) for r in _rows(pairs)]
+    ratios = residual_ratios(pairs)
     n = len(rows)
     return (f"residual exact rank <= Theorem 3 (proof) at {sum(r[0] <= r[1] for r in rows)}/{n}, "
             f"<= its stated closed form at {sum(r[0] <= r[2] for r in rows)}/{n}, <= Theorem 4 "
