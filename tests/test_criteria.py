@@ -244,6 +244,19 @@ def test_a_threshold_name_the_code_does_not_read_is_refused(tmp_path):
         criteria.decide("M-F2b", [0.0], claims_dir=tmp_path)
 
 
+def test_a_crossing_sentence_states_the_level_of_its_interval():
+    """The interval's level is the estimate's own (engines.depth_efficiency's ``level``), not
+    a typed 95%."""
+    from attnbook.engines.depth_efficiency import Crossing
+
+    row = dict(found=True, width_low=40.0, width_high=90.0, low_open=False, high_open=False,
+               found_fraction=0.9)
+    assert "(95% bootstrap 40 .. 90" in criteria.crossing_text("V=64", "w 60", row, 0)
+    at_80 = Crossing(True, 1.0, 0.5, 2.0, "", "", level=0.8)
+    assert "(80% bootstrap 40 .. 90" in criteria.crossing_text(
+        "V=64", "w 60", {**row, "crossing": at_80}, 0)
+
+
 def test_the_tie_band_sentence_reads_the_ledger(tmp_path):
     """The sentence the depth-efficiency chapters print with their crossings states the
     ledger's band and share, so a changed threshold changes the words."""

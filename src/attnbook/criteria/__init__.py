@@ -194,11 +194,12 @@ def description(claim_id: str):
 
 def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
     """One crossing of a depth-efficiency sweep in words: ``label``, then ``located`` (the
-    crossing's width as the chapter names it) with its 95% bootstrap interval over seeds and the
-    share of replicates that found a crossing (``located`` is not read where none was found:
-    pass "" there); ``row`` holds ``found``, ``reason``,
-    ``width_low``, ``width_high``, ``low_open``, ``high_open`` and ``found_fraction`` (a dict or
-    a named tuple). No interval (one seed, or a NaN bound) and no crossing say so.
+    crossing's width as the chapter names it) with its bootstrap interval over seeds, at the
+    level of the row's ``crossing`` (95% where the row keeps none), and the share of replicates
+    that found a crossing (``located`` is not read where none was found: pass "" there); ``row``
+    holds ``found``, ``reason``, ``width_low``, ``width_high``, ``low_open``, ``high_open`` and
+    ``found_fraction`` (a dict or a named tuple). No interval (one seed, or a NaN bound) and no
+    crossing say so.
 
     >>> crossing_text("V=64", "shallow width 60 = 0.94 V", dict(found=True, width_low=40.0,
     ...               width_high=90.0, low_open=False, high_open=True, found_fraction=0.9), 0)
@@ -206,13 +207,14 @@ def crossing_text(label: str, located: str, row, digits: int = 1) -> str:
     >>> crossing_text("L=1|2", "d* 9.0", dict(found=False, reason="deeper never ahead"))
     'L=1|2: no crossing (deeper never ahead)'
     """
-    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
+    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k, None)
     if not get("found"):
         return f"{label}: no crossing ({get('reason')})"
     low, high = get("width_low"), get("width_high")
     if missing(low):
         return f"{label}: {located} (no interval)"
-    return (f"{label}: {located} (95% bootstrap {'<=' if get('low_open') else ''}"
+    level = getattr(get("crossing"), "level", 0.95)  # the estimate's own level where it is kept
+    return (f"{label}: {located} ({level:.0%} bootstrap {'<=' if get('low_open') else ''}"
             f"{low:.{digits}f} .. {'>=' if get('high_open') else ''}{high:.{digits}f}, "
             f"crossing in {get('found_fraction'):.0%} of replicates)")
 
