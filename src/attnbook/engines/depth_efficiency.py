@@ -63,7 +63,9 @@ import pandas as pd
 
 from ..errors import ParameterError
 
-__all__ = ["Crossing", "depth_efficiency_point", "crossing_from_frame", "gap_difference"]
+__all__ = ["LEVEL", "Crossing", "depth_efficiency_point", "crossing_from_frame", "gap_difference"]
+
+LEVEL = 0.95  # the bootstrap interval's coverage unless a caller asks for another
 
 _NEVER = "deep never wins in range{}"
 _ALWAYS = "deep wins at every size in range{} (crossing below the smallest size)"
@@ -94,7 +96,7 @@ class Crossing:
     found_fraction: float | None = None
     low_open: bool = False
     high_open: bool = False
-    level: float = 0.95
+    level: float = LEVEL
     n_boot: int = 0
     n_seeds: tuple[int, int] = (1, 1)
     sign_changes: int = 0
@@ -207,7 +209,7 @@ def _crossings(gap: np.ndarray, logx: np.ndarray):
 
 
 def depth_efficiency_point(shallow_sizes, shallow_losses, deep_sizes, deep_losses, *,
-                           n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                           n_boot: int = 2000, level: float = LEVEL, seed: int = 0,
                            band: float = 0.0) -> Crossing:
     """The size from which the deep family has the lower test loss (module docstring: rules).
 

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
-from .depth_efficiency import crossing_from_frame, gap_difference
+from .depth_efficiency import LEVEL, crossing_from_frame, gap_difference
 from .lm_sweep import lm_config
 
 __all__ = ["non_embedding_params", "family_widths", "sweep_configs", "family_of", "loss_table",
@@ -184,7 +184,7 @@ def width_at(params: float, sizes: Sequence[float], widths: Sequence[float]) -> 
 
 
 def crossings(results: pd.DataFrame, *, L_shallow: int, L_deep: int, n_boot: int = 2000,
-              level: float = 0.95, seed: int = 0, band: float = 0.0) -> pd.DataFrame:
+              level: float = LEVEL, seed: int = 0, band: float = 0.0) -> pd.DataFrame:
     """Per (V, r): the depth-efficiency point in non-embedding parameters (seed means,
     bootstrap over seeds, a gap within ``band`` standard errors of zero a tie;
     :mod:`attnbook.engines.depth_efficiency`) and as a shallow width, with its ratio to the

@@ -36,6 +36,7 @@ from itertools import pairwise
 
 import pandas as pd
 
+from ..engines.depth_efficiency import LEVEL
 from ..engines.depth_sweep import crossings, family_widths, seed_mean
 from ..engines.depth_sweep import pilot_gaps as _pair_gaps
 from ..engines.lm_sweep import lm_config
@@ -105,7 +106,7 @@ def depth_loss_table(results: pd.DataFrame) -> pd.DataFrame:
     return t.sort_values(["L", "d_x"]).reset_index(drop=True)
 
 
-def transitions(results: pd.DataFrame, *, n_boot: int = 2000, level: float = 0.95,
+def transitions(results: pd.DataFrame, *, n_boot: int = 2000, level: float = LEVEL,
                 seed: int = 0, band: float = 0.0) -> pd.DataFrame:
     """For each pair of consecutive depths in ``results``: where the deeper one starts winning
     (beyond ``band`` standard errors of the gap: within it, a tie).
