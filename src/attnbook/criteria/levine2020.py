@@ -7,7 +7,7 @@ from ..errors import AttnbookError
 from . import all_at_most, criterion, crossing_text, description, largest_seed_std, missing
 from . import records as _rows  # the one table-to-dicts of the criteria
 
-__all__ = ["growth_rates", "residual_ratios"]
+__all__ = ["bound_margin_text", "growth_rates", "residual_ratios"]
 
 
 @criterion("L-D")
@@ -205,6 +205,36 @@ def theorems_1_and_2_in_words(ranks_and_bounds, *, table, depths, widths):
             f"{sum(int(r['rank_exact']) >= int(r['grid_cap']) for r in rows)}; float rank (gap "
             f">= 3 decades) equal to the exact rank at "
             f"{sum(r['rank'] == r['rank_exact'] for r in clear)}/{len(clear)}")
+
+
+def bound_margin_text(table, *, close: float = 3.0) -> str:
+    """How tight Theorems 1 and 2 are for deeper networks: over the rows of ``table`` (one
+    plain setting each: L, d_x, H, d_a, rank_exact, grid_cap, log10_levine_t1,
+    log10_levine_t2) with L >= 2 and the rank below the grid cap, the smallest factor by which
+    the smaller bound exceeds the exact rank, where, and at how many settings it is below
+    ``close``.
+
+    >>> row = dict(L=2, d_x=4, H=1, d_a=2, rank_exact=46, grid_cap=343,
+    ...            log10_levine_t1=math.log10(81), log10_levine_t2=math.log10(500))
+    >>> text = bound_margin_text([row, {**row, "L": 1}])  # the L = 1 row is not read
+    >>> text[text.index("at least"):text.index("),") + 1]
+    'at least 1.76 (L = 2, d_x = 4, H = 1, d_a = 2: rank 46)'
+    >>> text.endswith("by less than 3 at 1 of 1 settings.")
+    True
+    >>> bound_margin_text([{**row, "rank_exact": 343}])
+    'No deeper network (L >= 2) below the grid cap is measured at this profile.'
+    """
+    deep = [r for r in _rows(table) if r["L"] >= 2 and r["rank_exact"] < r["grid_cap"]]
+    if not deep:
+        return "No deeper network (L >= 2) below the grid cap is measured at this profile."
+    margins = [10 ** (min(r["log10_levine_t1"], r["log10_levine_t2"])
+                      - math.log10(float(r["rank_exact"]))) for r in deep]
+    least = min(range(len(deep)), key=margins.__getitem__)
+    t = deep[least]
+    return (f"For deeper networks (L >= 2, below the grid cap) the smaller of the two bounds "
+            f"exceeds the rank by a factor of at least {margins[least]:.2f} (L = {t['L']}, "
+            f"d_x = {t['d_x']}, H = {t['H']}, d_a = {t['d_a']}: rank {t['rank_exact']}), and by "
+            f"less than {close:g} at {sum(m < close for m in margins)} of {len(deep)} settings.")
 
 
 @criterion("L-C3")
