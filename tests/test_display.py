@@ -103,6 +103,26 @@ def test_a_verdict_is_a_coloured_admonition_with_each_part_and_the_paper():
     assert combined_status(["not run"]) == "not run"
 
 
+def test_a_claim_not_testable_for_its_seeds_says_so_not_that_its_premise_failed():
+    from attnbook.book.claims import seed_rule
+
+    few = verdict_markdown("W-F5", "cpu", [{"part": None, "status": "not testable",
+                                            "measured": f"{seed_rule([0, 1])} (on these the "
+                                                        "criterion says not reproduced): x"}],
+                           criterion="the two points agree")
+    assert "**Criterion** (the run has fewer seeds than a verdict" in few
+    assert "premise" not in few
+    premise = verdict_markdown("W-T2", "cpu", [{"part": None, "status": "not testable",
+                                                "measured": "no setting meets the premises"}],
+                               criterion="rank at most the bound")
+    assert "**Criterion** (its premise does not hold here" in premise
+    both = verdict_markdown("X-2", "cpu", [
+        {"part": "a", "status": "not testable", "measured": f"{seed_rule([0])}: x"},
+        {"part": "b", "status": "not testable", "measured": "outside the regime"}],
+        criterion="c")
+    assert "for some parts the run has fewer seeds" in both and "premise does not hold" in both
+
+
 def test_the_chapter_ledger_lists_each_profile_and_each_part():
     from attnbook.book.claims import status_table
 

@@ -30,7 +30,7 @@ __all__ = ["EVIDENCE", "FRAGILE", "MIN_SEEDS", "PARTLY_REPRODUCED", "PROFILES", 
            "TYPES", "chapter_claims", "check_claim_id", "check_entry", "combined_status",
            "criterion_sha", "damaged_entries", "entry_sha", "load_ledger", "notebook_claims",
            "parts_count", "record", "recorded_ids", "RULE", "rule_code", "SAMPLED",
-           "sealed_criterion", "seed_rule", "shown_profiles", "stability",
+           "sealed_criterion", "seed_rule", "short_of_seeds", "shown_profiles", "stability",
            "stability_text", "stale_modules", "status_table", "status_word", "UNRUN",
            "verdict_line"]
 
@@ -181,6 +181,22 @@ def seed_rule(seeds) -> str | None:
         return None
     return (f"{n} seed{'' if n == 1 else 's'} at this profile, at least {MIN_SEEDS} needed for "
             f"a verdict from trained models")
+
+
+_SHORT_OF_SEEDS = re.compile(r"\d+ seeds? at this profile, at least \d+ needed for a verdict "
+                             r"from trained models")
+
+
+def short_of_seeds(measured: str) -> bool:
+    """Whether a ``measured`` line is one that :func:`seed_rule` made not testable (it opens
+    with the rule's sentence), rather than one whose criterion's premise does not hold.
+
+    >>> short_of_seeds(seed_rule([0, 1]) + " (on these the criterion says reproduced): x")
+    True
+    >>> short_of_seeds("premise not met: no crossing at V = 32")
+    False
+    """
+    return bool(_SHORT_OF_SEEDS.match(str(measured)))
 
 
 def stability(reproduced, resamples: dict, kind: str) -> dict:

@@ -17,6 +17,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from .claims import PARTLY_REPRODUCED, UNRUN, combined_status, shown_profiles  # noqa: F401 - the pages show them
+from .claims import NOT_TESTABLE, short_of_seeds
 from .text import escape, paper_math
 
 __all__ = ["Table", "table_markdown", "FOLD_ROWS", "install_formatters", "verdict_markdown",
@@ -300,6 +301,33 @@ _WHY = {"reproduced": "holds",
         "not run": "not checked at this profile"}
 
 
+_FEW_SEEDS = ("the run has fewer seeds than a verdict from trained models needs, so the "
+              "measurement neither confirms nor refutes the claim")
+
+
+def why(status: str, parts: list[dict]) -> str:
+    """Whether a criterion holds, in words, for a claim whose ``parts`` (``{"status",
+    "measured"}``) combine to ``status``; a claim not testable says for which reason: its
+    premise, too few seeds (:func:`~attnbook.book.claims.short_of_seeds`), or both.
+
+    >>> why("not testable", [{"status": "not testable", "measured": "2 seeds at this profile, "
+    ...     "at least 3 needed for a verdict from trained models: gap 0.1"}])[:39]
+    'the run has fewer seeds than a verdict '
+    >>> why("not testable", [{"status": "not testable", "measured": "no crossing"}])[:26]
+    'its premise does not hold '
+    """
+    if status != NOT_TESTABLE:
+        return _WHY.get(status, status)
+    short = {short_of_seeds(p["measured"]) for p in parts if p["status"] == NOT_TESTABLE}
+    if short == {True}:
+        return _FEW_SEEDS
+    if short == {True, False}:
+        return ("for some parts the run has fewer seeds than a verdict from trained models "
+                "needs, for others the criterion's premise does not hold here, so the "
+                "measurement neither confirms nor refutes the claim")
+    return _WHY[status]
+
+
 def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: str = "",
                      criterion: str = "", source: str = "", note: str = "") -> str:
     """One claim's verdict as a MyST admonition coloured by its verdict: what was measured
@@ -351,7 +379,7 @@ def verdict_markdown(claim_id: str, profile: str, parts: list[dict], *, paper: s
         if paper_text:
             body.append(paper_text)
     if criterion:
-        body.append(f"**Criterion** ({_WHY.get(status, status)}): "
+        body.append(f"**Criterion** ({why(status, parts)}): "
                     f"{escape(criterion).rstrip('.')}.")
     if note:
         body.append(note)

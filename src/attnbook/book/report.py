@@ -703,7 +703,8 @@ def summary_markdown(table: pd.DataFrame, overview: str | None = f"../status/{OV
     untestable = [r for r in ran if r["status"] == "not testable"]
     if untestable:
         lines += ["**What this book's runs could not test** (the measurement does not meet the "
-                  "premise of the claim's criterion):", "", *_claim_lines(untestable), ""]
+                  "premise of the claim's criterion, or has fewer seeds than a verdict from "
+                  "trained models needs):", "", *_claim_lines(untestable), ""]
     return "\n".join(lines) + "\n"
 
 
