@@ -143,18 +143,18 @@ def grows(gaps: pd.DataFrame, profiles: pd.DataFrame, *, line: Sequence[str], co
 
 
 def show(run, pilot: Pilot, draw: Callable, *, caption: str, claims: Sequence[str],
-         data, shown=(), name: str | None = None, ready: bool | None = None) -> bool:
+         data, shown=(), name: str | None = None, ready: bool | None = None) -> None:
     """Save the pilot figure ``draw()`` (as ``name``, default ``<chapter>_pilot``) with its
     ``caption``, ``claims`` and ``data``, then display each table of ``shown``; without a
-    stored unit (or ``ready`` false), say so instead. Returns whether it was drawn."""
+    stored unit (or ``ready`` false), say so instead. Returns nothing, so that a cell ending
+    in it shows no value under the figure."""
     if not len(pilot) or ready is False:
         display(Markdown(NOTHING_STORED))
-        return False
+        return
     run.savefig(draw(), name or f"{run.notebook}_pilot", source=f"pilot: {pilot.source}",
                 caption=caption, claims=list(claims), data=data() if callable(data) else data)
     for table in shown:
         display(Table(table.round(4)))
-    return True
 
 
 def standing(gaps: pd.DataFrame, what: str = "width") -> str:
