@@ -1917,7 +1917,8 @@ def test_describe_counts_the_cases_wies_rank_claims_decide_from():
     assert text.startswith("L = 1, r_e = 0, 1: exact rank non-decreasing in r at 4/4 (L, H, "
                            "d_x, r_e); equal across widths d_x >= r + r_e at 3/3 uncapped "
                            "(L, H, r, r_e); with r_e > 0 larger at d_x = r + r_e than at d_x = "
-                           "r at 1/1 uncapped pairs; <= eq. (9) at 10/10; at the grid cap at 0;")
+                           "r at 1/1 uncapped pairs (the rank of r + r_e reached at a width "
+                           "between them at 0/1); <= eq. (9) at 10/10; at the grid cap at 0;")
     assert text.endswith("float rank resolved at 10/10, equal to the exact rank at 5/10")
     flat = [{**row, **extra} for row in _embedding_ranks(grown=False)]
     assert "at 0/1 uncapped pairs" in criteria.describe("W-T1", flat, depths=[1], pos_ranks=[1],
@@ -1928,6 +1929,11 @@ def test_describe_counts_the_cases_wies_rank_claims_decide_from():
     assert text.startswith("exact rank >= eq. (14) at 0/1 settings where L >= 2, H < r and the "
                            "premises hold; bound >= ")
     assert "largest bound 10 (rank 9); equality at 0; smallest rank / bound = 0.9" in text
+    assert "bound >= 10 at 1 (0 of them at the grid cap)" in text  # the sweep's own min_bound
+    assert "smallest rank / bound = 0.9 (below the grid cap 0.9)" in text
+    at_cap = criteria.describe("W-T2", [{**row, "rank_exact": 21, "grid_cap": 21}
+                                        for row in _corollary1(9)])
+    assert "(1 of them at the grid cap)" in at_cap and "(below the grid cap nan)" in at_cap
     small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 7, "rank_exact": 18, "wies_lower": 1,
               "grid_cap": 18}]
     text = criteria.describe("W-T2", small + [{**small[0], "V": 2}])

@@ -15,7 +15,7 @@ from . import (
 )
 from . import records as _records  # the one table-to-dicts of the criteria
 
-__all__ = ["diverged", "noise_in_words", "seed_sd"]
+__all__ = ["diverged", "noise_in_words", "positional_stops", "seed_sd"]
 
 
 @criterion("W-F1")
@@ -288,6 +288,29 @@ def _t1_checks(rows) -> dict[str, list[bool]]:
     return out
 
 
+def positional_stops(table) -> tuple[int, int]:
+    """Where the rise that a positional embedding allows ends: of the (L, H, r, r_e > 0)
+    curves with d_x = r and d_x = r + r_e both measured and the narrower below its grid cap,
+    how many already reach their rank at d_x = r + r_e at a width between the two, and how many
+    there are. Eq. (9) lets the rank grow up to d_x = r + r_e; it does not say that it does.
+
+    >>> curve = [dict(L=1, H=1, r=2, r_e=2, d_x=d, rank_exact=k, grid_cap=99)
+    ...          for d, k in ((2, 3), (3, 4), (4, 4))]
+    >>> positional_stops(curve), positional_stops([{**c, "r_e": 1} for c in curve[:2]])
+    ((1, 1), (0, 1))
+    """
+    early = n = 0
+    for (_, _, r, r_e), group in _groups(_records(table), ("L", "H", "r", "r_e")).items():
+        at = {int(g["d_x"]): g for g in group}
+        if r_e == 0 or r not in at or r + r_e not in at \
+                or int(at[r]["rank_exact"]) >= int(at[r]["grid_cap"]):
+            continue
+        n += 1
+        top = int(at[r + r_e]["rank_exact"])
+        early += any(int(at[d]["rank_exact"]) == top for d in range(r + 1, r + r_e) if d in at)
+    return early, n
+
+
 @criterion("W-T1")
 def rank_set_by_embedding_rank(table):
     """W-T1: ``table`` has one row per setting (columns ``L``, ``H``, ``d_x``, ``r``, ``r_e``,
@@ -314,7 +337,9 @@ def embedding_rank_in_words(table, *, depths, pos_ranks, min_gap):
     return (f"L = {', '.join(map(str, depths))}, r_e = 0, {', '.join(map(str, pos_ranks))}: "
             f"exact rank non-decreasing in r at {c['by_r']} (L, H, d_x, r_e); equal across "
             f"widths d_x >= r + r_e at {c['by_width']} uncapped (L, H, r, r_e); with r_e > 0 "
-            f"larger at d_x = r + r_e than at d_x = r at {c['growth']} uncapped pairs; <= eq. (9) "
+            f"larger at d_x = r + r_e than at d_x = r at {c['growth']} uncapped pairs (the "
+            f"rank of r + r_e reached at a width between them at "
+            f"{'/'.join(map(str, positional_stops(rows)))}); <= eq. (9) "
             f"at {c['below']}; at the grid cap at "
             f"{sum(int(row['rank_exact']) >= int(row['grid_cap']) for row in rows)}; float rank "
             f"resolved at {len(resolved)}/{len(rows)}, equal to the exact rank at "
@@ -361,12 +386,17 @@ def corollary_1_in_words(table, *, min_bound):
     holds, fails = _corollary_1_rows(table)
     pairs = [(int(row["rank_exact"]), row["bound"]) for row in holds]
     largest = max((b for _, b in pairs), default=0)
+    capped = [int(row["rank_exact"]) >= int(row["grid_cap"]) for row in holds]
+    free = [k / b for (k, b), cap in zip(pairs, capped, strict=True) if b >= 1 and not cap]
     text = (f"exact rank >= eq. (14) at {sum(k >= b for k, b in pairs)}/{len(pairs)} settings "
             f"where L >= 2, H < r and the premises hold; bound >= {min_bound} at "
-            f"{sum(b >= min_bound for _, b in pairs)}, largest bound {largest} (rank "
+            f"{sum(b >= min_bound for _, b in pairs)} ("
+            f"{sum(c for (_, b), c in zip(pairs, capped, strict=True) if b >= min_bound)} of "
+            f"them at the grid cap), largest bound {largest} (rank "
             f"{min((k for k, b in pairs if b == largest), default=0)}); equality at "
             f"{sum(k == b for k, b in pairs)}; smallest rank / bound = "
-            f"{min((k / b for k, b in pairs if b >= 1), default=float('nan')):.1f}; at the grid "
+            f"{min((k / b for k, b in pairs if b >= 1), default=float('nan')):.1f} (below the "
+            f"grid cap {min(free, default=float('nan')):.1f}); at the grid "
             f"cap at {sum(int(row['rank_exact']) >= int(row['grid_cap']) for row in holds)}/"
             f"{len(pairs)}; premises fail at {len(fails)}, rank >= bound there at "
             f"{sum(int(row['rank_exact']) >= row['bound'] for row in fails)}")
