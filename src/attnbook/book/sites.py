@@ -49,14 +49,23 @@ def sites_text(devices) -> str:
     string per claim (an empty one is left out).
 
     >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2 + ["cuda: NVIDIA H200"])
-    'CPU (AMD EPYC, 2 cores) for 2 claims, GPU (NVIDIA H200) for 1 claim'
+    'CPU (AMD EPYC, 2 cores) for 2 of the 3 claims, GPU (NVIDIA H200) for 1 of the 3 claims'
     >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads)"] * 2)
     'CPU (AMD EPYC, 2 cores)'
+
+    A claim computed on several machines counts once for each, so where every claim was:
+
+    >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads); cpu: Intel Xeon (2 cores, 1 threads)"])
+    'CPU (AMD EPYC, 2 cores) and CPU (Intel Xeon, 2 cores), each for every claim'
     """
-    n = Counter(site for d in devices for site in device_sites(d))
+    claims = [sites for sites in map(device_sites, devices) if sites]
+    n = Counter(site for sites in claims for site in sites)
     if len(n) == 1:
         return next(iter(n))
-    return ", ".join(f"{site} for {counted(k, 'claim')}" for site, k in n.items())
+    if all(k == len(claims) for k in n.values()):
+        return f"{' and '.join(n)}, each for every claim"
+    return ", ".join(f"{site} for {k} of the {counted(len(claims), 'claim')}"
+                     for site, k in n.items())
 
 
 def minutes_text(minutes: float) -> str:
