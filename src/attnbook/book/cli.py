@@ -145,8 +145,9 @@ def _run(args) -> int:
         spent = budget is not None and (waiting or not stopped_itself)
         print((f"time budget of {budget:g} s spent: " if spent else "")
               + "; ".join(what)
-              + ("; no verdict was recorded" + ("" if stopped_itself else
-                                                  " from an incomplete sweep") if partly else "")
+              + ("; no verdict after the stop was recorded" + ("" if stopped_itself else
+                                                                 " from an incomplete sweep")
+                 if partly else "")
               + (". Run the same command again to resume (build/time-budget.json lists what "
                  "is missing)" if spent else ""))
     return runner.exit_code(entries)
