@@ -114,10 +114,13 @@ def test_the_note_says_where_the_shown_results_ran_and_what_an_unrun_profile_cos
     got = shown.choose([spec])["ch"]
     assert got["profile"] == "full" and got["where"] == "CPU (AMD EPYC, 2 cores)"
     assert "GPU" not in display.banner(got)
-    spec.profiles = {"full": {"run_main": False}}  # a profile that runs only its pilot
+    spec.profiles = {"full": {"run_main": False, "pilot": True}}  # runs only its pilot
     table.loc[table["profile"] == "full", "status"] = "not run"
     assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(
         "runs only its pilot (about 2 hours on one GPU (estimated), no GPU used), no sweep")
+    spec.profiles = {"full": {"run_main": False}}  # no pilot of its own either: trains nothing
+    assert shown.choose([spec])["ch"]["skipped"]["full"].startswith(
+        "trains nothing (about 2 hours on one GPU (estimated), no GPU used), no sweep")
     spec.profiles = ("ci", "cpu", "long", "full")
     spec.cost = {}  # no cost entry: said so
     table.loc[table["profile"] == "full", "status"] = "not run"

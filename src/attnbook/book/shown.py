@@ -76,7 +76,8 @@ def choose(specs, excluded: dict | None = None) -> dict[str, dict]:
             values = spec.profiles.get(p) if isinstance(spec.profiles, dict) else None
             if ids and ran.empty and (values or {}).get("run_main") is False:
                 cost = not_run_text(costs.get(p)).removeprefix("not run: ")
-                skipped[p] = f"runs only its pilot ({cost}), no sweep and no verdict ({why})"
+                what = "runs only its pilot" if values.get("pilot") else "trains nothing"
+                skipped[p] = f"{what} ({cost}), no sweep and no verdict ({why})"
             elif ids and ran.empty:
                 skipped[p] = f"{not_run_text(costs.get(p))} ({why})"
             else:
