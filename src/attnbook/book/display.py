@@ -16,8 +16,14 @@ import re
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from .claims import PARTLY_REPRODUCED, UNRUN, combined_status, shown_profiles  # noqa: F401 - the pages show them
-from .claims import NOT_TESTABLE, short_of_seeds
+from .claims import (  # noqa: F401 - the pages show them
+    NOT_TESTABLE,
+    PARTLY_REPRODUCED,
+    UNRUN,
+    combined_status,
+    short_of_seeds,
+    shown_profiles,
+)
 from .text import escape, paper_math
 
 __all__ = ["Table", "table_markdown", "FOLD_ROWS", "install_formatters", "verdict_markdown",

@@ -11,8 +11,7 @@ wies2021_vocab_rank.
 from collections.abc import Iterable
 
 from ..errors import ParameterError
-from .corpus import (BROWN_PACKAGE, BROWN_VERSION, CORPORA, KEEP_FRACTION, KJV_PACKAGE,
-                     KJV_VERSION)
+from .corpus import BROWN_PACKAGE, BROWN_VERSION, CORPORA, KEEP_FRACTION, KJV_PACKAGE, KJV_VERSION
 from .tokenization import BYTE_VOCAB, vocab_kind
 
 __all__ = ["corpus_words", "vocabulary_words"]
