@@ -174,8 +174,10 @@ def _math_run(run: list, kinds: list) -> list:
                 after = _math_run([rest, *run[i + 1:]], [_token_kind(rest), *kinds[i + 1:]])
                 return _math_run(run[:i], kinds[:i]) + ["(" + after[0], *after[1:]]
     comma = core.endswith(",")
-    return ([_word(t) for t in run[:lo]] + [f"${_tex(core.removesuffix(','))}$"
-                                             + ("," if comma else "")]
+    core, close = core.removesuffix(","), ""
+    while core.count(")") > core.count("(") and core.endswith(")"):  # "(4.4 and 5.22 x H+1)":
+        core, close = core[:-1], close + ")"  # the parenthesis closes a remark opened in words
+    return ([_word(t) for t in run[:lo]] + [f"${_tex(core)}${close}" + ("," if comma else "")]
             + [_word(t) for t in run[hi:]])
 
 
@@ -195,6 +197,8 @@ def paper_math(text: str) -> str:
     'degree $3^{L}$; $C(L)=(3^{L}-1)/2$'
     >>> paper_math("monotone increasing in n")
     'monotone increasing in n'
+    >>> paper_math("n=32 (4.4 and 5.22 x H(n-1)+1)")  # the last parenthesis closes the words
+    '$n=32$ (4.4 and $5.22 \\\\times H(n-1)+1$)'
     """
     out = []
     for seg in re.split(r"(; |: )", str(text)):
