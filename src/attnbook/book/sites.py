@@ -57,9 +57,13 @@ def sites_text(devices) -> str:
 
     >>> sites_text(["cpu: AMD EPYC (2 cores, 1 threads); cpu: Intel Xeon (2 cores, 1 threads)"])
     'CPU (AMD EPYC, 2 cores) and CPU (Intel Xeon, 2 cores), each for every claim'
+    >>> sites_text(["", ""])
+    ''
     """
     claims = [sites for sites in map(device_sites, devices) if sites]
     n = Counter(site for sites in claims for site in sites)
+    if not n:
+        return ""
     if len(n) == 1:
         return next(iter(n))
     if all(k == len(claims) for k in n.values()):
