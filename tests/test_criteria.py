@@ -1933,7 +1933,7 @@ def test_describe_counts_the_cases_wies_rank_claims_decide_from():
     assert "smallest rank / bound = 0.9 (below the grid cap 0.9)" in text
     at_cap = criteria.describe("W-T2", [{**row, "rank_exact": 21, "grid_cap": 21}
                                         for row in _corollary1(9)])
-    assert "(1 of them at the grid cap)" in at_cap and "(below the grid cap nan)" in at_cap
+    assert "(1 of them at the grid cap)" in at_cap and "(none below the grid cap)" in at_cap
     small = [{"L": 2, "H": 1, "d_x": 3, "r": 3, "V": 7, "rank_exact": 18, "wies_lower": 1,
               "grid_cap": 18}]
     text = criteria.describe("W-T2", small + [{**small[0], "V": 2}])

@@ -395,8 +395,9 @@ def corollary_1_in_words(table, *, min_bound):
             f"them at the grid cap), largest bound {largest} (rank "
             f"{min((k for k, b in pairs if b == largest), default=0)}); equality at "
             f"{sum(k == b for k, b in pairs)}; smallest rank / bound = "
-            f"{min((k / b for k, b in pairs if b >= 1), default=float('nan')):.1f} (below the "
-            f"grid cap {min(free, default=float('nan')):.1f}); at the grid "
+            f"{min((k / b for k, b in pairs if b >= 1), default=float('nan')):.1f} ("
+            + (f"below the grid cap {min(free):.1f}" if free else "none below the grid cap")
+            + "); at the grid "
             f"cap at {sum(int(row['rank_exact']) >= int(row['grid_cap']) for row in holds)}/"
             f"{len(pairs)}; premises fail at {len(fails)}, rank >= bound there at "
             f"{sum(int(row['rank_exact']) >= row['bound'] for row in fails)}")
