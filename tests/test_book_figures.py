@@ -138,7 +138,9 @@ def test_savefig_writes_the_plotted_data_and_checks_its_claims(tmp_path, monkeyp
      "eq. (14): $\\operatorname{sep} \\ge \\left(\\!\\!\\binom{\\lfloor (r-H)/2 \\rfloor}"
      "{3^{L-2}}\\!\\!\\right)$"),
     ("transition near d_x ~ V (V=500: d_x ~ 408)",
-     "transition near $d_{x} \\sim V$ ($V=500$: $d_{x} \\sim 408)$"),
+     "transition near $d_{x} \\sim V$ ($V=500$: $d_{x} \\sim 408$)"),  # ")" closes the words
+    ("H=8: T ~ 1300 at n=32 (4.4 and 5.22 x H(n-1)+1)",
+     "$H=8$: T ~ 1300 at $n=32$ (4.4 and $5.22 \\times H(n-1)+1$)"),
     ("22.78 ppl (ours) vs 21.11 (GPT-2 117M)", "22.78 ppl (ours) vs 21.11 (GPT-2 117M)"),
     ("-", "-"),
 ])
