@@ -126,6 +126,34 @@ def test_padded_features_are_masked():
     assert (net.W_rho1.grad[0, 1:] == 0).all() and (net.W_skip.grad[0, 1:] == 0).all()
 
 
+def test_models_compute_the_deepsets_and_pairwise_definitions_point_by_point():
+    """The sums over points and pairs are taken before each psi's affine last layer; the
+    outputs equal the definitions written out per point and per pair."""
+    N, d, W = 5, 3, 6
+    net = sy.SetModels(d, [1, 4], width=W, seed=2, dtype=torch.float64)
+    with torch.no_grad():  # non-zero biases, so that their N and N^2 multiples are checked
+        for prm in net.parameters():
+            prm.add_(0.1 * torch.randn(prm.shape, generator=torch.Generator().manual_seed(3),
+                                       dtype=prm.dtype))
+    x = sy.torus_embed(_theta(7, N, d))
+    act = torch.nn.functional.silu
+    want = []
+    for m, H in enumerate(net.Hs):
+        def psi(xi, m=m, H=H):  # psi_m(x_i): (B, H)
+            return (act(xi @ net.W_psi1[m] + net.b_psi1[m]) @ net.W_psi2[m, :, :H]
+                    + net.b_psi2[m, :, :H])
+        phi = sum(psi(x[:, i]) for i in range(N)) / N ** 0.5
+        rho = (act(phi @ net.W_rho1[m, :H] + net.b_rho1[m]) @ net.W_rho2[m] + net.b_rho2[m]
+               + phi @ net.W_skip[m, :H] + net.b_skip[m])
+        want.append(rho[:, 0])
+    p = net.pair
+    pair = sum(act(torch.cat([x[:, i], x[:, j]], -1) @ p["psi1"] + p["b_psi1"]) @ p["psi2"]
+               + p["b_psi2"] for i in range(N) for j in range(N)) / N
+    want.append((pair @ p["skip"] + p["b_skip"])[:, 0])
+    with torch.no_grad():
+        assert torch.allclose(net(x), torch.stack(want), rtol=1e-12, atol=1e-12)
+
+
 def _train(Hs, pairwise, seed=0, steps=25):
     t = sy.PowerSumTarget("rotated", 4, 4, 4)
     settings = sy.SetTrainSettings(steps=steps, batch=16, lr=0.01, warmup=5, eval_every=5,

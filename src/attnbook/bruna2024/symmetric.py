@@ -423,19 +423,25 @@ class SetModels(nn.Module):
         B, N, _ = x.shape
         M = len(self.Hs)
         act = nn.functional.silu
-        h = act(torch.matmul(x.reshape(1, B * N, -1), self.W_psi1) + self.b_psi1)  # (M, BN, W)
-        psi = self._layer(h, "psi2") * self.mask  # (M, BN, Hmax): psi_m(x_i), padding zero
-        phi = psi.reshape(M, B, N, -1).sum(2) / math.sqrt(N)  # (M, B, Hmax): the features
+        h = act(self._layer(x.reshape(1, B * N, -1).expand(M, -1, -1), "psi1"))  # (M, BN, W)
+        # psi_m's last layer is affine, so the sum over the N points is taken before it:
+        # sum_i (h_i W + b) = (sum_i h_i) W + N b, one product per set instead of one per point
+        hsum = h.reshape(M, B, N, -1).sum(2)  # (M, B, W)
+        psi = torch.baddbmm(N * self.b_psi2, hsum, self.W_psi2) * self.mask  # padding zero
+        phi = psi / math.sqrt(N)  # (M, B, Hmax): the features (1/sqrt N) sum_i psi_m(x_i)
         rho = self._layer(act(self._layer(phi, "rho1")), "rho2") + self._layer(phi, "skip")
         return rho[..., 0]  # (M, B)
 
     def pair_model(self, x: torch.Tensor) -> torch.Tensor:
         """The pairwise model: x (B, N, 2d) -> (B,)."""
         p, act = self.pair, nn.functional.silu
-        e = x.shape[-1]
-        # hidden layer on the pair (x_i, x_i'): the x_i and x_i' halves, broadcast over pairs
-        h = act((x @ p["psi1"][:e])[:, :, None] + (x @ p["psi1"][e:])[:, None] + p["b_psi1"])
-        phi = (h @ p["psi2"] + p["b_psi2"]).sum(dim=(1, 2)) / x.shape[1]  # (B, 1): the feature
+        B, N, e = x.shape
+        # hidden layer on the pair (x_i, x_i'): the x_i half (with the bias) and the x_i' half,
+        # broadcast over the N^2 pairs
+        first = torch.addmm(p["b_psi1"], x.reshape(B * N, e), p["psi1"][:e]).reshape(B, N, -1)
+        h = act(first[:, :, None] + (x @ p["psi1"][e:])[:, None])  # (B, N, N, W)
+        # psi's last layer is affine: summed over the pairs before it, as in unary
+        phi = (h.sum(dim=(1, 2)) @ p["psi2"] + N * N * p["b_psi2"]) / N  # (B, 1): the feature
         return (phi @ p["skip"] + p["b_skip"])[:, 0]  # (B,): affine read-out
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
