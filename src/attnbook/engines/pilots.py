@@ -45,12 +45,13 @@ import pandas as pd
 
 from ..errors import ParameterError
 
-__all__ = ["budgets", "trend", "grid_cost", "readable", "summary", "HORIZON", "MIN_FIT_SEEDS",
-           "RESOLVED_SE", "NO_CROSSING"]
+__all__ = ["budgets", "trend", "grid_cost", "readable", "summary", "reading_rule", "HORIZON",
+           "MIN_FIT_SEEDS", "RESOLVED_SE", "FIT_LAST", "NO_CROSSING"]
 
 HORIZON = 2  # doublings beyond the largest budget measured that a reading may reach (4 x)
 MIN_FIT_SEEDS = 2  # seeds a slope needs for a standard error, and a crossing to be read
 RESOLVED_SE = 2  # a slope within this many standard errors of zero heads nowhere
+FIT_LAST = 3  # the largest budgets each seed's line is fitted to
 NO_CROSSING = ("no value: one seed (no standard error, no crossing read), or no crossing "
                f"within {2 ** HORIZON} times the largest budget measured (the statistic does "
                f"not head for its target, its slope is within {RESOLVED_SE} standard errors "
@@ -110,7 +111,7 @@ def _group(g: pd.DataFrame, x: str, y: str, seed: str | None, last: int, target:
 
 
 def trend(table: pd.DataFrame, *, by: Sequence[str], x: str, y: str, seed: str = "seed",
-          last: int = 3, target: float = 0.0, cost: str | float | None = None,
+          last: int = FIT_LAST, target: float = 0.0, cost: str | float | None = None,
           seeds_needed: int = 3) -> pd.DataFrame:
     """Per group of ``table`` (columns ``by``), what its pilot measured of statistic ``y``
     against budget ``x``, and no more.
@@ -248,3 +249,36 @@ def summary(reading: pd.DataFrame, name, *, x: str = "tokens", unit: str = "toke
         parts.append(f"Not reached by {horizon:.2g} {unit} ({times} times the largest budget): "
                      + "; ".join(t for h, t in never if h == horizon) + ".")
     return " ".join(p for p in parts if p)
+
+
+def reading_rule(statistic: str = "the gap", target: str = "zero", *,
+                 verdict_seeds: int | None = None) -> str:
+    """How :func:`trend` reads a pilot, in words made from its own numbers (:data:`FIT_LAST`,
+    :data:`MIN_FIT_SEEDS`, :data:`RESOLVED_SE`, :data:`HORIZON`), for a chapter's paragraph
+    on reading its pilot: the change per doubling, and when a budget at which ``statistic``
+    reaches ``target`` is read. ``verdict_seeds``: add what the hours of such a reading count
+    (the pilot's grid at the seeds a verdict needs).
+
+    >>> print(reading_rule())  # doctest: +NORMALIZE_WHITESPACE
+    Its change per doubling of the budget is each seed's least-squares line in the logarithm
+    of the budget over its 3 largest budgets, averaged, with its standard error over the
+    seeds. A budget at which the gap reaches zero is read only where the pilot has at least
+    2 seeds, the change heads for zero by at least 2 standard errors, and the line reaches
+    zero within 4 times the largest budget measured. A pilot of one seed reads none, and
+    beyond 4 times its largest budget the reading says only how much the gap changes per
+    doubling.
+    >>> "measured; there the hours count every net of the grid at the 3 seeds" in reading_rule(
+    ...     verdict_seeds=3)
+    True
+    """
+    horizon = f"{2 ** HORIZON} times"
+    cost = (f"; there the hours count every net of the grid at the {verdict_seeds} seeds a "
+            "verdict needs, at the speeds measured" if verdict_seeds else "")
+    return (f"Its change per doubling of the budget is each seed's least-squares line in the "
+            f"logarithm of the budget over its {FIT_LAST} largest budgets, averaged, with its "
+            f"standard error over the seeds. A budget at which {statistic} reaches {target} is "
+            f"read only where the pilot has at least {MIN_FIT_SEEDS} seeds, the change heads for "
+            f"{target} by at least {RESOLVED_SE:g} standard errors, and the line reaches "
+            f"{target} within {horizon} the largest budget measured{cost}. A pilot of one seed "
+            f"reads none, and beyond {horizon} its largest budget the reading says only how "
+            f"much {statistic} changes per doubling.")
