@@ -12,15 +12,18 @@ longest training of the book. Two arms compute the same functions from the same 
 * ``summed_first`` (:class:`attnbook.bruna2024.symmetric.SetModels` today): the sum over the
   points (pairs) taken before psi's affine last layer, sum_i (h_i W + b) = (sum_i h_i) W + N b,
   so that layer runs once per set; the first layer's bias inside the product; the pairwise
-  bias added to the smaller half before the broadcast.
+  bias added to the smaller half before the broadcast;
+* ``compiled``: ``summed_first`` with the step's forward pass and loss under ``torch.compile``
+  (``SetTrainSettings(compile=True)``, the ``full`` profile's ``compile_step``), its elementwise
+  work fused.
 
-Timing: ``rounds`` rounds of ``steps`` Adam steps per arm, the arms alternating and their order
-swapped each round, so a change of the machine's load hits both alike; the first round is
-warm-up; the median over the other rounds of the per-round ratio per_point time /
-summed_first time is reported with the seconds per step. Both arms start from the same weights
-and see the same batches; after the rounds the benchmark reports the largest relative
-difference between the arms' outputs on one batch at the start (float32 summation order only)
-and after training (their trajectories part by rounding).
+Timing: ``rounds`` rounds of ``steps`` Adam steps per arm, the arms one after another and their
+order rotated each round, so a change of the machine's load hits every arm alike; the first
+round is warm-up (it compiles); the median over the other rounds of the per-round ratios
+per_point / summed_first and summed_first / compiled is reported with the seconds per step.
+The arms start from the same weights and see the same batches; after the rounds the benchmark
+reports the largest relative difference between the arms' outputs on one batch at the start
+(float32 summation order only) and after training (their trajectories part by rounding).
 
     .venv/bin/python benchmarks/bench_symmetric_step.py [--quick]
         [--out benchmarks/results/symmetric_step_cpu_1thread.json]
@@ -78,10 +81,16 @@ def main():
     rounds, steps = (3, 1) if args.quick else (args.rounds, args.steps)
     target = PowerSumTarget("rotated", K=shape["K"], N=shape["N"], d=shape["d"], seed=0)
     arms = {}
-    for name, cls in (("per_point", PerPoint), ("summed_first", SetModels)):
+    for name, cls in (("per_point", PerPoint), ("summed_first", SetModels),
+                      ("compiled", SetModels)):
         net = cls(shape["d"], shape["Hs"], width=shape["width"], seed=0)
+
+        def loss_of(theta, net=net):
+            return ((net(torus_embed(theta)) - target(theta)) ** 2).mean(1).sum()
+
         arms[name] = {"net": net, "opt": torch.optim.Adam(net.parameters(), lr=1e-3),
-                      "gen": torch.Generator().manual_seed(0), "times": []}
+                      "gen": torch.Generator().manual_seed(0), "times": [],
+                      "loss": torch.compile(loss_of) if name == "compiled" else loss_of}
     probe = torus_angles(shape["batch"], shape["N"], shape["d"],
                          generator=torch.Generator().manual_seed(1))
 
@@ -95,7 +104,7 @@ def main():
         t0 = time.perf_counter()
         for _ in range(steps):
             theta = torus_angles(shape["batch"], shape["N"], shape["d"], generator=arm["gen"])
-            loss = ((arm["net"](torus_embed(theta)) - target(theta)) ** 2).mean(1).sum()
+            loss = arm["loss"](theta)
             arm["opt"].zero_grad(set_to_none=True)
             loss.backward()
             arm["opt"].step()
@@ -103,20 +112,28 @@ def main():
 
     order = list(arms)
     for r in range(rounds):
-        for name in (order if r % 2 == 0 else order[::-1]):
+        for name in order[r % 3:] + order[:r % 3]:
             run(arms[name])
     end = outputs()
-    ratios = [a / b for a, b in zip(arms["per_point"]["times"][1:],
-                                    arms["summed_first"]["times"][1:], strict=True)]
+
+    def ratios(slow, fast):
+        return [a / b for a, b in zip(arms[slow]["times"][1:], arms[fast]["times"][1:],
+                                      strict=True)]
+
+    summed, fused = ratios("per_point", "summed_first"), ratios("summed_first", "compiled")
     out = {
         "what": "one Adam step of bruna2024_symmetric's trained separation, one CPU thread",
         "shape": shape, "rounds": rounds, "steps_per_round": steps,
         "s_per_step": {k: round(statistics.median(a["times"][1:]), 3) for k, a in arms.items()},
-        "speedup_median": round(statistics.median(ratios), 3),
-        "speedup_per_round": [round(x, 3) for x in ratios],
+        "speedup_median": round(statistics.median(summed), 3),
+        "speedup_per_round": [round(x, 3) for x in summed],
+        "compile_speedup_median": round(statistics.median(fused), 3),
+        "compile_speedup_per_round": [round(x, 3) for x in fused],
         "max_rel_output_difference_at_start": max_rel_change(start["summed_first"],
                                                              start["per_point"]),
         "max_rel_output_difference_after": max_rel_change(end["summed_first"], end["per_point"]),
+        "compiled_max_rel_output_difference_after": max_rel_change(end["compiled"],
+                                                                   end["summed_first"]),
         "machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
         "torch": torch.__version__, "commit": commit(),
     }

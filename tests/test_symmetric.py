@@ -178,6 +178,23 @@ def test_training_is_deterministic_given_the_seed():
     assert not np.array_equal(a["test_error"], c["test_error"])
 
 
+def test_compiled_step_trains_as_the_eager_one_up_to_rounding_and_repeats():
+    t = sy.PowerSumTarget("rotated", 4, 4, 4)
+    runs = []
+    for compiled in (False, True, True):
+        settings = sy.SetTrainSettings(steps=12, batch=16, lr=0.01, warmup=2, eval_every=4,
+                                       eval_size=32, test_size=64, chunk=20, compile=compiled)
+        net = sy.SetModels(4, [1, 3], width=16, seed=0, dtype=torch.float64)
+        runs.append(sy.train_set_models(net, t, settings, seed=0))
+    eager, compiled, again = runs
+    assert np.allclose(compiled["curve"], eager["curve"], rtol=1e-8, atol=0)
+    assert np.allclose(compiled["test_error"], eager["test_error"], rtol=1e-8, atol=0)
+    assert np.array_equal(compiled["curve"], again["curve"])
+    assert np.array_equal(compiled["test_error"], again["test_error"])
+    with pytest.raises(ab.ParameterError, match="parameter compile"):
+        sy.SetTrainSettings(compile=1)
+
+
 def test_training_reduces_the_error():
     res = _train([4], True, steps=150)
     assert (res["test_error"] < 0.9 * res["curve"][0]).all()

@@ -456,7 +456,14 @@ class SetModels(nn.Module):
 
 @dataclass(frozen=True)
 class SetTrainSettings:
-    """Adam on fresh samples, linear warm-up then cosine decay to 0, squared loss."""
+    """Adam on fresh samples, linear warm-up then cosine decay to 0, squared loss.
+
+    ``compile``: the training step's forward pass and loss under ``torch.compile`` (inductor,
+    which needs a C++ compiler on a CPU): its elementwise work fused, about 1.5x per step on one
+    CPU thread at the ``full`` shape (benchmarks/bench_symmetric_step.py). Its numbers differ
+    from the eager step's by rounding, so it is a parameter of the training, not a switch of
+    the machine; the evaluations are eager either way.
+    """
 
     steps: int = 2000  # optimizer steps, each on a fresh batch
     batch: int = 256  # point sets per batch
@@ -466,6 +473,7 @@ class SetTrainSettings:
     eval_size: int = 1024  # held-out point sets of the curves
     test_size: int = 8192  # fresh test point sets of the final error
     chunk: int = 1024  # point sets per forward pass at evaluation
+    compile: bool = False  # torch.compile the training step's forward pass and loss
 
     def __post_init__(self):
         for name in ("steps", "batch", "eval_every", "eval_size", "test_size", "chunk"):
@@ -477,6 +485,8 @@ class SetTrainSettings:
                                  f"{self.steps}")
         if not self.lr > 0:
             raise ParameterError("lr", self.lr, "lr > 0")
+        if not isinstance(self.compile, bool):
+            raise ParameterError("compile", self.compile, "True or False")
 
     def lr_at(self, step: int) -> float:
         """Learning rate at ``step`` (0-based).
@@ -549,6 +559,11 @@ def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrai
         return {"step": done, "model": model.state_dict(), "opt": opt.state_dict(),
                 "rng": gen.get_state(), "curve": curve, "curve_step": curve_step}
 
+    def loss_of(theta):
+        return ((model(torus_embed(theta)) - target(theta)) ** 2).mean(1).sum()
+
+    if settings.compile:
+        loss_of = torch.compile(loss_of)
     steps = range(done, settings.steps)
     if progress:
         from ..progress import progress_bar
@@ -559,7 +574,7 @@ def train_set_models(model: SetModels, target: PowerSumTarget, settings: SetTrai
         for group in opt.param_groups:
             group["lr"] = settings.lr_at(step)
         theta = torus_angles(settings.batch, N, d, generator=gen, device=device, dtype=dtype)
-        loss = ((model(torus_embed(theta)) - target(theta)) ** 2).mean(1).sum()
+        loss = loss_of(theta)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
