@@ -218,6 +218,22 @@ def test_a_changed_number_refuses_and_names_the_unit(project, capsys):
             assert check_record(f)[2] == ["attnbook.engines.linalg"]
 
 
+def test_a_sample_stored_on_another_processor_says_so(project):
+    for f in _results(project):  # stored elsewhere, and rounded differently there
+        record = json.loads(f.read_text())
+        record["device"] = "cpu: Other Processor 9 (64 cores, 1 threads)"
+        if "result" in record:
+            record["result"]["y"] += 1e-12
+        write_record(f, record)
+    lines = []
+    assert migrate("m_migrates", "cpu", seed=1, log=lines.append) == 1
+    text = "\n".join(lines)
+    note = next(line for line in lines if "note:" in line)
+    assert "stored on cpu: Other Processor 9 and is recomputed here on cpu: " in note
+    assert "(64 cores" not in note and "this chapter's tolerance is exact" in note
+    assert "or migrate on cpu: Other Processor 9, where the stored results were computed" in text
+
+
 def test_a_tolerance_not_committed_is_refused(project):
     yml = project / "notebooks" / "m_migrates.yml"
     yml.write_text(yml.read_text() + "migrate: {rtol: 0.5, why: seeds' spread}\n")

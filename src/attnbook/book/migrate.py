@@ -19,8 +19,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import torch
 
 from .. import paths
+from ..device import describe_device
 from ..errors import AttnbookError
 from .profiles import load_spec
 from .provenance import git, git_state
@@ -232,6 +234,34 @@ def stored_threads(records) -> int | None:
     return counts.pop() if len(counts) == 1 and None not in counts else None
 
 
+def processor(device: str) -> str:
+    """The processor a result's ``device`` names, without the core and thread counts (which
+    :func:`stored_threads` matches on its own).
+
+    >>> processor("cpu: AMD EPYC (2 cores, 1 threads)")
+    'cpu: AMD EPYC'
+    >>> processor("cuda: NVIDIA H200")
+    'cuda: NVIDIA H200'
+    """
+    return re.sub(r"\s*\(\d+ cores?, \d+ threads?\)$", "", str(device))
+
+
+def other_processors(records, here: str) -> list[str]:
+    """The processors ``records`` were computed on other than ``here`` (a ``device`` string):
+    float arithmetic rounds differently from one processor to another, so a sample recomputed
+    here can differ from them in the last bits, and further where training amplifies it.
+
+    >>> other_processors([{"device": "cpu: AMD EPYC (2 cores, 1 threads)"}],
+    ...                  "cpu: Intel Xeon (2 cores, 1 threads)")
+    ['cpu: AMD EPYC']
+    >>> other_processors([{"device": "cpu: AMD EPYC (2 cores, 2 threads)"}],
+    ...                  "cpu: AMD EPYC (2 cores, 1 threads)")
+    []
+    """
+    mine = processor(here)
+    return sorted({processor(r.get("device", "")) for r in records} - {mine, ""})
+
+
 def migrated_results(root: Path | None = None, profile: str | None = None) -> list[dict]:
     """The stored results current by migration, with their ``migrated`` record."""
     return [{**r, "migrated": r["record"]["migrated"]} for r in stored_results(root, profile)
@@ -322,6 +352,13 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         programs = [p for p in stacked_programs(units) if any(u["path"] in drawn for u in p)]
         sample = [u for p in programs for u in p]  # a drawn model with its program's others
         old = {u["path"]: _payload(u["path"]) for u in sample}
+        here = describe_device(torch.device(os.environ.get("ATTNBOOK_DEVICE") or "cpu"))
+        elsewhere = other_processors([u["record"] for u in sample], here)
+        if elsewhere:
+            log(f"      note: the sample was stored on {' and '.join(elsewhere)} and is "
+                f"recomputed here on {processor(here)}; floats round differently across "
+                "processors" + (", and this chapter's tolerance is exact"
+                                if tol["rtol"] == tol["atol"] == 0 else ""))
         log(f"      sample (seed {seed}): {len(drawn)} of {len(units)}"
             + (f", {len(sample)} with the models stacked with them" if len(sample) > len(drawn)
                else "") + ": "
@@ -367,7 +404,10 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         new_fp[u["group"]] = record["fingerprint"]
     if problems:
         log(f"migrate {stem} · {profile}: the sample disagrees (tolerance rtol {tol['rtol']:g}, "
-            f"atol {tol['atol']:g}); nothing re-stamped, recompute the chapter:")
+            f"atol {tol['atol']:g}); nothing re-stamped, recompute the chapter"
+            + (f" (or migrate on {' and '.join(elsewhere)}, where the stored results were "
+               "computed; the recomputed sample is kept as computed here)" if elsewhere else "")
+            + ":")
         for line in problems:
             log(f"      {line}")
         return 1
