@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import torch
 
 from .. import paths
-from ..device import describe_device
+from ..device import default_device, describe_device
 from ..errors import AttnbookError
 from .profiles import load_spec
 from .provenance import git, git_state
@@ -220,6 +219,10 @@ def _payload(path: Path):
     return record_payload(loads(path.read_text()), path)
 
 
+# the core and thread counts at the end of a CPU's ``device`` (``describe_device``)
+_COUNTS = r"\((\d+) cores?, (\d+) threads?\)$"
+
+
 def stored_threads(records) -> int | None:
     """The CPU thread count all ``records`` name in their ``device``, else None (sums over
     another count can differ in the last bits, so a migration recomputes with the same).
@@ -228,22 +231,21 @@ def stored_threads(records) -> int | None:
     2
     >>> stored_threads([{"device": "cuda: H100"}, {"device": "cpu: X (2 cores, 1 threads)"}])
     """
-    found = [re.search(r"^cpu: .*\((\d+) cores?, (\d+) threads?\)", str(r.get("device", "")))
-             for r in records]
+    found = [re.search(r"^cpu: .*" + _COUNTS, str(r.get("device", ""))) for r in records]
     counts = {int(m.group(2)) if m else None for m in found}
     return counts.pop() if len(counts) == 1 and None not in counts else None
 
 
 def processor(device: str) -> str:
-    """The processor a result's ``device`` names, without the core and thread counts (which
-    :func:`stored_threads` matches on its own).
+    """The processor a result's ``device`` names, without the core and thread counts (``_COUNTS``,
+    which :func:`stored_threads` reads).
 
     >>> processor("cpu: AMD EPYC (2 cores, 1 threads)")
     'cpu: AMD EPYC'
     >>> processor("cuda: NVIDIA H200")
     'cuda: NVIDIA H200'
     """
-    return re.sub(r"\s*\(\d+ cores?, \d+ threads?\)$", "", str(device))
+    return re.sub(r"\s*" + _COUNTS, "", str(device))
 
 
 def other_processors(records, here: str) -> list[str]:
@@ -352,7 +354,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         programs = [p for p in stacked_programs(units) if any(u["path"] in drawn for u in p)]
         sample = [u for p in programs for u in p]  # a drawn model with its program's others
         old = {u["path"]: _payload(u["path"]) for u in sample}
-        here = describe_device(torch.device(os.environ.get("ATTNBOOK_DEVICE") or "cpu"))
+        here = describe_device(default_device())
         elsewhere = other_processors([u["record"] for u in sample], here)
         if elsewhere:
             log(f"      note: the sample was stored on {' and '.join(elsewhere)} and is "
