@@ -33,6 +33,8 @@ def test_chapter_contract(path):
     for src in code:
         for call in re.findall(r"\bglue\((.*?)\)\s*$", src, flags=re.M | re.S):
             assert "display=False" in call, f"glue feeds the prose: display=False ({call[:40]})"
+    if "compile_step" in load_spec(path).defaults:  # torch.compile needs a compiler here
+        assert any('run.require_compiler("compile_step", compile_step)' in src for src in code)
 
 
 PROSE = NOTEBOOKS + sorted((paths.ROOT / "book").glob("*.md"))

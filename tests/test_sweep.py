@@ -237,3 +237,33 @@ def test_a_sweep_with_its_code_named_fingerprints_that_code_alone(tmp_path):
         _sweep(tmp_path, "bad").run(fn, [{"H": 2}], progress=False,
                                     code=(bounds.mha_parameter_count, fn))
     assert not (tmp_path / "nb" / "ci" / "bad").exists()
+
+
+def test_compile_without_its_compiler_is_refused_in_one_line(tmp_path, monkeypatch):
+    """A parameter that turns torch.compile on is refused, naming it and the missing compiler,
+    where no compiler for its kernels is on the PATH; off, or with the compiler there, it
+    passes. The GPU's (Triton's C compiler) is looked up by the same rule."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from attnbook.book.executors import compile_toolchain
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setenv("CXX", "g++")
+    on_cpu = SimpleNamespace(device=torch.device("cpu"))
+    with pytest.raises(ParameterError) as e:
+        Run.require_compiler(on_cpu, "compile_step", True)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith("parameter compile_step = True ")
+    assert "'g++' on the PATH" in message
+    Run.require_compiler(on_cpu, "compile_step", False)  # off: nothing to build
+    assert compile_toolchain("cuda") == "a C compiler on the PATH (gcc or clang, or set $CC)"
+    for name in ("g++", "gcc"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    Run.require_compiler(on_cpu, "compile_step", True)
+    assert compile_toolchain("cpu") == compile_toolchain("cuda") == ""
+    monkeypatch.setenv("CXX", "clang++-99")  # $CXX names the compiler, found or not
+    assert compile_toolchain("cpu") == "the C++ compiler 'clang++-99' on the PATH (or set $CXX)"

@@ -9,6 +9,8 @@ seeds its own generators, so neither the process nor the order of units enters a
 import multiprocessing
 import os
 import pickle
+import shutil
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -18,7 +20,7 @@ from ..errors import ParameterError, check_int
 from ..progress import progress_bar
 
 __all__ = ["LocalExecutor", "ProcessExecutor", "default_executor",
-           "deterministic_kernels", "ENV_WORKERS"]
+           "deterministic_kernels", "compile_toolchain", "ENV_WORKERS"]
 
 ENV_WORKERS = "ATTNBOOK_WORKERS"  # worker processes for a sweep's units (unset or 1: in-process)
 
@@ -49,6 +51,25 @@ def deterministic_kernels() -> None:
 
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed for determinism on CUDA
     torch.use_deterministic_algorithms(True)
+
+
+def compile_toolchain(device_type: str) -> str:
+    """What ``torch.compile`` lacks here to build its kernels on ``device_type``: "" when
+    nothing, else the compiler it needs, in words. On the CPU, inductor compiles C++ with
+    ``$CXX``, else ``g++`` (``clang++`` on macOS); on a GPU, Triton builds its launcher with
+    ``$CC``, else ``gcc`` or ``clang``.
+
+    >>> compile_toolchain("cpu") in ("", "the C++ compiler 'g++' on the PATH (or set $CXX)")
+    True
+    """
+    if device_type == "cuda":
+        names = [os.environ["CC"]] if os.environ.get("CC") else ["gcc", "clang"]
+        words = f"the C compiler {os.environ['CC']!r} ($CC) on the PATH" if os.environ.get(
+            "CC") else "a C compiler on the PATH (gcc or clang, or set $CC)"
+    else:
+        names = [os.environ.get("CXX") or ("clang++" if sys.platform == "darwin" else "g++")]
+        words = f"the C++ compiler {names[0]!r} on the PATH (or set $CXX)"
+    return "" if any(shutil.which(n) for n in names) else words
 
 
 def _start_worker(threads: int) -> None:

@@ -38,7 +38,7 @@ from .checkpoints import (
     checkpoint_dir,
     unit_key,
 )
-from .executors import default_executor, deterministic_kernels
+from .executors import compile_toolchain, default_executor, deterministic_kernels
 from .profiles import RESERVED, chapter_spec, load_spec, rule_error
 from .provenance import function_modules, provenance
 from .readers import loads
@@ -246,6 +246,15 @@ class Run:
     def profile_parameters(self, profile: str) -> dict:
         """Every parameter of this chapter at another ``profile`` (defaults and its .yml)."""
         return load_spec(paths.NOTEBOOKS / f"{self.notebook}.ipynb").effective(profile)
+
+    def require_compiler(self, name: str, value) -> None:
+        """Refuse parameter ``name`` in one line (:class:`ParameterError`) where it turns
+        ``torch.compile`` on and this machine has no compiler for the kernels it builds
+        (:func:`~attnbook.book.executors.compile_toolchain`), before anything is computed."""
+        missing = compile_toolchain(self.device.type) if value else ""
+        if missing:
+            raise ParameterError(name, value, f"false, since torch.compile needs {missing} "
+                                 "and none is found", problem="cannot run here")
 
     def partly(self, why: str) -> None:
         """End the chapter here, recorded as ``partly run`` (exit code 75): what ran is stored,
