@@ -241,8 +241,8 @@ def test_a_sweep_with_its_code_named_fingerprints_that_code_alone(tmp_path):
 
 def test_compile_without_its_compiler_is_refused_in_one_line(tmp_path, monkeypatch):
     """A parameter that turns torch.compile on is refused, naming it and the missing compiler,
-    where no compiler for its kernels is on the PATH; off, or with the compiler there, it
-    passes. The GPU's (Triton's C compiler) is looked up by the same rule."""
+    where no compiler for its kernels is on the PATH; off, in a run that only draws stored
+    results, or with the compiler there, it passes. The GPU's (Triton's C compiler) is looked up by the same rule."""
     from types import SimpleNamespace
 
     import torch
@@ -252,13 +252,15 @@ def test_compile_without_its_compiler_is_refused_in_one_line(tmp_path, monkeypat
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CC", raising=False)
     monkeypatch.setenv("CXX", "g++")
-    on_cpu = SimpleNamespace(device=torch.device("cpu"))
+    on_cpu = SimpleNamespace(device=torch.device("cpu"), cache_only=False)
     with pytest.raises(ParameterError) as e:
         Run.require_compiler(on_cpu, "compile_step", True)
     message = str(e.value)
     assert "\n" not in message and message.startswith("parameter compile_step = True ")
     assert "'g++' on the PATH" in message
     Run.require_compiler(on_cpu, "compile_step", False)  # off: nothing to build
+    drawing = SimpleNamespace(device=torch.device("cpu"), cache_only=True)
+    Run.require_compiler(drawing, "compile_step", True)  # the book drawing stored results
     assert compile_toolchain("cuda") == "a C compiler on the PATH (gcc or clang, or set $CC)"
     for name in ("g++", "gcc"):
         (tmp_path / name).write_text("#!/bin/sh\n")

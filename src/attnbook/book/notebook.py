@@ -250,8 +250,10 @@ class Run:
     def require_compiler(self, name: str, value) -> None:
         """Refuse parameter ``name`` in one line (:class:`ParameterError`) where it turns
         ``torch.compile`` on and this machine has no compiler for the kernels it builds
-        (:func:`~attnbook.book.executors.compile_toolchain`), before anything is computed."""
-        missing = compile_toolchain(self.device.type) if value else ""
+        (:func:`~attnbook.book.executors.compile_toolchain`), before anything is computed. A
+        run that only draws stored results (``cache_only``: the book at ``long`` and ``full``)
+        compiles nothing and passes."""
+        missing = compile_toolchain(self.device.type) if value and not self.cache_only else ""
         if missing:
             raise ParameterError(name, value, f"false, since torch.compile needs {missing} "
                                  "and none is found", problem="cannot run here")
