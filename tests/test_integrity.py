@@ -613,6 +613,39 @@ def test_10_committed_ledger_entries_hold_the_hash_of_what_decided_them():
     assert _tool("restamp_criteria").main(["--check"]) == 0
 
 
+def test_10_committed_entries_and_results_name_commits_of_this_history():
+    """Every commit a committed ledger entry or stored result names (the run that recorded
+    it, the runs that computed it, a migration's) is in this repository's history: a run
+    recorded at a local commit that was later amended or rebased names code nobody can check
+    out. Skipped where the history is not all here (a shallow clone, no git)."""
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=paths.ROOT,
+                             capture_output=True, text=True)
+    if shallow.returncode or shallow.stdout.strip() != "false":
+        pytest.skip("the repository's history is not all here")
+    named: dict = {}
+
+    def walk(value, where):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k in ("commit", "from_commit", "checked_at") and isinstance(v, str) and v:
+                    named.setdefault(v, where)
+                else:
+                    walk(v, where)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, where)
+
+    for path in sorted([*(paths.CLAIMS / "results").rglob("*.json"),
+                        *paths.COMMITTED_RESULTS.rglob("*.json")]):
+        walk(json.loads(path.read_text()), path.relative_to(paths.ROOT))
+    check = subprocess.run(["git", "cat-file", "--batch-check"], cwd=paths.ROOT, text=True,
+                           input="".join(f"{c}^{{commit}}\n" for c in named),
+                           capture_output=True, check=True)
+    missing = [c for c, line in zip(named, check.stdout.splitlines(), strict=True)
+               if line.endswith(" missing")]
+    assert not missing, {c: str(named[c]) for c in missing}
+
+
 def test_an_entry_is_restamped_only_where_its_commit_gives_the_hash_it_holds(tmp_path):
     """The re-stamp reads the row, the criteria package and the stability rule at the entry's
     commit: the entry's hash must be one that code gave the older way (the function alone, or
