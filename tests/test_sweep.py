@@ -242,7 +242,8 @@ def test_a_sweep_with_its_code_named_fingerprints_that_code_alone(tmp_path):
 def test_compile_without_its_compiler_is_refused_in_one_line(tmp_path, monkeypatch):
     """A parameter that turns torch.compile on is refused, naming it and the missing compiler,
     where no compiler for its kernels is on the PATH; off, in a run that only draws stored
-    results, or with the compiler there, it passes. The GPU's (Triton's C compiler) is looked up by the same rule."""
+    results, or with the compiler there, it passes. The GPU's (Triton's C compiler) is looked
+    up by the same rule."""
     from types import SimpleNamespace
 
     import torch
