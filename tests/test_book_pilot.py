@@ -74,6 +74,13 @@ def test_a_chapter_reads_every_profile_that_has_run_and_stored_a_sweep(sandbox, 
     assert nothing.empty and list(nothing.columns) == ["H", "profile"]
 
 
+def _minutes(stem: str) -> str:
+    """The minutes a chapter's .yml gives its long profile (its pilot's measured cost)."""
+    from attnbook.book.profiles import load_spec
+
+    return f"{load_spec(paths.NOTEBOOKS / f'{stem}.ipynb').cost['long']['minutes']:g}"
+
+
 def test_a_chapter_its_pilot_stops_says_in_the_ledger_why_it_has_no_verdict(sandbox,
                                                                             monkeypatch):
     """Each claim recorded as not run at this profile, with the pilot's reading and its cost
@@ -87,7 +94,8 @@ def test_a_chapter_its_pilot_stops_says_in_the_ledger_why_it_has_no_verdict(sand
     entry = json.loads((sandbox / "data/claims/results/long/B-NN.json").read_text())
     assert entry["status"] == "not run"
     assert entry["measured"].startswith("no long run: r = d/2 is at 0.6 and falling. The pilot "
-                                        "took 58 minutes on the cpu (measured).")
+                                        f"took {_minutes('bruna2024_furthest_neighbour')} "
+                                        "minutes on the cpu (measured).")
     row = claims.status_table("long", claims_dir=sandbox / "data/claims").set_index("id")
     assert row.loc["B-NN", "status"] == "not run" and "falling" in row.loc["B-NN", "measured"]
     with pytest.raises(BudgetExhausted):  # nothing is recorded after the stop
@@ -101,7 +109,7 @@ def test_a_chapter_its_pilot_stops_says_in_the_ledger_why_it_has_no_verdict(sand
     entry = json.loads((sandbox / "data/claims/results/long/W-F3.json").read_text())
     assert entry["measured"].startswith(
         "no long run: the gap closes too slowly. The pilot (wies2021_depth_efficiency at long) "
-        "took 238 minutes on the cpu (measured).")
+        f"took {_minutes('wies2021_depth_efficiency')} minutes on the cpu (measured).")
     run = Run("wies2021_attention_ratio", "long", 0, "cpu", "r", False, {})
     with pytest.raises(BudgetExhausted, match=ap.SIZED_LATER):  # the long sweep still to come
         ap.stop(run)
