@@ -63,9 +63,10 @@ def compile_toolchain(device_type: str) -> str:
     True
     """
     if device_type == "cuda":
-        names = [os.environ["CC"]] if os.environ.get("CC") else ["gcc", "clang"]
-        words = f"the C compiler {os.environ['CC']!r} ($CC) on the PATH" if os.environ.get(
-            "CC") else "a C compiler on the PATH (gcc or clang, or set $CC)"
+        cc = os.environ.get("CC")
+        names = [cc] if cc else ["gcc", "clang"]
+        words = (f"the C compiler {cc!r} ($CC) on the PATH" if cc
+                 else "a C compiler on the PATH (gcc or clang, or set $CC)")
     else:
         names = [os.environ.get("CXX") or ("clang++" if sys.platform == "darwin" else "g++")]
         words = f"the C++ compiler {names[0]!r} on the PATH (or set $CXX)"
