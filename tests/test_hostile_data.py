@@ -127,6 +127,37 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
     assert p.returncode in ended and len(err.strip().splitlines()) <= 1, (p.returncode, err)
 
 
+def test_an_interrupt_a_finalizer_swallowed_is_delivered_again(monkeypatch):
+    """Ctrl-C that landed in a library's ``__del__`` (simpleeval's, as ``claims`` loaded) was
+    printed as "Exception ignored in ... Traceback" and the command went on to its end."""
+    import sys
+    import time
+
+    from attnbook.__main__ import _interrupt_again
+
+    monkeypatch.setattr(sys, "unraisablehook", _interrupt_again)
+
+    class Finalizer:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Finalizer()  # collected at once: the interrupt is swallowed there, then sent again
+        for _ in range(2000):
+            time.sleep(0.001)
+
+
+def test_other_errors_in_finalizers_keep_pythons_report():
+    from types import SimpleNamespace
+
+    from attnbook.__main__ import _interrupt_again
+
+    seen = []
+    unraisable = SimpleNamespace(exc_type=ValueError, exc_value=ValueError("x"))
+    _interrupt_again(unraisable, default=seen.append)
+    assert seen == [unraisable]
+
+
 def test_a_file_that_cannot_be_written_is_one_line(project, capsys, monkeypatch):
     """An OSError while a command writes (a full disk, a folder made read-only after the
     check) is one line naming the file, exit code 1, never a traceback."""

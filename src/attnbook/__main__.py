@@ -1,9 +1,44 @@
+"""``python -m attnbook`` and the ``attnbook`` command (:func:`attnbook.book.cli.main`)."""
+
 import sys
 
-try:  # Ctrl-C while the command line loads: one line, as later
-    from .book.cli import main
-except KeyboardInterrupt:
-    print("attnbook: interrupted before anything ran", file=sys.stderr)
-    sys.exit(130)
 
-sys.exit(main())
+def _interrupt_again(unraisable, default=sys.unraisablehook):
+    """Ctrl-C (or SIGTERM in a run) that lands while a finalizer runs (``__del__``) is swallowed
+    by Python, which prints "Exception ignored in ... Traceback" and goes on as if it had not
+    come; it is delivered again, to the same handler, once this hook has returned (sent from
+    the main thread, the handler would run, and be swallowed, in here)."""
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        return default(unraisable)
+    import _thread
+    import signal
+
+    terminated = unraisable.exc_type.__name__ == "Terminated"  # attnbook.book.runner's SIGTERM
+    try:
+        _thread.start_new_thread(_send_when_out, (_thread.get_ident(), _interrupt_again.__code__,
+                                                  signal.SIGTERM if terminated else signal.SIGINT))
+    except RuntimeError:  # the interpreter is shutting down: there is nothing left to stop
+        pass
+
+
+def _send_when_out(main, hook, signum):
+    import _thread
+    import time
+
+    while (frame := sys._current_frames().get(main)) is not None and frame.f_code is hook:
+        time.sleep(0.001)
+    _thread.interrupt_main(signum)
+
+
+def console() -> int:
+    sys.unraisablehook = _interrupt_again
+    try:  # Ctrl-C while the command line loads: one line, as later
+        from .book.cli import main
+    except KeyboardInterrupt:
+        print("attnbook: interrupted before anything ran", file=sys.stderr)
+        return 130
+    return main()
+
+
+if __name__ == "__main__":
+    sys.exit(console())
