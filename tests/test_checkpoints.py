@@ -14,7 +14,8 @@ import torch
 
 from attnbook import paths
 from attnbook.book import checkpoints, provenance, report
-from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, load_state, unit_key
+from attnbook.book.checkpoints import Checkpoint, checkpoint_dir, in_flight, load_state, unit_key
+from attnbook.book.costs import format_table
 from attnbook.book.notebook import ENV_BUDGET_REPORT, ENV_DEADLINE, BudgetExhausted, Run, Sweep
 from attnbook.book.provenance import function_modules
 from attnbook.book.store import ResultStore
@@ -277,6 +278,31 @@ def test_checkpoint_folders():
     assert checkpoint_dir(paths.COMMITTED_RESULTS / "nb" / "full", "s") == \
         paths.DATA / "checkpoints" / "nb" / "full" / "s"
     assert unit_key({"a": 1}) != unit_key([{"a": 1}]) == unit_key([{"a": 1}])
+
+
+def test_the_plan_lists_the_units_in_flight_with_their_steps_and_sittings(tmp_path):
+    """A unit stopped in two sittings is listed at its last step with both sittings' seconds;
+    an unreadable file is named as such; one set aside or half written is not listed."""
+    folder = checkpoint_dir(tmp_path / "nb" / "full", "s")
+    first = Checkpoint(folder / "a1b2c3d4e5f60718.pt")
+    first.save(100, {"w": torch.zeros(2)})
+    second = Checkpoint(first.path)
+    second.load()
+    second.save(250, {"w": torch.ones(2)})
+    (folder / "ffff0000ffff0000.pt").write_bytes(b"not a checkpoint")
+    (folder / "a1b2c3d4e5f60718.pt.set-aside-20261204T000000-1").write_bytes(b"x")
+    (folder / "a1b2c3d4e5f60718.tmp123").write_bytes(b"x")
+    rows = in_flight("nb", "full", results_root=tmp_path)
+    assert [(r["unit"], r.get("step"), r.get("sittings")) for r in rows] == [
+        ("a1b2c3d4e5f60718", 250, 2), ("ffff0000ffff0000", None, None)]
+    assert "error" not in rows[0] and rows[1]["error"]
+    assert rows[0]["s"] >= 0 and rows[0]["saved"].endswith("Z")
+    assert in_flight("nb", "cpu", results_root=tmp_path) == []
+    text = format_table([{"notebook": "nb", "where": "gpu", "units": 3, "minutes": 11,
+                          "flop": None, "measured": False, "note": "", "stored": 1,
+                          "last_budget": "", "in_flight": rows}], "full")
+    assert "in flight: s/a1b2c3d4 at step 250 (saved " in text and "in 2 sittings)" in text
+    assert f"s/ffff0000 unreadable ({rows[1]['error']})" in text
 
 
 def test_budgeted_sweep_stops_inside_a_group_and_resumes_it(tmp_path, monkeypatch):

@@ -28,7 +28,7 @@ from .provenance import code_fingerprint
 from .store import config_key
 
 __all__ = ["BudgetExhausted", "Checkpoint", "Finished", "UnsafeCheckpoint", "checkpoint_dir",
-           "load_state", "unit_key", "MIN_SLICE_S", "DEFAULT_EVERY_S"]
+           "in_flight", "load_state", "unit_key", "MIN_SLICE_S", "DEFAULT_EVERY_S"]
 
 DEFAULT_EVERY_S = 300.0  # seconds between saves of a running unit
 MIN_SLICE_S = 60.0  # a budgeted run starts a checkpointed unit if at least this much is left
@@ -94,6 +94,26 @@ def checkpoint_dir(results_dir: Path, name: str) -> Path:
     if root.resolve() != Path(paths.COMMITTED_RESULTS).resolve():
         base = root / ".checkpoints"
     return base / notebook / profile / name
+
+
+def in_flight(notebook: str, profile: str, results_root: Path | None = None) -> list[dict]:
+    """The units of ``notebook`` at ``profile`` stopped mid-way: one dict per checkpoint file,
+    ``sweep``, ``unit`` (its key), and ``step``, ``saved`` (UTC), ``sittings`` and ``s`` (the
+    seconds of all its sittings) as the file says, or ``error`` where it cannot be read. Read
+    as data only; a file set aside or half written is not a unit in flight."""
+    base = checkpoint_dir(Path(results_root or paths.COMMITTED_RESULTS) / notebook / profile, "")
+    rows = []
+    for f in sorted(base.glob("*/*.pt")):
+        row = {"sweep": f.parent.name, "unit": f.stem}
+        try:
+            saved = load_state(f, "cpu")
+            sittings = saved.get("sittings", [])
+            row.update(step=int(saved["step"]), saved=str(saved.get("time", "")),
+                       sittings=len(sittings), s=round(sum(float(x["s"]) for x in sittings), 1))
+        except Exception as e:  # noqa: BLE001 - the plan reports it; the run sets it aside
+            row["error"] = type(e).__name__
+        rows.append(row)
+    return rows
 
 
 def unit_key(unit) -> str:

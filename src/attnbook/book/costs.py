@@ -9,6 +9,7 @@ import os
 import sys
 
 from .. import paths
+from .checkpoints import in_flight
 from .profiles import ExpressionError, evaluate_expression
 from .readers import loads
 from .sites import minutes_text
@@ -50,7 +51,8 @@ def _last_budget(profile: str) -> dict[str, str]:
 
 def cost_table(jobs) -> list[dict]:
     """One dict per job (:func:`attnbook.book.runner.plan`): notebook, profile, where, units,
-    minutes, flop, measured, note, stored, last_budget."""
+    minutes, flop, measured, note, stored, last_budget, in_flight (the units stopped mid-way,
+    :func:`attnbook.book.checkpoints.in_flight`)."""
     if not jobs:
         return []
     profile = jobs[0].profile
@@ -64,12 +66,30 @@ def cost_table(jobs) -> list[dict]:
                      "minutes": cost.get("minutes"), "flop": cost.get("flop"),
                      "measured": bool(cost.get("measured", False)) if cost else None,
                      "note": cost.get("note", ""), "stored": stored.get(job.spec.stem, 0),
-                     "last_budget": budget.get(job.spec.stem, "")})
+                     "last_budget": budget.get(job.spec.stem, ""),
+                     "in_flight": in_flight(job.spec.stem, job.profile)})
     return rows
 
 
 def _fmt(value, spec: str = "") -> str:
     return UNKNOWN if value is None else format(value, spec)
+
+
+def _flight(unit: dict) -> str:
+    """One unit in flight in words.
+
+    >>> _flight({"sweep": "s", "unit": "e287c0feaa8d5f77", "step": 2492,
+    ...          "saved": "2026-12-04T13:08:52Z", "sittings": 1, "s": 2706.4})
+    's/e287c0fe at step 2,492 (saved 2026-12-04T13:08:52Z, 0.75 h in 1 sitting)'
+    >>> _flight({"sweep": "s", "unit": "e287c0feaa8d5f77", "error": "EOFError"})
+    's/e287c0fe unreadable (EOFError)'
+    """
+    name = f"{unit['sweep']}/{unit['unit'][:8]}"
+    if "error" in unit:
+        return f"{name} unreadable ({unit['error']})"
+    n = unit["sittings"]
+    return (f"{name} at step {unit['step']:,} (saved {unit['saved']}, {unit['s'] / 3600:.2g} h "
+            f"in {n} sitting{'' if n == 1 else 's'})")
 
 
 def format_table(rows: list[dict], profile: str) -> str:
@@ -93,6 +113,8 @@ def format_table(rows: list[dict], profile: str) -> str:
                 f"{r['stored']} | {minutes} | {_fmt(r['flop'], '.2g')}")
         if r["last_budget"]:
             line += f" | last budgeted run: {r['last_budget']}"
+        if r.get("in_flight"):
+            line += " | in flight: " + "; ".join(_flight(u) for u in r["in_flight"])
         if r["note"]:
             line += f" | {r['note']}"
         lines.append(line)
