@@ -25,7 +25,7 @@ import torch
 from .. import paths
 from ..device import describe_device
 from .provenance import code_fingerprint
-from .store import config_key
+from .store import config_key, total_wall
 
 __all__ = ["BudgetExhausted", "Checkpoint", "Finished", "UnsafeCheckpoint", "checkpoint_dir",
            "in_flight", "load_state", "unit_key", "MIN_SLICE_S", "DEFAULT_EVERY_S"]
@@ -109,7 +109,7 @@ def in_flight(notebook: str, profile: str, results_root: Path | None = None) -> 
             saved = load_state(f, "cpu")
             sittings = saved.get("sittings", [])
             row.update(step=int(saved["step"]), saved=str(saved.get("time", "")),
-                       sittings=len(sittings), s=round(sum(float(x["s"]) for x in sittings), 1))
+                       sittings=len(sittings), s=total_wall(0.0, sittings))
         except Exception as e:  # noqa: BLE001 - the plan reports it; the run sets it aside
             row["error"] = type(e).__name__
         rows.append(row)

@@ -80,7 +80,10 @@ def _flight(unit: dict) -> str:
 
     >>> _flight({"sweep": "s", "unit": "e287c0feaa8d5f77", "step": 2492,
     ...          "saved": "2026-12-04T13:08:52Z", "sittings": 1, "s": 2706.4})
-    's/e287c0fe at step 2,492 (saved 2026-12-04T13:08:52Z, 0.75 h in 1 sitting)'
+    's/e287c0fe at step 2,492 (saved 2026-12-04T13:08:52Z, 45 minutes in 1 sitting)'
+    >>> _flight({"sweep": "s", "unit": "e287c0feaa8d5f77", "step": 29000,
+    ...          "saved": "2026-12-09T10:00:00Z", "sittings": 9, "s": 432000}).split(", ")[-1]
+    '120 hours in 9 sittings)'
     >>> _flight({"sweep": "s", "unit": "e287c0feaa8d5f77", "error": "EOFError"})
     's/e287c0fe unreadable (EOFError)'
     """
@@ -88,8 +91,8 @@ def _flight(unit: dict) -> str:
     if "error" in unit:
         return f"{name} unreadable ({unit['error']})"
     n = unit["sittings"]
-    return (f"{name} at step {unit['step']:,} (saved {unit['saved']}, {unit['s'] / 3600:.2g} h "
-            f"in {n} sitting{'' if n == 1 else 's'})")
+    return (f"{name} at step {unit['step']:,} (saved {unit['saved']}, "
+            f"{minutes_text(unit['s'] / 60)} in {n} sitting{'' if n == 1 else 's'})")
 
 
 def format_table(rows: list[dict], profile: str) -> str:
