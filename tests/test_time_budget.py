@@ -157,7 +157,7 @@ def test_runner_records_partly_run_then_resumes(sandbox, capsys, monkeypatch):
     assert main(["plan", "e_sweep", "--profile", "full"]) == 0
     out = capsys.readouterr().out
     assert "e_sweep | gpu | 4 | 0 | 90 (estimated) | 3e+17 | estimated" in out
-    assert "gpu: 1 chapters, 90 minutes known (1.5 hours)" in out
+    assert "gpu: 1 chapter, 90 minutes known (1.5 hours)" in out
 
     # again with time for an hour-long unit: the three missing configurations, then the verdict
     entries = execute(jobs, build_dir=build, log=lambda *_: None, deadline=time.time() + 7200)

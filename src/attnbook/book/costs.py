@@ -103,7 +103,7 @@ def format_table(rows: list[dict], profile: str) -> str:
     ... # doctest: +NORMALIZE_WHITESPACE
     profile full: chapter | where | units | stored results | minutes | flop
       a | gpu | 30 | 3 | 60 (estimated) | 5e+17
-    gpu: 1 chapters, 60 minutes known (1 hours); cpu: 0 chapters, 0 minutes known; unknown: 0
+    gpu: 1 chapter, 60 minutes known (1 hour); cpu: 0 chapters, 0 minutes known; unknown: 0
     """
     width = max([len(r["notebook"]) for r in rows] + [7])
     lines = [f"profile {profile}: {'chapter'.ljust(width)} | where | units | stored results | "
@@ -125,8 +125,10 @@ def format_table(rows: list[dict], profile: str) -> str:
     for where in ("gpu", "cpu"):
         sub = [r for r in rows if r["where"] == where]
         known = sum(r["minutes"] for r in sub if r["minutes"] is not None)
-        totals.append(f"{where}: {len(sub)} chapters, {known:g} minutes known"
-                      + (f" ({known / 60:.3g} hours)" if where == "gpu" else ""))
+        hours = float(f"{known / 60:.3g}")
+        totals.append(f"{where}: {len(sub)} chapter{'' if len(sub) == 1 else 's'}, {known:g} "
+                      "minutes known" + (f" ({hours:g} hour{'' if hours == 1 else 's'})"
+                                         if where == "gpu" else ""))
     unknown = sum(r["where"] == UNKNOWN for r in rows)
     lines.append("; ".join(totals) + f"; unknown: {unknown}")
     return "\n".join(lines)
