@@ -269,9 +269,9 @@ def _stale(args) -> int:
         key = (r["notebook"], r["profile"], m.get("from_commit"), m.get("checked_at"))
         moved.setdefault(key, [0, m])[0] += 1
     for (nb, prof, old, at), (count, m) in moved.items():
-        print(f"{nb}\t{prof}\t{count} results current by migration from {old} (checked at {at} "
-              f"on {len(m.get('sampled', []))} recomputed, largest difference "
-              f"{m.get('largest_difference', 0):.3g})", file=sys.stderr)
+        print(f"{nb}\t{prof}\t{count} result{'' if count == 1 else 's'} current by migration "
+              f"from {old} (checked at {at} on {len(m.get('sampled', []))} recomputed, largest "
+              f"difference {m.get('largest_difference', 0):.3g})", file=sys.stderr)
     return 0
 
 
