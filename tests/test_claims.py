@@ -319,7 +319,7 @@ def test_an_edited_ledger_entry_is_damaged_listed_and_marked(sandbox, monkeypatc
     out, err = capsys.readouterr()
     assert next(x for x in out.splitlines() if x.lstrip().startswith("B-FR")).split()[2:5] \
         == ["not", "run", "(damaged"]
-    assert "1 have a damaged ledger entry" in err
+    assert "1 has a damaged ledger entry" in err
 
 
 def test_a_damaged_entry_is_reported_for_its_own_claim_alone(sandbox, monkeypatch, capsys,
@@ -358,7 +358,7 @@ def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
     assert main(["claims", "--profile", "cpu"]) == 0
     out, err = capsys.readouterr()
     line = next(x for x in out.splitlines() if x.lstrip().startswith("M-F2b"))
-    assert "reproduced (stale)" in line and "1 verdicts are stale" in err
+    assert "reproduced (stale)" in line and "1 verdict is stale" in err
     assert main(["claims", "--profile", "cpu", "--json"]) == 0
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
     assert claims.CRITERION_CHANGED in rows["M-F2b"]["stale"]

@@ -42,7 +42,7 @@ def test_a_deeply_nested_json_is_named_not_a_recursion_error(project, capsys, wh
     assert main(["claims"]) == 0
     out, err = _no_traceback(capsys)
     if where == "ledger entry":
-        assert "1 have a damaged ledger entry" in err
+        assert "1 has a damaged ledger entry" in err
     assert main(["plan", "--profile", "cpu"]) == 0
     out, err = _no_traceback(capsys)
     if where == "time budget":

@@ -494,7 +494,7 @@ def test_8_a_damaged_ledger_entry_or_manifest_line_is_named_not_a_traceback(cli_
     # named for its own claim alone: the ledger is still printed, and stale lists the file
     assert main(["claims", "--profile", "cpu"]) == 0
     out, err = capsys.readouterr()
-    assert "L-Lem1" in out and "1 have a damaged ledger entry" in err and "Traceback" not in err
+    assert "L-Lem1" in out and "1 has a damaged ledger entry" in err and "Traceback" not in err
     assert main(["stale", "--profile", "cpu"]) == 0
     assert "L-Lem1.json\tdamaged ledger entry: cannot be read" in capsys.readouterr().out
     manifest = cli_sandbox / "manifest.jsonl"

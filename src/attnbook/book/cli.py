@@ -15,8 +15,6 @@ import signal
 import sys
 import time
 
-import pandas as pd
-
 from .. import paths
 from ..errors import AttnbookError
 from .claims import PROFILES, UNRUN, damaged_entries, notebook_claims, status_table
@@ -201,14 +199,15 @@ def _claims(args) -> int:
         shown = table.assign(status=table["status"]
                              + stale.map({True: " (stale)", False: ""})
                              + damaged.map({True: " (damaged entry)", False: ""}))
-        with pd.option_context("display.max_rows", None, "display.max_colwidth", 60,
-                               "display.width", 200):
-            print(shown[cols[:7]].fillna("").to_string(index=False))
+        # to_string does not read display.max_colwidth: the long cells are cut here (the
+        # whole text: --json, or the book's claims page)
+        print(shown[cols[:7]].fillna("").to_string(index=False, max_colwidth=60))
     if stale.any() or damaged.any():
-        print(f"{int(stale.sum())} verdicts are stale (computed by code, or decided by a "
-              f"criterion or under profile values, that has changed since), "
-              f"{int(damaged.sum())} have a damaged ledger entry: "
-              "python -m attnbook stale lists them", file=sys.stderr)
+        n = int(stale.sum())
+        print(f"{n} verdict{' is' if n == 1 else 's are'} stale (computed by code, or decided by "
+              f"a criterion or under profile values, that has changed since), "
+              f"{int(damaged.sum())} {'has' if damaged.sum() == 1 else 'have'} a damaged ledger "
+              "entry: python -m attnbook stale lists them", file=sys.stderr)
     return 0
 
 
