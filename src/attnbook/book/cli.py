@@ -23,6 +23,7 @@ from .migrate import migrate, migrated_results
 from .profiles import load_spec
 from .provenance import git_state
 from .publish import publish_chapters
+from .sites import counted
 from .store import stored_results, why_not_current
 from .text import clip, quoted
 
@@ -268,7 +269,7 @@ def _stale(args) -> int:
         key = (r["notebook"], r["profile"], m.get("from_commit"), m.get("checked_at"))
         moved.setdefault(key, [0, m])[0] += 1
     for (nb, prof, old, at), (count, m) in moved.items():
-        print(f"{nb}\t{prof}\t{count} result{'' if count == 1 else 's'} current by migration "
+        print(f"{nb}\t{prof}\t{counted(count, 'result')} current by migration "
               f"from {old} (checked at {at} on {len(m.get('sampled', []))} recomputed, largest "
               f"difference {m.get('largest_difference', 0):.3g})", file=sys.stderr)
     return 0

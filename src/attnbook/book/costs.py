@@ -12,7 +12,7 @@ from .. import paths
 from .checkpoints import in_flight
 from .profiles import ExpressionError, evaluate_expression
 from .readers import loads
-from .sites import minutes_text
+from .sites import counted, minutes_text
 from .store import stored_counts
 
 __all__ = ["cost_table", "format_table", "estimate", "check_costs", "machine_memory_gb",
@@ -90,9 +90,8 @@ def _flight(unit: dict) -> str:
     name = f"{unit['sweep']}/{unit['unit'][:8]}"
     if "error" in unit:
         return f"{name} unreadable ({unit['error']})"
-    n = unit["sittings"]
     return (f"{name} at step {unit['step']:,} (saved {unit['saved']}, "
-            f"{minutes_text(unit['s'] / 60)} in {n} sitting{'' if n == 1 else 's'})")
+            f"{minutes_text(unit['s'] / 60)} in {counted(unit['sittings'], 'sitting')})")
 
 
 def format_table(rows: list[dict], profile: str) -> str:
@@ -126,7 +125,7 @@ def format_table(rows: list[dict], profile: str) -> str:
         sub = [r for r in rows if r["where"] == where]
         known = sum(r["minutes"] for r in sub if r["minutes"] is not None)
         hours = float(f"{known / 60:.3g}")
-        totals.append(f"{where}: {len(sub)} chapter{'' if len(sub) == 1 else 's'}, {known:g} "
+        totals.append(f"{where}: {counted(len(sub), 'chapter')}, {known:g} "
                       "minutes known" + (f" ({hours:g} hour{'' if hours == 1 else 's'})"
                                          if where == "gpu" else ""))
     unknown = sum(r["where"] == UNKNOWN for r in rows)
