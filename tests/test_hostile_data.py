@@ -130,6 +130,7 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
 def test_an_interrupt_a_finalizer_swallowed_is_delivered_again(monkeypatch):
     """Ctrl-C that landed in a library's ``__del__`` (simpleeval's, as ``claims`` loaded) was
     printed as "Exception ignored in ... Traceback" and the command went on to its end."""
+    import signal
     import sys
     import time
 
@@ -141,10 +142,16 @@ def test_an_interrupt_a_finalizer_swallowed_is_delivered_again(monkeypatch):
         def __del__(self):
             raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
-        Finalizer()  # collected at once: the interrupt is swallowed there, then sent again
-        for _ in range(2000):
-            time.sleep(0.001)
+    # Python's own Ctrl-C handler, also where the tests were started with SIGINT ignored (a
+    # job started with & from a script): the interrupt is then sent to a handler that raises
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Finalizer()  # collected at once: the interrupt is swallowed there, then sent again
+            for _ in range(2000):
+                time.sleep(0.001)
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_other_errors_in_finalizers_keep_pythons_report():
