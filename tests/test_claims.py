@@ -365,6 +365,22 @@ def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
     assert rows["B-FR"]["stale"] == "" and rows["M-F2b"]["status"] == "reproduced"
 
 
+def test_claims_counts_a_stale_claim_once_when_it_lists_its_parts(sandbox, monkeypatch, capsys):
+    d = sandbox / "data/claims"
+    for part in ("T = 10k", "T = 20k"):
+        claims.record("M-F2b", True, "drop 0.004", part=part, profile="cpu", notebook="nb",
+                      run={}, claims_dir=d)
+    csv = d / "mahdavi2024.csv"
+    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
+                                           "n_se=3; saturated_at=0.98; min_points=3"))
+    _cli_on(sandbox, monkeypatch)
+    for flags in ([], ["--parts"]):
+        assert main(["claims", "--profile", "cpu", *flags]) == 0
+        out, err = capsys.readouterr()
+        assert "1 verdict is stale" in err, flags
+    assert out.count("reproduced (stale)") == 3  # the claim and its two parts
+
+
 def test_an_entry_without_its_hash_is_damaged_until_recorded_anew(sandbox):
     d = sandbox / "data/claims"
     kw = dict(profile="cpu", notebook="nb", claims_dir=d)

@@ -194,6 +194,7 @@ def _claims(args) -> int:
     ran = ~table["status"].isin(UNRUN)
     stale = ran & (table["stale"].fillna("") != "")
     damaged = table["damaged"].fillna("") != ""
+    whole = table["part"].isna()  # --parts adds a row per part: the counts are per claim
     if args.json:  # "stale": the changed modules ('' when current); "damaged": the bad files
         print(json.dumps(table[cols].fillna("").to_dict(orient="records"), indent=1))
     else:
@@ -203,11 +204,11 @@ def _claims(args) -> int:
         # to_string does not read display.max_colwidth: the long cells are cut here (the
         # whole text: --json, or the book's claims page)
         print(shown[cols[:7]].fillna("").to_string(index=False, max_colwidth=60))
-    if stale.any() or damaged.any():
-        n = int(stale.sum())
-        print(f"{n} verdict{' is' if n == 1 else 's are'} stale (computed by code, or decided by "
-              f"a criterion or under profile values, that has changed since), "
-              f"{int(damaged.sum())} {'has' if damaged.sum() == 1 else 'have'} a damaged ledger "
+    n_stale, n_damaged = int((stale & whole).sum()), int((damaged & whole).sum())
+    if n_stale or n_damaged:
+        print(f"{counted(n_stale, 'verdict')} {'is' if n_stale == 1 else 'are'} stale (computed "
+              "by code, or decided by a criterion or under profile values, that has changed "
+              f"since), {n_damaged} {'has' if n_damaged == 1 else 'have'} a damaged ledger "
               "entry: python -m attnbook stale lists them", file=sys.stderr)
     return 0
 
