@@ -124,10 +124,9 @@ def format_table(rows: list[dict], profile: str) -> str:
     for where in ("gpu", "cpu"):
         sub = [r for r in rows if r["where"] == where]
         known = sum(r["minutes"] for r in sub if r["minutes"] is not None)
-        hours = float(f"{known / 60:.3g}")
-        totals.append(f"{where}: {counted(len(sub), 'chapter')}, {known:g} "
-                      "minutes known" + (f" ({hours:g} hour{'' if hours == 1 else 's'})"
-                                         if where == "gpu" else ""))
+        hours = counted(float(f"{known / 60:.3g}"), "hour")
+        totals.append(f"{where}: {counted(len(sub), 'chapter')}, {known:g} minutes known"
+                      + (f" ({hours})" if where == "gpu" else ""))
     unknown = sum(r["where"] == UNKNOWN for r in rows)
     lines.append("; ".join(totals) + f"; unknown: {unknown}")
     return "\n".join(lines)

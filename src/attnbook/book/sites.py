@@ -13,8 +13,10 @@ def counted(n: int, what: str) -> str:
 
     >>> counted(1, "claim"), counted(3, "claim"), counted(2, "chapter")
     ('1 claim', '3 claims', '2 chapters')
+    >>> counted(1.0, "hour"), counted(4.6, "hour"), counted(0.5, "minute")
+    ('1 hour', '4.6 hours', '0.5 minutes')
     """
-    return f"{n} {what}{'' if n == 1 else 's'}"
+    return f"{f'{n:g}' if isinstance(n, float) else n} {what}{'' if n == 1 else 's'}"
 
 
 def device_sites(device) -> list[str]:
@@ -75,10 +77,9 @@ def sites_text(devices) -> str:
 def minutes_text(minutes: float) -> str:
     """Minutes in words: ``85 minutes``, ``2 hours``, ``4.6 hours``."""
     if minutes < 90:
-        return f"{minutes:.2g} minute{'' if minutes == 1 else 's'}" if minutes < 10 \
+        return counted(float(f"{minutes:.2g}"), "minute") if minutes < 10 \
             else f"{round(minutes)} minutes"
-    hours = round(minutes / 60, 1)
-    return f"{hours:g} hour{'' if hours == 1 else 's'}"
+    return counted(round(minutes / 60, 1), "hour")
 
 
 def cost_text(cost: dict | None) -> str:
