@@ -8,7 +8,7 @@ from collections import Counter
 __all__ = ["device_sites", "sites_text", "cost_text", "not_run_text", "counted", "minutes_text"]
 
 
-def counted(n: int, what: str) -> str:
+def counted(n: int | float, what: str) -> str:
     """``n`` and what it counts.
 
     >>> counted(1, "claim"), counted(3, "claim"), counted(2, "chapter")
