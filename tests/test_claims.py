@@ -145,9 +145,7 @@ def test_an_entry_decided_by_a_criterion_changed_since_is_stale(sandbox):
                           claims_dir=d)
     assert entry["criterion"] == claims.criterion_sha("M-F2b", d)
     assert claims.CRITERION_CHANGED not in claims.stale_modules(entry, d)
-    csv = d / "mahdavi2024.csv"
-    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
-                                           "n_se=3; saturated_at=0.98; min_points=3"))
+    _change_m_f2b_criterion(d)
     assert claims.CRITERION_CHANGED in claims.stale_modules(entry, d)
     row = claims.status_table("cpu", claims_dir=d).set_index("id").loc["M-F2b"]
     assert claims.CRITERION_CHANGED in row["stale"]
@@ -293,6 +291,13 @@ def _cli_on(sandbox, monkeypatch):
     monkeypatch.setattr(paths, "ROOT", sandbox)
 
 
+def _change_m_f2b_criterion(claims_dir):
+    """Ask M-F2b for three standard errors instead of two, as an edit of its criterion would."""
+    csv = claims_dir / "mahdavi2024.csv"
+    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
+                                           "n_se=3; saturated_at=0.98; min_points=3"))
+
+
 def test_an_edited_ledger_entry_is_damaged_listed_and_marked(sandbox, monkeypatch, capsys):
     """Editing an entry's verdict by hand breaks its sha256: its verdict is not used, `stale`
     lists the file, `claims` and the status page mark it."""
@@ -351,9 +356,7 @@ def test_claims_marks_a_stale_verdict(sandbox, monkeypatch, capsys):
     d = sandbox / "data/claims"
     claims.record("M-F2b", True, "drop 0.004", profile="cpu", notebook="nb", run={},
                   claims_dir=d)
-    csv = d / "mahdavi2024.csv"
-    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
-                                           "n_se=3; saturated_at=0.98; min_points=3"))
+    _change_m_f2b_criterion(d)
     _cli_on(sandbox, monkeypatch)
     assert main(["claims", "--profile", "cpu"]) == 0
     out, err = capsys.readouterr()
@@ -370,9 +373,7 @@ def test_claims_counts_a_stale_claim_once_when_it_lists_its_parts(sandbox, monke
     for part in ("T = 10k", "T = 20k"):
         claims.record("M-F2b", True, "drop 0.004", part=part, profile="cpu", notebook="nb",
                       run={}, claims_dir=d)
-    csv = d / "mahdavi2024.csv"
-    csv.write_text(csv.read_text().replace("n_se=2; saturated_at=0.98; min_points=3",
-                                           "n_se=3; saturated_at=0.98; min_points=3"))
+    _change_m_f2b_criterion(d)
     _cli_on(sandbox, monkeypatch)
     for flags in ([], ["--parts"]):
         assert main(["claims", "--profile", "cpu", *flags]) == 0
