@@ -187,6 +187,23 @@ def _device() -> str:
     return default_device().type
 
 
+def _left_aligned(frame, limit: int = 60) -> str:
+    """``frame`` as text, its columns left-aligned as text reads, each cell cut to
+    ``limit`` characters (the whole text: --json, or the book's claims page).
+
+    >>> import pandas as pd
+    >>> print(_left_aligned(pd.DataFrame({"id": ["B-NN", "L-Lem1"], "status": ["a", "bc"]})))
+    id     status
+    B-NN   a
+    L-Lem1 bc
+    """
+    text = frame.astype(str)
+    widths = {c: min(limit, max([len(c), *text[c].str.len()])) for c in text}
+    out = text.to_string(index=False, justify="left", max_colwidth=limit,
+                         formatters={c: lambda s, w=widths[c]: s.ljust(w) for c in text})
+    return "\n".join(line.rstrip() for line in out.splitlines())
+
+
 def _claims(args) -> int:
     table = status_table(args.profile, parts=args.parts)  # rejects an unknown profile
     cols = ["id", "part", "profile", "status", "stability", "paper_value", "measured",
@@ -201,9 +218,7 @@ def _claims(args) -> int:
         shown = table.assign(status=table["status"]
                              + stale.map({True: " (stale)", False: ""})
                              + damaged.map({True: " (damaged entry)", False: ""}))
-        # to_string does not read display.max_colwidth: the long cells are cut here (the
-        # whole text: --json, or the book's claims page)
-        print(shown[cols[:7]].fillna("").to_string(index=False, max_colwidth=60))
+        print(_left_aligned(shown[cols[:7]].fillna("")))
     n_stale, n_damaged = int((stale & whole).sum()), int((damaged & whole).sum())
     if n_stale or n_damaged:
         print(f"{counted(n_stale, 'verdict')} {'is' if n_stale == 1 else 'are'} stale (computed "
