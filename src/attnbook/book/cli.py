@@ -16,7 +16,9 @@ import sys
 import time
 
 from .. import paths
+from ..device import default_device
 from ..errors import AttnbookError
+from . import report, runner
 from .claims import PROFILES, UNRUN, damaged_entries, notebook_claims, status_table
 from .costs import check_costs, cost_table, format_table
 from .migrate import migrate, migrated_results
@@ -91,8 +93,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args) -> int:
-    from . import runner
-
     runner.check_environment("run")
     budget = _time_budget(args.time_budget)
     deadline = time.time() + budget if budget is not None else None
@@ -159,31 +159,25 @@ def _time_budget(text: str | None) -> float | None:
     """``--time-budget`` in seconds (a finite number > 0), or None."""
     if text is None:
         return None
-    from .runner import UsageError
-
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
     if not math.isfinite(value) or not MIN_BUDGET_S <= value <= MAX_BUDGET_S:
-        raise UsageError(f"--time-budget {quoted(text)}: allowed a number of seconds "
+        raise runner.UsageError(f"--time-budget {quoted(text)}: allowed a number of seconds "
                          f"{MIN_BUDGET_S:g} <= SECONDS <= {MAX_BUDGET_S:g} (a kernel takes "
                          "seconds to start: a shorter budget can never fit a unit)")
     return value
 
 
 def _plan(args) -> int:
-    from .runner import plan
-
-    rows = cost_table(plan(args.notebooks, args.profile))
+    rows = cost_table(runner.plan(args.notebooks, args.profile))
     print(json.dumps(rows, indent=1) if args.json else format_table(rows, args.profile))
     return 0
 
 
 def _device() -> str:
     """The device a notebook run will pick (see :func:`attnbook.device.default_device`)."""
-    from ..device import default_device
-
     return default_device().type
 
 
@@ -229,10 +223,8 @@ def _claims(args) -> int:
 
 
 def _params(args) -> int:
-    from .runner import available_notebooks, resolve_notebook
-
-    available = available_notebooks()
-    stem = resolve_notebook(args.notebook, available)
+    available = runner.available_notebooks()
+    stem = runner.resolve_notebook(args.notebook, available)
     spec = load_spec(available[stem])
     print(f"{stem}: parameter = default (cpu) | allowed | " + " | ".join(PROFILES))
     for name, default in spec.defaults.items():
@@ -249,9 +241,8 @@ def _stale(args) -> int:
     """List stale or damaged stored results and stale ledger entries (one per line)."""
 
     if args.profile is not None and args.profile not in PROFILES:
-        from .runner import UsageError
-
-        raise UsageError(f"unknown profile {args.profile!r}: allowed {', '.join(PROFILES)}")
+        raise runner.UsageError(f"unknown profile {args.profile!r}: allowed "
+                                f"{', '.join(PROFILES)}")
 
     def rel(path):
         return path.relative_to(paths.ROOT) if path.is_relative_to(paths.ROOT) else path
@@ -292,21 +283,16 @@ def _stale(args) -> int:
 
 
 def _migrate(args) -> int:
-    from .runner import UsageError, check_environment
-
     if args.profile not in ("cpu", "long", "full"):
-        raise UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
+        raise runner.UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
                          "results are not committed)")
-    check_environment("migrate")
+    runner.check_environment("migrate")
     return migrate(args.notebook, args.profile, seed=args.seed)
 
 
 def _report(args) -> int:
-    from .report import write_pages
-    from .runner import check_environment
-
-    check_environment("report")
-    for path in write_pages():
+    runner.check_environment("report")
+    for path in report.write_pages():
         print(f"wrote {path}")
     print(f"linked {len(publish_chapters())} executed notebooks under chapters/")
     return 0
@@ -376,13 +362,11 @@ def _main(argv=None) -> int:
                                          1000), file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
-        from .runner import Terminated
-
-        what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        what = "terminated (SIGTERM)" if isinstance(e, runner.Terminated) else "interrupted"
         print(f"attnbook: {what}: the kernel was shut down and the run recorded as "
               "interrupted in build/manifest.jsonl; finished sweep configurations are kept",
               file=sys.stderr)
-        return 143 if isinstance(e, Terminated) else 130
+        return 143 if isinstance(e, runner.Terminated) else 130
 
 
 _STOPPING = [False]  # set from the first Ctrl-C or SIGTERM of a run on
@@ -400,8 +384,6 @@ def _guarded_run(args) -> int:
     """:func:`_run` with SIGTERM turned into :class:`~attnbook.book.runner.Terminated` (an
     interruption): the kernel is shut down, scratch files removed, the manifest written, and
     what the notebook machinery logs from then on dropped (:func:`_quiet`)."""
-    from .runner import Terminated
-
     def stopper(exc):
         def stop(signum, frame):
             _STOPPING[0] = True
@@ -409,7 +391,7 @@ def _guarded_run(args) -> int:
         return stop
 
     try:
-        before = signal.signal(signal.SIGTERM, stopper(Terminated))
+        before = signal.signal(signal.SIGTERM, stopper(runner.Terminated))
         # a SIGINT that the shell made ignored (a background job) stays ignored
         before_int = signal.getsignal(signal.SIGINT)
         if before_int is signal.default_int_handler:

@@ -23,6 +23,7 @@ import pandas as pd
 from .. import paths
 from ..device import default_device, describe_device
 from ..errors import AttnbookError
+from . import runner
 from .profiles import load_spec
 from .provenance import git, git_state
 from .readers import loads
@@ -296,10 +297,8 @@ def _clean_or_refuse(stem: str) -> dict:
 def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> int:
     """Migrate the stale stored results of ``stem`` at ``profile``: 0 when migrated or nothing
     is stale, 1 when the sample disagrees or a run fails."""
-    from .runner import available_notebooks, execute, plan, resolve_notebook
-
-    available = available_notebooks()
-    stem = resolve_notebook(stem, available)
+    available = runner.available_notebooks()
+    stem = runner.resolve_notebook(stem, available)
     spec = load_spec(available[stem])
     tol = _tolerance(spec)
     state = _clean_or_refuse(stem)
@@ -314,7 +313,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
         log(f"{stem} · {profile}: no stale stored result; nothing to migrate")
         return 0
     seed = int(time.time()) % 100_000 if seed is None else int(seed)
-    (job,) = plan([stem], profile, [])
+    (job,) = runner.plan([stem], profile, [])
     with tempfile.TemporaryDirectory() as tmp:
         asked_log = Path(tmp) / "asked.txt"
         asked_log.touch()
@@ -323,7 +322,7 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             os.environ[ENV_MIGRATE] = json.dumps({"sample": [str(p) for p in sample],
                                                   "log": str(asked_log)})
             try:
-                (entry,) = execute([job], log=log)
+                (entry,) = runner.execute([job], log=log)
             finally:
                 os.environ.pop(ENV_MIGRATE, None)
             return entry
@@ -439,5 +438,5 @@ def migrate(stem: str, profile: str, *, seed: int | None = None, log=print) -> i
             "run resumes from them")
         return 0
     log(agreed + "re-drawing the chapter from the cache")
-    (entry,) = execute([job], cache_only=True, log=log)
+    (entry,) = runner.execute([job], cache_only=True, log=log)
     return 0 if completed(entry) else 1
