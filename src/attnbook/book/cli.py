@@ -165,8 +165,8 @@ def _time_budget(text: str | None) -> float | None:
         value = float("nan")
     if not math.isfinite(value) or not MIN_BUDGET_S <= value <= MAX_BUDGET_S:
         raise runner.UsageError(f"--time-budget {quoted(text)}: allowed a number of seconds "
-                         f"{MIN_BUDGET_S:g} <= SECONDS <= {MAX_BUDGET_S:g} (a kernel takes "
-                         "seconds to start: a shorter budget can never fit a unit)")
+                                f"{MIN_BUDGET_S:g} <= SECONDS <= {MAX_BUDGET_S:g} (a kernel "
+                                "takes seconds to start: a shorter budget can never fit a unit)")
     return value
 
 
@@ -285,7 +285,7 @@ def _stale(args) -> int:
 def _migrate(args) -> int:
     if args.profile not in ("cpu", "long", "full"):
         raise runner.UsageError(f"--profile {args.profile!r}: allowed cpu, long or full (ci "
-                         "results are not committed)")
+                                "results are not committed)")
     runner.check_environment("migrate")
     return migrate(args.notebook, args.profile, seed=args.seed)
 
