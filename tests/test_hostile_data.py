@@ -127,6 +127,61 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(delay):
     assert p.returncode in ended and len(err.strip().splitlines()) <= 1, (p.returncode, err)
 
 
+_SWALLOWS = """
+import os, signal, sys, time
+import importlib.util
+import attnbook.__main__ as entry
+
+
+class Swallowing:  # loads the command line as torch's C start-up loads numpy
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name == "attnbook.book.cli" else None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except BaseException:
+            pass
+        module.main = lambda: print("went on") or 0
+
+
+sys.meta_path.insert(0, Swallowing())
+sys.exit(entry.console())
+"""
+
+
+def test_ctrl_c_that_an_import_swallows_still_ends_the_command_at_once():
+    """Ctrl-C while torch's C start-up imported numpy was swallowed there: numpy stayed
+    half-imported and ``claims`` then failed with a traceback about ``numpy.matrix`` (6 of 42
+    starts interrupted 0.2-0.6 s in). Here the module the command line loads swallows every
+    exception as that C code did: the command must still end at once, with its one line."""
+    import signal
+    import subprocess
+    import sys
+
+    from attnbook.__main__ import INTERRUPTED
+
+    p = subprocess.run([sys.executable, "-c", _SWALLOWS], capture_output=True, text=True,
+                       timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                    signal.SIG_DFL))
+    assert (p.returncode, p.stderr, p.stdout) == (130, INTERRUPTED + "\n", ""), p
+
+
+def test_ctrl_c_in_a_command_other_than_run_does_not_speak_of_a_run(monkeypatch, capsys):
+    from attnbook.book import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_claims", interrupted)
+    assert main(["claims"]) == 130
+    assert capsys.readouterr().err == "attnbook: interrupted (claims)\n"
+
+
 def test_an_interrupt_a_finalizer_swallowed_is_delivered_again(monkeypatch):
     """Ctrl-C that landed in a library's ``__del__`` (simpleeval's, as ``claims`` loaded) was
     printed as "Exception ignored in ... Traceback" and the command went on to its end."""

@@ -1,5 +1,6 @@
 """``python -m attnbook`` and the ``attnbook`` command (:func:`attnbook.book.cli.main`)."""
 
+import os
 import sys
 
 
@@ -30,13 +31,35 @@ def _send_when_out(main, hook, signum):
     _thread.interrupt_main(signum)
 
 
+INTERRUPTED = "attnbook: interrupted before anything ran"
+
+
+def _end_while_loading(signum, frame):
+    """Ctrl-C while the command line loads ends the process here and now, with one line:
+    nothing has run or been written yet. Raised as KeyboardInterrupt, it can land inside an
+    extension's own import, which swallows it (torch's C start-up importing numpy prints
+    nothing and leaves numpy half-imported), and the command then fails later with a
+    traceback about a missing ``numpy.matrix``."""
+    os.write(2, (INTERRUPTED + "\n").encode())
+    os._exit(130)
+
+
 def console() -> int:
     sys.unraisablehook = _interrupt_again
-    try:  # Ctrl-C while the command line loads: one line, as later
+    import signal
+
+    # a SIGINT that the shell made ignored (a background job) stays ignored
+    loading = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if loading:
+        signal.signal(signal.SIGINT, _end_while_loading)
+    try:
         from .book.cli import main
-    except KeyboardInterrupt:
-        print("attnbook: interrupted before anything ran", file=sys.stderr)
+    except KeyboardInterrupt:  # a handler of the caller's own raised it: one line, as later
+        print(INTERRUPTED, file=sys.stderr)
         return 130
+    finally:
+        if loading:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     return main()
 
 

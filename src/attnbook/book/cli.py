@@ -363,8 +363,10 @@ def _main(argv=None) -> int:
         return 1
     except KeyboardInterrupt as e:
         what = "terminated (SIGTERM)" if isinstance(e, runner.Terminated) else "interrupted"
-        print(f"attnbook: {what}: the kernel was shut down and the run recorded as "
-              "interrupted in build/manifest.jsonl; finished sweep configurations are kept",
+        print(f"attnbook: {what}" + (": the kernel was shut down and the run recorded as "
+                                     "interrupted in build/manifest.jsonl; finished sweep "
+                                     "configurations are kept" if args.command == "run" else
+                                     f" ({args.command})"),
               file=sys.stderr)
         return 143 if isinstance(e, runner.Terminated) else 130
 
